@@ -1,0 +1,88 @@
+import { inActorRollout, inCallRollout } from "./bucketing.js";
+
+export const FLAG_STATUSES = ["enabled", "disabled", "conditional"] as const;
+export type FlagStatus = (typeof FLAG_STATUSES)[number];
+
+/** The only percentages a flag's rollouts may take. */
+export const ALLOWED_PERCENTAGES = [0, 1, 2, 5, 10, 25, 50, 75, 100] as const;
+export type Percentage = (typeof ALLOWED_PERCENTAGES)[number];
+
+/** What evaluation needs to know about a flag. */
+export interface EvaluableFlag {
+  readonly name: string;
+  readonly status: FlagStatus;
+  readonly percentageActors: number;
+  readonly percentageCalls: number;
+  /** Actor ids attached to the flag directly. */
+  readonly actors: ReadonlySet<string>;
+  /** Ids of the segments attached to the flag. */
+  readonly segments: ReadonlySet<string>;
+}
+
+/** Answers whether an actor is a member of a segment. */
+export type SegmentMembership = (segmentId: string, actorId: string) => boolean;
+
+/**
+ * Why an evaluation came out as it did; the names follow OpenFeature's resolution reasons.
+ * DISABLED: status disabled. STATIC: status enabled. TARGETING_MATCH: an actor is attached directly or
+ * through a segment. SPLIT: an actor or the call fell in a percentage rollout. DEFAULT: conditional, no rule held.
+ */
+export type EvaluationReason = "DISABLED" | "STATIC" | "TARGETING_MATCH" | "SPLIT" | "DEFAULT";
+
+export interface Evaluation {
+  readonly enabled: boolean;
+  readonly reason: EvaluationReason;
+}
+
+// Shared frozen answers: the check path allocates no result object.
+const RESULTS: Readonly<Record<EvaluationReason, Evaluation>> = Object.freeze({
+  DISABLED: Object.freeze({ enabled: false, reason: "DISABLED" }),
+  STATIC: Object.freeze({ enabled: true, reason: "STATIC" }),
+  TARGETING_MATCH: Object.freeze({ enabled: true, reason: "TARGETING_MATCH" }),
+  SPLIT: Object.freeze({ enabled: true, reason: "SPLIT" }),
+  DEFAULT: Object.freeze({ enabled: false, reason: "DEFAULT" }),
+});
+
+/** Whether rule 1 or 2 holds: the actor is attached to the flag directly or through a segment. */
+export function isTargeted(flag: EvaluableFlag, actorId: string, isMember: SegmentMembership): boolean {
+  if (flag.actors.has(actorId)) return true;
+  for (const segmentId of flag.segments) {
+    if (isMember(segmentId, actorId)) return true;
+  }
+  return false;
+}
+
+/** Whether the flag is on for an actor by its deterministic rules (random call rollout excluded). */
+export function isEnabledForActor(flag: EvaluableFlag, actorId: string, isMember: SegmentMembership): boolean {
+  if (flag.status === "enabled") return true;
+  if (flag.status === "disabled") return false;
+  return isTargeted(flag, actorId, isMember) || inActorRollout(flag.name, actorId, flag.percentageActors);
+}
+
+/** Whether a flag counts as enabled for a segment: enabled, or conditional with that segment attached (not rollouts). */
+export function isEnabledForSegment(flag: EvaluableFlag, segmentId: string): boolean {
+  return flag.status === "enabled" || (flag.status === "conditional" && flag.segments.has(segmentId));
+}
+
+/**
+ * Evaluates a check: disabled → off; enabled → on; conditional → on when any actor is attached, is in an
+ * attached segment, or falls in the actor rollout, or when the call falls in the call rollout.
+ * `random` is drawn at most once per evaluation and must return a uniform number in [0, 1).
+ */
+export function evaluate(
+  flag: EvaluableFlag,
+  actorIds: readonly string[],
+  isMember: SegmentMembership,
+  random: () => number,
+): Evaluation {
+  if (flag.status === "disabled") return RESULTS.DISABLED;
+  if (flag.status === "enabled") return RESULTS.STATIC;
+  for (const actorId of actorIds) {
+    if (isTargeted(flag, actorId, isMember)) return RESULTS.TARGETING_MATCH;
+  }
+  for (const actorId of actorIds) {
+    if (inActorRollout(flag.name, actorId, flag.percentageActors)) return RESULTS.SPLIT;
+  }
+  if (flag.percentageCalls > 0 && inCallRollout(flag.percentageCalls, random())) return RESULTS.SPLIT;
+  return RESULTS.DEFAULT;
+}

@@ -1,0 +1,15 @@
+export { actorBucket, BUCKET_COUNT, crc32Utf8, inActorRollout, inCallRollout } from "./bucketing.js";
+export {
+  ALLOWED_PERCENTAGES,
+  type Evaluation,
+  type EvaluableFlag,
+  type EvaluationReason,
+  evaluate,
+  FLAG_STATUSES,
+  type FlagStatus,
+  isEnabledForActor,
+  isEnabledForSegment,
+  isTargeted,
+  type Percentage,
+  type SegmentMembership,
+} from "./evaluation.js";

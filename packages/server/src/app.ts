@@ -1,0 +1,153 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import rateLimit from "@fastify/rate-limit";
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
+import { type Clock, type RandomSource, systemClock } from "./clock.js";
+import type { Config } from "./config.js";
+import type { DatabaseHandle } from "./db/database.js";
+import { migrateToLatest } from "./db/migrate.js";
+import { AppError } from "./errors.js";
+import { actorRoutes } from "./features/actors/actor.routes.js";
+import { ActorSchema } from "./features/actors/actor.schemas.js";
+import { ActorService } from "./features/actors/actor.service.js";
+import { ChangeFeed } from "./features/evaluation/change-feed.js";
+import { checkRoutes } from "./features/evaluation/check.routes.js";
+import { CheckRecorder } from "./features/evaluation/check-recorder.js";
+import { Checker } from "./features/evaluation/checker.js";
+import { flagRoutes } from "./features/flags/flag.routes.js";
+import { FlagSchema } from "./features/flags/flag.schemas.js";
+import { FlagService } from "./features/flags/flag.service.js";
+import { healthRoutes } from "./features/health/health.routes.js";
+import { keyRoutes } from "./features/keys/key.routes.js";
+import { ApiKeySchema, CreatedApiKeySchema } from "./features/keys/key.schemas.js";
+import { KeyService } from "./features/keys/key.service.js";
+import { projectRoutes } from "./features/projects/project.routes.js";
+import { ProjectSchema } from "./features/projects/project.schemas.js";
+import { ProjectService } from "./features/projects/project.service.js";
+import { segmentRoutes } from "./features/segments/segment.routes.js";
+import { SegmentSchema } from "./features/segments/segment.schemas.js";
+import { SegmentService } from "./features/segments/segment.service.js";
+import { authenticate } from "./http/auth.js";
+import { installMethodNotAllowed } from "./http/method-not-allowed.js";
+import { registerOpenApi } from "./http/openapi.js";
+import { errorHandler } from "./http/problem.js";
+import { parseQueryString } from "./http/querystring.js";
+import { Problem } from "./http/schemas.js";
+import { buildValidatorCompiler } from "./http/validation.js";
+
+export const API_VERSION = "1.0.0";
+const BODY_LIMIT = 1024 * 1024;
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly database: DatabaseHandle;
+  readonly clock?: Clock;
+  readonly random?: RandomSource;
+  /** A pino logger or Fastify logger options; false for silence. */
+  readonly logger?: FastifyServerOptions["loggerInstance"] | boolean;
+}
+
+export interface Service {
+  readonly app: FastifyInstance;
+  readonly feed: ChangeFeed;
+  readonly recorder: CheckRecorder;
+  /** The admin key created at this start because none existed, to be shown once; otherwise undefined. */
+  readonly generatedAdminKey: string | undefined;
+  /** Stops accepting, finishes in-flight requests, flushes pending writes and closes the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Wires the whole service: migrations, snapshot, services, routes. Nothing listens yet, so tests and
+ * `main.ts` share it, and several instances can live in one process.
+ */
+export async function buildApp(deps: AppDeps): Promise<Service> {
+  const { config, database } = deps;
+  const clock = deps.clock ?? systemClock;
+  const random = deps.random ?? Math.random;
+  const db = database.db;
+
+  await migrateToLatest(database);
+
+  const loggerOptions =
+    typeof deps.logger === "object" ? { loggerInstance: deps.logger } : { logger: deps.logger ?? false };
+  const app = Fastify({
+    ...loggerOptions,
+    bodyLimit: BODY_LIMIT,
+    // Checks are the hot path: logging each at info level would cost more than answering it.
+    logController: new LogController({ disableRequestLogging: (request) => request.url.includes("/check") }),
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024, querystringParser: parseQueryString },
+    ajv: { customOptions: { removeAdditional: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const feed = new ChangeFeed(db, clock, app.log);
+  await feed.load();
+  const recorder = new CheckRecorder(db);
+  const checker = new Checker(feed.snapshot, recorder, clock, random);
+  const projects = new ProjectService(db, feed, clock);
+  const keys = new KeyService(db, feed, clock);
+  const flags = new FlagService(db, feed, recorder, clock);
+  const segments = new SegmentService(db, feed, clock);
+  const actors = new ActorService(db, feed, clock);
+  const generatedAdminKey = await keys.ensureAdminKey(config.adminApiKey);
+
+  app.setValidatorCompiler(buildValidatorCompiler());
+  app.setErrorHandler(errorHandler);
+  installMethodNotAllowed(app);
+  // Fastify refuses an empty body sent as JSON; a DELETE or POST with no body is fine here.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if (body === "") return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
+
+  await registerOpenApi(app, API_VERSION);
+  if (config.rateLimitPerMinute > 0) {
+    await app.register(rateLimit, {
+      max: config.rateLimitPerMinute,
+      timeWindow: 60_000,
+      keyGenerator: (request) => request.headers.authorization ?? request.ip,
+      errorResponseBuilder: (_request, context) =>
+        new AppError(429, "rate_limited", `Over ${context.max} requests per minute; retry in ${context.after}.`),
+    });
+  }
+  app.addHook("onRequest", authenticate(feed.snapshot));
+
+  for (const schema of [Problem, ProjectSchema, ApiKeySchema, CreatedApiKeySchema, FlagSchema, ActorSchema, SegmentSchema]) {
+    app.addSchema(schema);
+  }
+  healthRoutes(app, () => database.ping());
+  projectRoutes(app, projects);
+  keyRoutes(app, keys);
+  flagRoutes(app, flags);
+  checkRoutes(app, checker);
+  segmentRoutes(app, segments);
+  actorRoutes(app, actors);
+  app.get(
+    "/openapi.json",
+    { config: { access: "public" }, schema: { hide: true } },
+    async () => app.swagger(),
+  );
+
+  const flushTimer = setInterval(() => {
+    recorder.flush().catch((error) => app.log.warn({ err: error }, "could not write latestCheckedAt; will retry"));
+  }, config.checkFlushIntervalMs);
+  flushTimer.unref();
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      clearInterval(flushTimer);
+      await app.close();
+      try {
+        await recorder.flush();
+      } catch (error) {
+        app.log.error({ err: error }, "could not write latestCheckedAt at shutdown");
+      }
+      await database.close();
+    })();
+    return closing;
+  };
+
+  await app.ready();
+  return { app, feed, recorder, generatedAdminKey, close };
+}

@@ -1,0 +1,87 @@
+import { resolve } from "node:path";
+
+export type Dialect = "sqlite" | "postgres";
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  /** Where the data lives, as given in DATABASE_URL. */
+  readonly databaseUrl: string;
+  readonly dialect: Dialect;
+  /** For SQLite: the file path (or ":memory:"); for PostgreSQL: the connection string. */
+  readonly databaseLocation: string;
+  readonly databasePoolSize: number;
+  readonly adminApiKey: string | undefined;
+  readonly logLevel: string;
+  /** Requests per minute per API key (or per address without one); 0 turns rate limiting off. */
+  readonly rateLimitPerMinute: number;
+  /** How often coalesced `latestCheckedAt` values are written, in milliseconds. */
+  readonly checkFlushIntervalMs: number;
+  /** How often the snapshot compares its versions with the database, in milliseconds. */
+  readonly feedPollIntervalMs: number;
+  readonly metricsPublic: boolean;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (["1", "true", "yes"].includes(raw.toLowerCase())) return true;
+  if (["0", "false", "no"].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function parseDatabaseUrl(url: string): { dialect: Dialect; location: string } {
+  if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
+    return { dialect: "postgres", location: url };
+  }
+  if (url.startsWith("file:")) {
+    const path = url.slice("file:".length);
+    if (path === "") throw new ConfigError("DATABASE_URL file: needs a path, e.g. file:./data/flags.db");
+    return { dialect: "sqlite", location: path === ":memory:" ? path : resolve(path) };
+  }
+  throw new ConfigError(`DATABASE_URL must start with file:, postgres:// or postgresql://, got "${url}"`);
+}
+
+/** Reads the environment once into a validated, frozen config; throws ConfigError on the first bad value. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const databaseUrl = env.DATABASE_URL || "file:./data/flags.db";
+  const { dialect, location } = parseDatabaseUrl(databaseUrl);
+  const logLevel = env.LOG_LEVEL || "info";
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
+  }
+  const adminApiKey = env.ADMIN_API_KEY || undefined;
+  if (adminApiKey !== undefined && adminApiKey.length < 16) {
+    throw new ConfigError("ADMIN_API_KEY must be at least 16 characters long");
+  }
+  return Object.freeze({
+    host: env.HOST || "127.0.0.1",
+    port: integer(env, "PORT", 8080, 0, 65535),
+    databaseUrl,
+    dialect,
+    databaseLocation: location,
+    databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
+    adminApiKey,
+    logLevel,
+    rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 0, 0, 100_000_000),
+    checkFlushIntervalMs: integer(env, "CHECK_FLUSH_INTERVAL_MS", 1000, 10, 1000),
+    feedPollIntervalMs: integer(env, "FEED_POLL_INTERVAL_MS", 5000, 50, 3_600_000),
+    metricsPublic: boolean(env, "METRICS_PUBLIC", false),
+  });
+}

@@ -1,0 +1,27 @@
+import { type Migration, type MigrationProvider, Migrator } from "kysely";
+import type { Dialect } from "../config.js";
+import type { DatabaseHandle } from "./database.js";
+import { initialMigration } from "./migrations/001-initial.js";
+
+class InCodeMigrations implements MigrationProvider {
+  constructor(private readonly dialect: Dialect) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return { "001-initial": initialMigration(this.dialect) };
+  }
+}
+
+/**
+ * Brings the schema up to date. Idempotent; on PostgreSQL, Kysely holds an advisory lock for the run, so
+ * instances starting together apply each migration once. Throws (and so stops start-up) on failure.
+ */
+export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
+  const migrator = new Migrator({ db: handle.db, provider: new InCodeMigrations(handle.dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === "Error")?.migrationName;
+    throw new Error(`Database migration ${failed ?? ""} failed: ${String((error as Error).message ?? error)}`, {
+      cause: error,
+    });
+  }
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}

@@ -1,0 +1,101 @@
+import type { Generated } from "kysely";
+
+// Timestamps are ISO 8601 UTC text with milliseconds in both dialects: they sort as text, compare the
+// same way on SQLite and PostgreSQL, and need no conversion on the way out.
+
+export interface ProjectsTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+/** One row per change stream: a project's id, or "" for the global stream (admin keys). */
+export interface FeedStreamsTable {
+  stream: string;
+  version: number;
+}
+
+/** The change log replicas replay to keep their evaluation snapshots in step. */
+export interface FeedChangesTable {
+  stream: string;
+  version: number;
+  change: string;
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  /** null for admin keys, which reach every project. */
+  project_id: string | null;
+  role: string;
+  name: string;
+  key_hash: string;
+  created_at: string;
+}
+
+export interface FlagsTable {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string;
+  status: string;
+  percentage_actors: number;
+  percentage_calls: number;
+  created_at: string;
+  updated_at: string;
+  latest_checked_at: string | null;
+  status_changed_at: string;
+}
+
+export interface SegmentsTable {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string;
+  created_at: string;
+  updated_at: string;
+  /** Next value of segment_actors.seq, so "most recently added" has a total order. */
+  next_actor_seq: Generated<number>;
+}
+
+export interface ActorsTable {
+  project_id: string;
+  actor_id: string;
+  name: string | null;
+  image_url: string | null;
+  created_at: string;
+}
+
+export interface FlagActorsTable {
+  flag_id: string;
+  project_id: string;
+  actor_id: string;
+  created_at: string;
+}
+
+export interface FlagSegmentsTable {
+  flag_id: string;
+  segment_id: string;
+  created_at: string;
+}
+
+export interface SegmentActorsTable {
+  segment_id: string;
+  project_id: string;
+  actor_id: string;
+  seq: number;
+  added_at: string;
+}
+
+export interface Database {
+  projects: ProjectsTable;
+  feed_streams: FeedStreamsTable;
+  feed_changes: FeedChangesTable;
+  api_keys: ApiKeysTable;
+  flags: FlagsTable;
+  segments: SegmentsTable;
+  actors: ActorsTable;
+  flag_actors: FlagActorsTable;
+  flag_segments: FlagSegmentsTable;
+  segment_actors: SegmentActorsTable;
+}

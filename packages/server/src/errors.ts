@@ -1,0 +1,49 @@
+/** Every machine-readable error code the API answers with. */
+export type ErrorCode =
+  | "invalid_request"
+  | "unauthorized"
+  | "forbidden"
+  | "project_not_found"
+  | "flag_not_found"
+  | "segment_not_found"
+  | "key_not_found"
+  | "actor_not_found"
+  | "not_found"
+  | "method_not_allowed"
+  | "project_exists"
+  | "flag_exists"
+  | "segment_exists"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "rate_limited"
+  | "unavailable"
+  | "internal";
+
+export interface FieldError {
+  /** JSON Pointer to the offending value, e.g. `/percentageActors` or `/query/limit`. */
+  readonly path: string;
+  readonly message: string;
+}
+
+/** The one error type services throw; the HTTP layer turns it into RFC 9457 problem details. */
+export class AppError extends Error {
+  override name = "AppError";
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly errors?: readonly FieldError[],
+  ) {
+    super(detail);
+  }
+}
+
+export const invalid = (detail: string, errors?: readonly FieldError[]) =>
+  new AppError(400, "invalid_request", detail, errors);
+export const projectNotFound = (projectId: string) =>
+  new AppError(404, "project_not_found", `Project "${projectId}" does not exist.`);
+export const flagNotFound = (name: string) => new AppError(404, "flag_not_found", `Flag "${name}" does not exist.`);
+export const segmentNotFound = (id: string) =>
+  new AppError(404, "segment_not_found", `Segment "${id}" does not exist.`);
+export const unavailable = () =>
+  new AppError(503, "unavailable", "The database is unreachable; the change was not made. Try again shortly.");

@@ -1,0 +1,203 @@
+import type { FlagStatus } from "@flagstaff/core";
+import type { Kysely, Transaction } from "kysely";
+import { type Clock, isoTime } from "../../clock.js";
+import { isUnavailableError } from "../../db/database.js";
+import type { Database } from "../../db/schema.js";
+import { AppError, unavailable } from "../../errors.js";
+import { type Change, type ChangeSet, GLOBAL_STREAM, type Role } from "./changes.js";
+import {
+  nextStreamVersion,
+  readChangeSetsSince,
+  type EvaluationRows,
+  readEvaluationRows,
+  readStreamVersions,
+  recordChangeSet,
+} from "./feed.repository.js";
+import { type FlagState, ProjectState, Snapshot } from "./snapshot.js";
+
+export interface WriteOutcome<T> {
+  readonly result: T;
+  readonly changes: readonly Change[];
+}
+
+export interface FeedLogger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** How long a change set may wait for an earlier version before the feed reads the log itself. */
+const GAP_WAIT_MS = 100;
+
+/**
+ * Owns the evaluation snapshot and every path into it. Writes run through `write`, which opens the
+ * transaction, takes the stream's next version, records the change set with the data, and after commit
+ * applies it to this instance's snapshot before the caller answers. Replicas catch up from the log.
+ */
+export class ChangeFeed {
+  readonly snapshot = new Snapshot();
+  private readonly waiting = new Map<string, Map<number, { set: ChangeSet; done: () => void }[]>>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly logger: FeedLogger,
+  ) {}
+
+  /** Loads every project, flag, membership and key into the snapshot, as of one consistent read. */
+  async load(): Promise<void> {
+    await this.db
+      .transaction()
+      .execute(async (trx) => {
+        const versions = await readStreamVersions(trx);
+        const rows = await readEvaluationRows(trx);
+        this.fill(rows);
+        for (const [stream, version] of versions) this.snapshot.versions.set(stream, version);
+      });
+  }
+
+  /**
+   * Runs `work` in one transaction on `stream` (a project id, or GLOBAL_STREAM). Any error rolls the
+   * whole write back. A database that cannot be reached becomes 503 `unavailable`.
+   */
+  async write<T>(stream: string, work: (trx: Transaction<Database>) => Promise<WriteOutcome<T>>): Promise<T> {
+    let set: ChangeSet;
+    let result: T;
+    try {
+      ({ set, result } = await this.db.transaction().execute(async (trx) => {
+        const version = await nextStreamVersion(trx, stream);
+        const outcome = await work(trx);
+        const changeSet: ChangeSet = { stream, version, changes: outcome.changes };
+        await recordChangeSet(trx, changeSet, isoTime(this.clock.now()));
+        return { set: changeSet, result: outcome.result };
+      }));
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      if (isUnavailableError(error)) throw unavailable();
+      throw error;
+    }
+    await this.deliver(set);
+    return result;
+  }
+
+  /** Applies a committed change set in version order; resolves once it is in the snapshot. */
+  deliver(set: ChangeSet): Promise<void> {
+    const applied = this.snapshot.versions.get(set.stream) ?? 0;
+    if (set.version <= applied) return Promise.resolve();
+    if (set.version === applied + 1) {
+      this.snapshot.apply(set);
+      this.drain(set.stream);
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      let byVersion = this.waiting.get(set.stream);
+      if (!byVersion) {
+        byVersion = new Map();
+        this.waiting.set(set.stream, byVersion);
+      }
+      const list = byVersion.get(set.version) ?? [];
+      list.push({ set, done: resolve });
+      byVersion.set(set.version, list);
+      setTimeout(() => {
+        if ((this.snapshot.versions.get(set.stream) ?? 0) < set.version) {
+          this.catchUp(set.stream).catch((error) => this.logger.warn({ err: error }, "feed catch-up failed"));
+        }
+      }, GAP_WAIT_MS).unref();
+    });
+  }
+
+  private drain(stream: string): void {
+    const byVersion = this.waiting.get(stream);
+    if (!byVersion) return;
+    for (;;) {
+      const applied = this.snapshot.versions.get(stream) ?? 0;
+      for (const [version, list] of byVersion) {
+        if (version <= applied) {
+          byVersion.delete(version);
+          for (const w of list) w.done();
+        }
+      }
+      const next = byVersion.get(applied + 1);
+      if (!next) break;
+      byVersion.delete(applied + 1);
+      this.snapshot.apply(next[0]!.set);
+      for (const w of next) w.done();
+    }
+    if (byVersion.size === 0) this.waiting.delete(stream);
+  }
+
+  /** Reads what this instance missed of a stream from the log; reloads the stream when the log was pruned. */
+  async catchUp(stream: string): Promise<void> {
+    const applied = this.snapshot.versions.get(stream) ?? 0;
+    const sets = await readChangeSetsSince(this.db, stream, applied);
+    if (sets.length > 0 && sets[0]!.version !== applied + 1) {
+      await this.reloadStream(stream);
+      return;
+    }
+    for (const set of sets) {
+      if (set.version === (this.snapshot.versions.get(stream) ?? 0) + 1) this.snapshot.apply(set);
+    }
+    this.drain(stream);
+  }
+
+  /** Compares every stream's version with the database and catches up the ones behind. */
+  async reconcile(): Promise<void> {
+    const versions = await readStreamVersions(this.db);
+    for (const [stream, version] of versions) {
+      if ((this.snapshot.versions.get(stream) ?? 0) < version) await this.catchUp(stream);
+    }
+  }
+
+  /** Replaces one stream's part of the snapshot with a fresh read. */
+  async reloadStream(stream: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const versions = await readStreamVersions(trx);
+      if (stream === GLOBAL_STREAM) {
+        const keys = await trx
+          .selectFrom("api_keys")
+          .select(["id", "key_hash", "role"])
+          .where("project_id", "is", null)
+          .execute();
+        for (const key of keys) this.snapshot.putKey(key.id, key.key_hash, key.role as Role, null);
+      } else {
+        this.snapshot.dropProject(stream);
+        this.fill(await readEvaluationRows(trx, stream));
+      }
+      this.snapshot.versions.set(stream, versions.get(stream) ?? 0);
+    });
+    this.drain(stream);
+  }
+
+  private fill(rows: EvaluationRows): void {
+    const snapshot = this.snapshot;
+    for (const project of rows.projects) snapshot.projects.set(project.id, new ProjectState());
+    for (const key of rows.keys) snapshot.putKey(key.id, key.key_hash, key.role as Role, key.project_id);
+    const flagsById = new Map<string, FlagState>();
+    for (const row of rows.flags) {
+      const project = snapshot.projects.get(row.project_id);
+      if (!project) continue;
+      const flag: FlagState = {
+        id: row.id,
+        name: row.name,
+        status: row.status as FlagStatus,
+        percentageActors: Number(row.percentage_actors),
+        percentageCalls: Number(row.percentage_calls),
+        actors: new Set(),
+        segments: new Set(),
+      };
+      project.putFlag(flag);
+      flagsById.set(flag.id, flag);
+    }
+    for (const row of rows.flagActors) flagsById.get(row.flag_id)?.actors.add(row.actor_id);
+    for (const row of rows.flagSegments) flagsById.get(row.flag_id)?.segments.add(row.segment_id);
+    for (const row of rows.segmentActors) {
+      const project = snapshot.projects.get(row.project_id);
+      if (!project) continue;
+      let members = project.segmentMembers.get(row.segment_id);
+      if (!members) {
+        members = new Set();
+        project.segmentMembers.set(row.segment_id, members);
+      }
+      members.add(row.actor_id);
+    }
+  }
+}

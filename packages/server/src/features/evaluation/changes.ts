@@ -1,0 +1,54 @@
+import type { FlagStatus } from "@flagstaff/core";
+
+/** Roles a key can hold; admin keys belong to no project. */
+export type Role = "admin" | "write" | "read" | "check";
+
+/** The stream that carries changes not tied to one project (admin keys). */
+export const GLOBAL_STREAM = "";
+
+/**
+ * What a committed write did to evaluation state. Each write transaction records a list of these under
+ * the next version of its stream; every instance replays them, in version order, into its snapshot.
+ */
+export type Change =
+  | { readonly kind: "project.created"; readonly projectId: string }
+  | { readonly kind: "project.deleted"; readonly projectId: string }
+  | {
+      readonly kind: "key.created";
+      readonly id: string;
+      readonly hash: string;
+      readonly role: Role;
+      readonly projectId: string | null;
+    }
+  | { readonly kind: "key.deleted"; readonly id: string }
+  | {
+      readonly kind: "flag.upserted";
+      readonly projectId: string;
+      readonly flag: {
+        readonly id: string;
+        readonly name: string;
+        readonly status: FlagStatus;
+        readonly percentageActors: number;
+        readonly percentageCalls: number;
+      };
+      readonly addActors: readonly string[];
+      readonly removeActors: readonly string[];
+      readonly addSegments: readonly string[];
+      readonly removeSegments: readonly string[];
+    }
+  | { readonly kind: "flag.deleted"; readonly projectId: string; readonly id: string }
+  | {
+      readonly kind: "segment.members";
+      readonly projectId: string;
+      readonly segmentId: string;
+      readonly add: readonly string[];
+      readonly remove: readonly string[];
+    }
+  | { readonly kind: "segment.deleted"; readonly projectId: string; readonly segmentId: string };
+
+/** A committed write as the feed carries it. */
+export interface ChangeSet {
+  readonly stream: string;
+  readonly version: number;
+  readonly changes: readonly Change[];
+}

@@ -1,0 +1,52 @@
+import { Type } from "typebox";
+import { errorResponses, Limits } from "../../http/schemas.js";
+import type { TypedApp } from "../../http/typed-app.js";
+import type { Checker } from "./checker.js";
+
+const CheckQuery = Type.Object(
+  {
+    actorIds: Type.Optional(
+      Type.Array(Limits.actorId, {
+        maxItems: 100,
+        description: "Actors to check for, repeated (actorIds=a&actorIds=b) or bracketed (actorIds[]=a); at most 100",
+      }),
+    ),
+    cache: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 86400, description: "Seconds for Cache-Control: private, max-age=N" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const CheckResult = Type.Object({ enabled: Type.Boolean() }, { $id: "CheckResult" });
+
+export function checkRoutes(app: TypedApp, checker: Checker): void {
+  app.addSchema(CheckResult);
+  app.get(
+    "/projects/:projectId/flags/:flagName/check",
+    {
+      config: { access: "check" },
+      schema: {
+        tags: ["evaluation"],
+        summary: "Check whether a flag is enabled, optionally for given actors",
+        description:
+          "Answered from memory. disabled → false; enabled → true; conditional → true when an actor is attached, " +
+          "is in an attached segment, falls in the actor rollout (crc32(flagName:actorId) % 100000 < " +
+          "percentageActors × 1000), or the call falls in the call rollout.",
+        params: Type.Object({ projectId: Type.String(), flagName: Type.String() }),
+        querystring: CheckQuery,
+        response: { 200: Type.Ref("CheckResult"), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    (request, reply) => {
+      const { projectId, flagName } = request.params;
+      const { actorIds, cache } = request.query;
+      const result = checker.check(projectId, flagName, actorIds);
+      reply.header("cache-control", cache === undefined ? "no-store" : `private, max-age=${Math.floor(cache)}`);
+      return reply.send(result.enabled ? ENABLED : DISABLED);
+    },
+  );
+}
+
+const ENABLED = { enabled: true } as const;
+const DISABLED = { enabled: false } as const;

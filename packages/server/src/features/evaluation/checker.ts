@@ -1,0 +1,26 @@
+import { type Evaluation, evaluate } from "@flagstaff/core";
+import type { Clock, RandomSource } from "../../clock.js";
+import { flagNotFound, projectNotFound } from "../../errors.js";
+import type { CheckRecorder } from "./check-recorder.js";
+import type { Snapshot } from "./snapshot.js";
+
+const NO_ACTORS: readonly string[] = [];
+
+/** Answers checks from the snapshot alone: no database I/O, no await. */
+export class Checker {
+  constructor(
+    private readonly snapshot: Snapshot,
+    private readonly recorder: CheckRecorder,
+    private readonly clock: Clock,
+    private readonly random: RandomSource,
+  ) {}
+
+  check(projectId: string, flagName: string, actorIds: readonly string[] | undefined): Evaluation {
+    const project = this.snapshot.projects.get(projectId);
+    if (!project) throw projectNotFound(projectId);
+    const flag = project.flagsByName.get(flagName);
+    if (!flag) throw flagNotFound(flagName);
+    this.recorder.note(flag.id, this.clock.now());
+    return evaluate(flag, actorIds ?? NO_ACTORS, project.isMember, this.random);
+  }
+}

@@ -1,0 +1,100 @@
+import type { Kysely, Transaction } from "kysely";
+import type { Database } from "../../db/schema.js";
+import type { Change, ChangeSet, Role } from "./changes.js";
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Takes the next version of a stream. Called first in every write transaction: the row lock it takes
+ * serialises writes to one project, which is what makes concurrent PATCHes of one flag all land.
+ */
+export async function nextStreamVersion(trx: Transaction<Database>, stream: string): Promise<number> {
+  const row = await trx
+    .insertInto("feed_streams")
+    .values({ stream, version: 1 })
+    .onConflict((oc) => oc.column("stream").doUpdateSet((eb) => ({ version: eb("feed_streams.version", "+", 1) })))
+    .returning("version")
+    .executeTakeFirstOrThrow();
+  return Number(row.version);
+}
+
+export async function recordChangeSet(trx: Transaction<Database>, set: ChangeSet, at: string): Promise<void> {
+  await trx
+    .insertInto("feed_changes")
+    .values({ stream: set.stream, version: set.version, change: JSON.stringify(set.changes), created_at: at })
+    .execute();
+}
+
+export async function readChangeSetsSince(db: Executor, stream: string, version: number): Promise<ChangeSet[]> {
+  const rows = await db
+    .selectFrom("feed_changes")
+    .select(["version", "change"])
+    .where("stream", "=", stream)
+    .where("version", ">", version)
+    .orderBy("version")
+    .execute();
+  return rows.map((r) => ({ stream, version: Number(r.version), changes: JSON.parse(r.change) as Change[] }));
+}
+
+export async function readStreamVersions(db: Executor): Promise<Map<string, number>> {
+  const rows = await db.selectFrom("feed_streams").select(["stream", "version"]).execute();
+  return new Map(rows.map((r) => [r.stream, Number(r.version)]));
+}
+
+/** Drops change sets older than `before`; replicas further behind than that reload the stream instead. */
+export async function pruneChangeSets(db: Executor, before: string): Promise<void> {
+  await db.deleteFrom("feed_changes").where("created_at", "<", before).execute();
+}
+
+export interface EvaluationRows {
+  projects: { id: string }[];
+  keys: { id: string; key_hash: string; role: string; project_id: string | null }[];
+  flags: {
+    id: string;
+    project_id: string;
+    name: string;
+    status: string;
+    percentage_actors: number;
+    percentage_calls: number;
+  }[];
+  flagActors: { flag_id: string; actor_id: string }[];
+  flagSegments: { flag_id: string; segment_id: string }[];
+  segmentActors: { project_id: string; segment_id: string; actor_id: string }[];
+}
+
+/** Reads the evaluation state of one project, or of all projects when `projectId` is undefined. */
+export async function readEvaluationRows(db: Executor, projectId?: string): Promise<EvaluationRows> {
+  const one = projectId !== undefined;
+  const projects = await db
+    .selectFrom("projects")
+    .select("id")
+    .$if(one, (q) => q.where("id", "=", projectId as string))
+    .execute();
+  const keys = await db
+    .selectFrom("api_keys")
+    .select(["id", "key_hash", "role", "project_id"])
+    .$if(one, (q) => q.where("project_id", "=", projectId as string))
+    .execute();
+  const flags = await db
+    .selectFrom("flags")
+    .select(["id", "project_id", "name", "status", "percentage_actors", "percentage_calls"])
+    .$if(one, (q) => q.where("project_id", "=", projectId as string))
+    .execute();
+  const flagActors = await db
+    .selectFrom("flag_actors")
+    .select(["flag_id", "actor_id"])
+    .$if(one, (q) => q.where("project_id", "=", projectId as string))
+    .execute();
+  const flagSegments = await db
+    .selectFrom("flag_segments")
+    .innerJoin("flags", "flags.id", "flag_segments.flag_id")
+    .select(["flag_segments.flag_id", "flag_segments.segment_id"])
+    .$if(one, (q) => q.where("flags.project_id", "=", projectId as string))
+    .execute();
+  const segmentActors = await db
+    .selectFrom("segment_actors")
+    .select(["project_id", "segment_id", "actor_id"])
+    .$if(one, (q) => q.where("project_id", "=", projectId as string))
+    .execute();
+  return { projects, keys, flags, flagActors, flagSegments, segmentActors };
+}

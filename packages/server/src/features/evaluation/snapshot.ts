@@ -1,0 +1,161 @@
+import type { EvaluableFlag, FlagStatus } from "@flagstaff/core";
+import type { Change, ChangeSet, Role } from "./changes.js";
+
+/** A flag as evaluation sees it. Mutable only inside the snapshot. */
+export interface FlagState extends EvaluableFlag {
+  readonly id: string;
+  name: string;
+  status: FlagStatus;
+  percentageActors: number;
+  percentageCalls: number;
+  readonly actors: Set<string>;
+  readonly segments: Set<string>;
+}
+
+export interface Principal {
+  readonly keyId: string;
+  readonly role: Role;
+  /** null for admin keys. */
+  readonly projectId: string | null;
+}
+
+export class ProjectState {
+  readonly flagsByName = new Map<string, FlagState>();
+  readonly flagsById = new Map<string, FlagState>();
+  /** Members of every segment that has any, by segment id. */
+  readonly segmentMembers = new Map<string, Set<string>>();
+  private sortedNames: string[] | undefined;
+
+  /** Flag names in ascending (code unit) order, rebuilt lazily after a create or delete. */
+  flagNamesInOrder(): readonly string[] {
+    this.sortedNames ??= [...this.flagsByName.keys()].sort(compareText);
+    return this.sortedNames;
+  }
+
+  readonly isMember = (segmentId: string, actorId: string): boolean =>
+    this.segmentMembers.get(segmentId)?.has(actorId) === true;
+
+  putFlag(flag: FlagState): void {
+    // Names never change (they are the flag's address), so only a new flag reorders the list.
+    if (!this.flagsById.has(flag.id)) this.sortedNames = undefined;
+    this.flagsByName.set(flag.name, flag);
+    this.flagsById.set(flag.id, flag);
+  }
+
+  deleteFlag(id: string): void {
+    const flag = this.flagsById.get(id);
+    if (!flag) return;
+    this.flagsById.delete(id);
+    this.flagsByName.delete(flag.name);
+    this.sortedNames = undefined;
+  }
+
+  deleteSegment(segmentId: string): void {
+    this.segmentMembers.delete(segmentId);
+    for (const flag of this.flagsById.values()) flag.segments.delete(segmentId);
+  }
+}
+
+/** Compares as the database does with bytewise collation, for the ASCII names flags are allowed. */
+export const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Everything a check needs, in memory: projects, their flags with attached actors and segments, segment
+ * members, and the hashes of valid keys. Writes reach it only as change sets, applied in version order.
+ */
+export class Snapshot {
+  readonly projects = new Map<string, ProjectState>();
+  private readonly keysByHash = new Map<string, Principal>();
+  private readonly hashByKeyId = new Map<string, string>();
+  /** Highest version applied, per stream. */
+  readonly versions = new Map<string, number>();
+
+  principal(keyHash: string): Principal | undefined {
+    return this.keysByHash.get(keyHash);
+  }
+
+  putKey(id: string, hash: string, role: Role, projectId: string | null): void {
+    this.keysByHash.set(hash, { keyId: id, role, projectId });
+    this.hashByKeyId.set(id, hash);
+  }
+
+  deleteKey(id: string): void {
+    const hash = this.hashByKeyId.get(id);
+    if (hash === undefined) return;
+    this.hashByKeyId.delete(id);
+    this.keysByHash.delete(hash);
+  }
+
+  /** Drops a project with its flags, segments and keys. */
+  dropProject(projectId: string): void {
+    this.projects.delete(projectId);
+    for (const [id, hash] of this.hashByKeyId) {
+      if (this.keysByHash.get(hash)?.projectId === projectId) this.deleteKey(id);
+    }
+  }
+
+  get keyCount(): number {
+    return this.keysByHash.size;
+  }
+
+  /** Applies one committed change set; the caller guarantees version order. */
+  apply(set: ChangeSet): void {
+    for (const change of set.changes) this.applyChange(change);
+    this.versions.set(set.stream, set.version);
+  }
+
+  private applyChange(change: Change): void {
+    switch (change.kind) {
+      case "project.created":
+        if (!this.projects.has(change.projectId)) this.projects.set(change.projectId, new ProjectState());
+        return;
+      case "project.deleted":
+        this.dropProject(change.projectId);
+        return;
+      case "key.created":
+        this.putKey(change.id, change.hash, change.role, change.projectId);
+        return;
+      case "key.deleted":
+        this.deleteKey(change.id);
+        return;
+      case "flag.upserted": {
+        const project = this.projects.get(change.projectId);
+        if (!project) return;
+        const current = project.flagsById.get(change.flag.id);
+        const flag: FlagState = current ?? {
+          ...change.flag,
+          actors: new Set<string>(),
+          segments: new Set<string>(),
+        };
+        flag.status = change.flag.status;
+        flag.percentageActors = change.flag.percentageActors;
+        flag.percentageCalls = change.flag.percentageCalls;
+        flag.name = change.flag.name;
+        for (const actorId of change.addActors) flag.actors.add(actorId);
+        for (const actorId of change.removeActors) flag.actors.delete(actorId);
+        for (const segmentId of change.addSegments) flag.segments.add(segmentId);
+        for (const segmentId of change.removeSegments) flag.segments.delete(segmentId);
+        project.putFlag(flag);
+        return;
+      }
+      case "flag.deleted":
+        this.projects.get(change.projectId)?.deleteFlag(change.id);
+        return;
+      case "segment.members": {
+        const project = this.projects.get(change.projectId);
+        if (!project) return;
+        let members = project.segmentMembers.get(change.segmentId);
+        if (!members) {
+          members = new Set<string>();
+          project.segmentMembers.set(change.segmentId, members);
+        }
+        for (const actorId of change.add) members.add(actorId);
+        for (const actorId of change.remove) members.delete(actorId);
+        return;
+      }
+      case "segment.deleted":
+        this.projects.get(change.projectId)?.deleteSegment(change.segmentId);
+        return;
+    }
+  }
+}

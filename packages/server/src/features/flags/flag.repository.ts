@@ -1,0 +1,197 @@
+import { type Kysely, sql, type Transaction } from "kysely";
+import { beyondKey, keysetPage } from "../../db/keyset.js";
+import type { Database, FlagsTable } from "../../db/schema.js";
+import type { PageQuery, SortKey } from "../../pagination.js";
+import type { Flag, FlagFilter } from "./flag.schemas.js";
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export const toFlag = (row: FlagsTable): Flag => ({
+  id: row.id,
+  projectId: row.project_id,
+  name: row.name,
+  description: row.description,
+  status: row.status as Flag["status"],
+  percentageActors: Number(row.percentage_actors),
+  percentageCalls: Number(row.percentage_calls),
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  latestCheckedAt: row.latest_checked_at,
+  statusChangedAt: row.status_changed_at,
+});
+
+export async function findFlag(db: Executor, projectId: string, name: string): Promise<Flag | undefined> {
+  const row = await db
+    .selectFrom("flags")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .where("name", "=", name)
+    .executeTakeFirst();
+  return row && toFlag(row);
+}
+
+export async function findFlagsByNames(db: Executor, projectId: string, names: readonly string[]): Promise<Flag[]> {
+  if (names.length === 0) return [];
+  const rows = await db
+    .selectFrom("flags")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .where("name", "in", names)
+    .execute();
+  return rows.map(toFlag);
+}
+
+export async function insertFlag(trx: Transaction<Database>, flag: Flag): Promise<void> {
+  await trx
+    .insertInto("flags")
+    .values({
+      id: flag.id,
+      project_id: flag.projectId,
+      name: flag.name,
+      description: flag.description,
+      status: flag.status,
+      percentage_actors: flag.percentageActors,
+      percentage_calls: flag.percentageCalls,
+      created_at: flag.createdAt,
+      updated_at: flag.updatedAt,
+      latest_checked_at: flag.latestCheckedAt,
+      status_changed_at: flag.statusChangedAt,
+    })
+    .execute();
+}
+
+export async function saveFlagFields(trx: Transaction<Database>, flag: Flag): Promise<void> {
+  await trx
+    .updateTable("flags")
+    .set({
+      description: flag.description,
+      status: flag.status,
+      percentage_actors: flag.percentageActors,
+      percentage_calls: flag.percentageCalls,
+      updated_at: flag.updatedAt,
+      status_changed_at: flag.statusChangedAt,
+    })
+    .where("id", "=", flag.id)
+    .execute();
+}
+
+export async function deleteFlag(trx: Transaction<Database>, id: string): Promise<void> {
+  await trx.deleteFrom("flags").where("id", "=", id).execute();
+}
+
+export async function attachedActors(trx: Executor, flagId: string, actorIds: readonly string[]): Promise<Set<string>> {
+  if (actorIds.length === 0) return new Set();
+  const rows = await trx
+    .selectFrom("flag_actors")
+    .select("actor_id")
+    .where("flag_id", "=", flagId)
+    .where("actor_id", "in", actorIds)
+    .execute();
+  return new Set(rows.map((r) => r.actor_id));
+}
+
+export async function attachActors(
+  trx: Transaction<Database>,
+  flag: Pick<Flag, "id" | "projectId">,
+  actorIds: readonly string[],
+  at: string,
+): Promise<void> {
+  if (actorIds.length === 0) return;
+  await trx
+    .insertInto("flag_actors")
+    .values(actorIds.map((actor_id) => ({ flag_id: flag.id, project_id: flag.projectId, actor_id, created_at: at })))
+    .execute();
+}
+
+export async function detachActors(trx: Transaction<Database>, flagId: string, actorIds: readonly string[]) {
+  if (actorIds.length === 0) return;
+  await trx.deleteFrom("flag_actors").where("flag_id", "=", flagId).where("actor_id", "in", actorIds).execute();
+}
+
+export async function attachedSegments(trx: Executor, flagId: string, segmentIds: readonly string[]): Promise<Set<string>> {
+  if (segmentIds.length === 0) return new Set();
+  const rows = await trx
+    .selectFrom("flag_segments")
+    .select("segment_id")
+    .where("flag_id", "=", flagId)
+    .where("segment_id", "in", segmentIds)
+    .execute();
+  return new Set(rows.map((r) => r.segment_id));
+}
+
+export async function attachSegments(trx: Transaction<Database>, flagId: string, segmentIds: readonly string[], at: string) {
+  if (segmentIds.length === 0) return;
+  await trx
+    .insertInto("flag_segments")
+    .values(segmentIds.map((segment_id) => ({ flag_id: flagId, segment_id, created_at: at })))
+    .execute();
+}
+
+export async function detachSegments(trx: Transaction<Database>, flagId: string, segmentIds: readonly string[]) {
+  if (segmentIds.length === 0) return;
+  await trx.deleteFrom("flag_segments").where("flag_id", "=", flagId).where("segment_id", "in", segmentIds).execute();
+}
+
+/** `%`, `_` and `\` match themselves in a search, not as LIKE wildcards. */
+const likePattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function flagsQuery(db: Executor, projectId: string, filter: FlagFilter) {
+  let query = db.selectFrom("flags").where("project_id", "=", projectId);
+  if (filter.name !== undefined) {
+    query = query.where(sql<boolean>`lower(name) like ${likePattern(filter.name)} escape '\\'`);
+  }
+  if (filter.q !== undefined) {
+    const pattern = likePattern(filter.q);
+    query = query.where(
+      sql<boolean>`(lower(name) like ${pattern} escape '\\' or lower(description) like ${pattern} escape '\\')`,
+    );
+  }
+  return query;
+}
+
+export async function listFlags(db: Executor, projectId: string, filter: FlagFilter, page: PageQuery): Promise<Flag[]> {
+  const rows = await keysetPage(flagsQuery(db, projectId, filter).selectAll(), ["name"], page).execute();
+  return rows.map(toFlag);
+}
+
+export async function flagsBeyond(db: Executor, projectId: string, filter: FlagFilter, side: "before" | "after", key: SortKey) {
+  return (await beyondKey(flagsQuery(db, projectId, filter).select("id"), ["name"], side, key).execute()).length > 0;
+}
+
+/** Flags on for every member of a segment: enabled, or conditional with the segment attached. */
+function flagsForSegmentQuery(db: Executor, projectId: string, segmentId: string) {
+  return db
+    .selectFrom("flags")
+    .where("project_id", "=", projectId)
+    .where((eb) =>
+      eb.or([
+        eb("status", "=", "enabled"),
+        eb.and([
+          eb("status", "=", "conditional"),
+          eb.exists(
+            eb
+              .selectFrom("flag_segments")
+              .select("flag_segments.flag_id")
+              .whereRef("flag_segments.flag_id", "=", "flags.id")
+              .where("flag_segments.segment_id", "=", segmentId),
+          ),
+        ]),
+      ]),
+    );
+}
+
+export async function listFlagsForSegment(db: Executor, projectId: string, segmentId: string, page: PageQuery) {
+  const rows = await keysetPage(flagsForSegmentQuery(db, projectId, segmentId).selectAll(), ["name"], page).execute();
+  return rows.map(toFlag);
+}
+
+export async function flagsForSegmentBeyond(
+  db: Executor,
+  projectId: string,
+  segmentId: string,
+  side: "before" | "after",
+  key: SortKey,
+) {
+  const query = flagsForSegmentQuery(db, projectId, segmentId).select("id");
+  return (await beyondKey(query, ["name"], side, key).execute()).length > 0;
+}

@@ -1,0 +1,215 @@
+import { isEnabledForActor } from "@flagstaff/core";
+import type { Kysely, Transaction } from "kysely";
+import { type Clock, isoTime } from "../../clock.js";
+import { isUniqueViolation } from "../../db/database.js";
+import type { Database } from "../../db/schema.js";
+import { AppError, type FieldError, flagNotFound, invalid, projectNotFound, segmentNotFound } from "../../errors.js";
+import { newId } from "../../ids.js";
+import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
+import { ensureActors } from "../actors/actor.repository.js";
+import type { ChangeFeed } from "../evaluation/change-feed.js";
+import type { Change } from "../evaluation/changes.js";
+import type { CheckRecorder } from "../evaluation/check-recorder.js";
+import { anyNameBeyond, pageOfNames } from "../evaluation/name-scan.js";
+import { findProject } from "../projects/project.repository.js";
+import { existingSegmentIds, findSegment } from "../segments/segment.repository.js";
+import * as repo from "./flag.repository.js";
+import type { CreateFlagInput, Flag, FlagFilter, UpdateFlagInput } from "./flag.schemas.js";
+
+const unique = (ids: readonly string[] | undefined): string[] => [...new Set(ids ?? [])];
+
+/** An id both added and removed in one request is a contradiction, refused before anything is done. */
+function contradictions(add: string[], remove: string[], field: string): FieldError[] {
+  const removing = new Set(remove);
+  return add.filter((id) => removing.has(id)).map((id) => ({ path: `/${field}`, message: `"${id}" is both added and removed` }));
+}
+
+const upserted = (flag: Flag, delta: Omit<Extract<Change, { kind: "flag.upserted" }>, "kind" | "projectId" | "flag">): Change => ({
+  kind: "flag.upserted",
+  projectId: flag.projectId,
+  flag: {
+    id: flag.id,
+    name: flag.name,
+    status: flag.status,
+    percentageActors: flag.percentageActors,
+    percentageCalls: flag.percentageCalls,
+  },
+  ...delta,
+});
+
+export class FlagService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly feed: ChangeFeed,
+    private readonly recorder: CheckRecorder,
+    private readonly clock: Clock,
+  ) {}
+
+  /** A flag as answered: with a check noted on this instance but not yet flushed. */
+  private present(flag: Flag): Flag {
+    const pending = this.recorder.pendingFor(flag.id);
+    if (pending === undefined) return flag;
+    const at = isoTime(pending);
+    return flag.latestCheckedAt === null || flag.latestCheckedAt < at ? { ...flag, latestCheckedAt: at } : flag;
+  }
+
+  private async requireProject(db: Kysely<Database> | Transaction<Database>, projectId: string) {
+    if (!(await findProject(db, projectId))) throw projectNotFound(projectId);
+  }
+
+  async create(projectId: string, name: string, input: CreateFlagInput): Promise<Flag> {
+    const exists = () => new AppError(409, "flag_exists", `Flag "${name}" already exists in project "${projectId}".`);
+    try {
+      return await this.feed.write(projectId, async (trx) => {
+        await this.requireProject(trx, projectId);
+        if (await repo.findFlag(trx, projectId, name)) throw exists();
+        const now = isoTime(this.clock.now());
+        const flag: Flag = {
+          id: newId("flg"),
+          projectId,
+          name,
+          description: input.description ?? "",
+          status: "disabled",
+          percentageActors: 0,
+          percentageCalls: 0,
+          createdAt: now,
+          updatedAt: now,
+          latestCheckedAt: null,
+          statusChangedAt: now,
+        };
+        await repo.insertFlag(trx, flag);
+        return {
+          result: flag,
+          changes: [upserted(flag, { addActors: [], removeActors: [], addSegments: [], removeSegments: [] })],
+        };
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw exists();
+      throw error;
+    }
+  }
+
+  async get(projectId: string, name: string): Promise<Flag> {
+    const flag = await repo.findFlag(this.db, projectId, name);
+    if (flag) return this.present(flag);
+    await this.requireProject(this.db, projectId);
+    throw flagNotFound(name);
+  }
+
+  async update(projectId: string, name: string, input: UpdateFlagInput): Promise<Flag> {
+    const addActors = unique(input.addActors);
+    const removeActors = unique(input.removeActors);
+    const addSegments = unique(input.addSegments);
+    const removeSegments = unique(input.removeSegments);
+    const problems = [
+      ...contradictions(addActors, removeActors, "addActors"),
+      ...contradictions(addSegments, removeSegments, "addSegments"),
+    ];
+    if (problems.length > 0) throw invalid("An id cannot be added and removed in the same request.", problems);
+
+    return this.feed.write(projectId, async (trx) => {
+      await this.requireProject(trx, projectId);
+      const flag = await repo.findFlag(trx, projectId, name);
+      if (!flag) throw flagNotFound(name);
+      if (addSegments.length > 0) {
+        const found = await existingSegmentIds(trx, projectId, addSegments);
+        const missing = addSegments.find((id) => !found.has(id));
+        if (missing !== undefined) throw segmentNotFound(missing);
+      }
+
+      const actorsNow = await repo.attachedActors(trx, flag.id, [...addActors, ...removeActors]);
+      const segmentsNow = await repo.attachedSegments(trx, flag.id, [...addSegments, ...removeSegments]);
+      const delta = {
+        addActors: addActors.filter((id) => !actorsNow.has(id)),
+        removeActors: removeActors.filter((id) => actorsNow.has(id)),
+        addSegments: addSegments.filter((id) => !segmentsNow.has(id)),
+        removeSegments: removeSegments.filter((id) => segmentsNow.has(id)),
+      };
+      const next: Flag = {
+        ...flag,
+        description: input.description ?? flag.description,
+        status: input.status ?? flag.status,
+        percentageActors: input.percentageActors ?? flag.percentageActors,
+        percentageCalls: input.percentageCalls ?? flag.percentageCalls,
+      };
+      const fieldsChanged =
+        next.description !== flag.description ||
+        next.status !== flag.status ||
+        next.percentageActors !== flag.percentageActors ||
+        next.percentageCalls !== flag.percentageCalls;
+      const membershipChanged = Object.values(delta).some((ids) => ids.length > 0);
+      // A request that changes nothing writes nothing: updatedAt stays where it was.
+      if (!fieldsChanged && !membershipChanged) return { result: this.present(flag), changes: [] };
+
+      const now = isoTime(this.clock.now());
+      next.updatedAt = now;
+      if (next.status !== flag.status) next.statusChangedAt = now;
+      await repo.saveFlagFields(trx, next);
+      await ensureActors(trx, projectId, delta.addActors, now);
+      await repo.attachActors(trx, next, delta.addActors, now);
+      await repo.detachActors(trx, next.id, delta.removeActors);
+      await repo.attachSegments(trx, next.id, delta.addSegments, now);
+      await repo.detachSegments(trx, next.id, delta.removeSegments);
+      return { result: this.present(next), changes: [upserted(next, delta)] };
+    });
+  }
+
+  /** Deletes a flag with its actor and segment links; a new flag of the same name starts clean. */
+  async delete(projectId: string, name: string): Promise<void> {
+    const id = await this.feed.write(projectId, async (trx) => {
+      await this.requireProject(trx, projectId);
+      const flag = await repo.findFlag(trx, projectId, name);
+      if (!flag) throw flagNotFound(name);
+      await repo.deleteFlag(trx, flag.id);
+      return { result: flag.id, changes: [{ kind: "flag.deleted", projectId, id: flag.id }] };
+    });
+    this.recorder.forget(id);
+  }
+
+  async list(projectId: string, filter: FlagFilter, page: PageQuery): Promise<Page<Flag>> {
+    await this.requireProject(this.db, projectId);
+    const rows = await repo.listFlags(this.db, projectId, filter, page);
+    const result = await assemblePage(
+      page,
+      rows,
+      (f) => [f.name],
+      (side, key) => repo.flagsBeyond(this.db, projectId, filter, side, key),
+    );
+    return { ...result, data: result.data.map((f) => this.present(f)) };
+  }
+
+  /**
+   * Flags on for an actor by the deterministic rules (attached, in an attached segment, in the actor
+   * rollout). The rollout needs CRC-32, so the snapshot picks the page and the database fills it in.
+   */
+  async listForActor(projectId: string, actorId: string, page: PageQuery): Promise<Page<Flag>> {
+    await this.requireProject(this.db, projectId);
+    const state = this.feed.snapshot.projects.get(projectId);
+    if (!state) return { data: [], pagination: { before: null, after: null } };
+    const names = state.flagNamesInOrder();
+    const matches = (flagName: string) => {
+      const flag = state.flagsByName.get(flagName);
+      return flag !== undefined && isEnabledForActor(flag, actorId, state.isMember);
+    };
+    const picked = pageOfNames(names, page, matches);
+    const byName = new Map((await repo.findFlagsByNames(this.db, projectId, picked)).map((f) => [f.name, f]));
+    const rows = picked.map((n) => byName.get(n)).filter((f): f is Flag => f !== undefined);
+    const result = await assemblePage(page, rows, (f) => [f.name], (side, key) =>
+      anyNameBeyond(names, side, key[0] as string, matches),
+    );
+    return { ...result, data: result.data.map((f) => this.present(f)) };
+  }
+
+  async listForSegment(projectId: string, segmentId: string, page: PageQuery): Promise<Page<Flag>> {
+    await this.requireProject(this.db, projectId);
+    if (!(await findSegment(this.db, projectId, segmentId))) throw segmentNotFound(segmentId);
+    const rows = await repo.listFlagsForSegment(this.db, projectId, segmentId, page);
+    const result = await assemblePage(
+      page,
+      rows,
+      (f) => [f.name],
+      (side, key) => repo.flagsForSegmentBeyond(this.db, projectId, segmentId, side, key),
+    );
+    return { ...result, data: result.data.map((f) => this.present(f)) };
+  }
+}

@@ -1,0 +1,59 @@
+import type { Kysely, Transaction } from "kysely";
+import { beyondKey, keysetPage } from "../../db/keyset.js";
+import type { ApiKeysTable, Database } from "../../db/schema.js";
+import type { PageQuery, SortKey } from "../../pagination.js";
+import type { ApiKey } from "./key.schemas.js";
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+const toKey = (row: Omit<ApiKeysTable, "key_hash">): ApiKey => ({
+  id: row.id,
+  name: row.name,
+  role: row.role as ApiKey["role"],
+  projectId: row.project_id,
+  createdAt: row.created_at,
+});
+
+const COLUMNS = ["id", "name", "role", "project_id", "created_at"] as const;
+
+export async function insertKey(trx: Transaction<Database>, key: ApiKey, hash: string): Promise<void> {
+  await trx
+    .insertInto("api_keys")
+    .values({
+      id: key.id,
+      name: key.name,
+      role: key.role,
+      project_id: key.projectId,
+      key_hash: hash,
+      created_at: key.createdAt,
+    })
+    .execute();
+}
+
+export async function deleteKey(trx: Transaction<Database>, projectId: string, id: string): Promise<boolean> {
+  const result = await trx
+    .deleteFrom("api_keys")
+    .where("id", "=", id)
+    .where("project_id", "=", projectId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function listKeys(db: Executor, projectId: string, page: PageQuery): Promise<ApiKey[]> {
+  const query = db.selectFrom("api_keys").select(COLUMNS).where("project_id", "=", projectId);
+  return (await keysetPage(query, ["created_at", "id"], page).execute()).map(toKey);
+}
+
+export async function keysBeyond(db: Executor, projectId: string, side: "before" | "after", key: SortKey) {
+  const query = db.selectFrom("api_keys").select("id").where("project_id", "=", projectId);
+  return (await beyondKey(query, ["created_at", "id"], side, key).execute()).length > 0;
+}
+
+export async function hasKeyWithHash(db: Executor, hash: string): Promise<boolean> {
+  return (await db.selectFrom("api_keys").select("id").where("key_hash", "=", hash).executeTakeFirst()) !== undefined;
+}
+
+export async function hasAdminKey(db: Executor): Promise<boolean> {
+  const row = await db.selectFrom("api_keys").select("id").where("role", "=", "admin").executeTakeFirst();
+  return row !== undefined;
+}

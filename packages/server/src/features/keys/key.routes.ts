@@ -1,0 +1,56 @@
+import { Type } from "typebox";
+import { errorResponses, NoContent, PageOf, PageQuery, ProjectParams } from "../../http/schemas.js";
+import type { TypedApp } from "../../http/typed-app.js";
+import { toPageQuery } from "../../pagination.js";
+import { CreateKeyBody } from "./key.schemas.js";
+import type { KeyService } from "./key.service.js";
+
+export function keyRoutes(app: TypedApp, keys: KeyService): void {
+  app.post(
+    "/projects/:projectId/keys",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags: ["keys"],
+        summary: "Create an API key for a project (extension; admin)",
+        description: "The secret `key` is in this answer only; the service stores just its SHA-256 hash.",
+        params: ProjectParams,
+        body: CreateKeyBody,
+        response: { 201: Type.Ref("CreatedApiKey"), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await keys.create(request.params.projectId, request.body)),
+  );
+
+  app.get(
+    "/projects/:projectId/keys",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags: ["keys"],
+        summary: "List a project's API keys, oldest first, without secrets (extension; admin)",
+        params: ProjectParams,
+        querystring: PageQuery,
+        response: { 200: PageOf(Type.Ref("ApiKey")), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => keys.list(request.params.projectId, toPageQuery(request.query, 2)),
+  );
+
+  app.delete(
+    "/projects/:projectId/keys/:keyId",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags: ["keys"],
+        summary: "Revoke an API key (extension; admin)",
+        params: Type.Object({ projectId: Type.String(), keyId: Type.String() }),
+        response: { 204: NoContent, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await keys.revoke(request.params.projectId, request.params.keyId);
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,71 @@
+import { Type } from "typebox";
+import { errorResponses, NoContent, PageOf, PageQuery, ProjectParams } from "../../http/schemas.js";
+import { toPageQuery } from "../../pagination.js";
+import { CreateProjectBody } from "./project.schemas.js";
+import type { ProjectService } from "./project.service.js";
+import type { TypedApp } from "../../http/typed-app.js";
+
+export function projectRoutes(app: TypedApp, projects: ProjectService): void {
+  app.post(
+    "/projects",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags: ["projects"],
+        summary: "Create a project (extension; admin)",
+        body: CreateProjectBody,
+        response: { 201: Type.Ref("Project"), ...errorResponses(400, 401, 403, 409) },
+      },
+    },
+    async (request, reply) => {
+      const project = await projects.create(request.body);
+      return reply.code(201).header("location", `/projects/${encodeURIComponent(project.id)}`).send(project);
+    },
+  );
+
+  app.get(
+    "/projects",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags: ["projects"],
+        summary: "List projects, ordered by id (extension; admin)",
+        querystring: PageQuery,
+        response: { 200: PageOf(Type.Ref("Project")), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => projects.list(toPageQuery(request.query, 1)),
+  );
+
+  app.get(
+    "/projects/:projectId",
+    {
+      config: { access: "read" },
+      schema: {
+        tags: ["projects"],
+        summary: "Retrieve a project (extension)",
+        params: ProjectParams,
+        response: { 200: Type.Ref("Project"), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => projects.get(request.params.projectId),
+  );
+
+  app.delete(
+    "/projects/:projectId",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags: ["projects"],
+        summary: "Delete a project and everything in it (extension; admin)",
+        params: ProjectParams,
+        response: { 204: NoContent, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await projects.delete(request.params.projectId);
+      return reply.code(204).send(null);
+    },
+  );
+}
+

@@ -1,0 +1,212 @@
+import { type Kysely, sql, type Transaction } from "kysely";
+import { beyondKey, keysetPage } from "../../db/keyset.js";
+import type { Selectable } from "kysely";
+import type { Database, SegmentsTable } from "../../db/schema.js";
+import type { PageQuery, SortKey } from "../../pagination.js";
+import type { Actor } from "../actors/actor.schemas.js";
+import { toActor } from "../actors/actor.repository.js";
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/** A segment without its latest actors, as stored. */
+export interface SegmentRow {
+  id: string;
+  projectId: string;
+  name: string;
+  description: string;
+  createdAt: string;
+  nextActorSeq: number;
+}
+
+const toRow = (row: Selectable<SegmentsTable>): SegmentRow => ({
+  id: row.id,
+  projectId: row.project_id,
+  name: row.name,
+  description: row.description,
+  createdAt: row.created_at,
+  nextActorSeq: Number(row.next_actor_seq),
+});
+
+export const LATEST_ACTORS = 10;
+
+export async function findSegment(db: Executor, projectId: string, id: string): Promise<SegmentRow | undefined> {
+  const row = await db
+    .selectFrom("segments")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row && toRow(row);
+}
+
+export async function segmentNameTaken(db: Executor, projectId: string, name: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("segments")
+    .select("id")
+    .where("project_id", "=", projectId)
+    .where("name", "=", name)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function existingSegmentIds(db: Executor, projectId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom("segments").select("id").where("project_id", "=", projectId).where("id", "in", ids).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+export async function insertSegment(trx: Transaction<Database>, segment: SegmentRow): Promise<void> {
+  await trx
+    .insertInto("segments")
+    .values({
+      id: segment.id,
+      project_id: segment.projectId,
+      name: segment.name,
+      description: segment.description,
+      created_at: segment.createdAt,
+      updated_at: segment.createdAt,
+      next_actor_seq: segment.nextActorSeq,
+    })
+    .execute();
+}
+
+export async function saveSegment(trx: Transaction<Database>, segment: SegmentRow, at: string): Promise<void> {
+  await trx
+    .updateTable("segments")
+    .set({ name: segment.name, description: segment.description, next_actor_seq: segment.nextActorSeq, updated_at: at })
+    .where("id", "=", segment.id)
+    .execute();
+}
+
+export async function deleteSegment(trx: Transaction<Database>, id: string): Promise<void> {
+  await trx.deleteFrom("segments").where("id", "=", id).execute();
+}
+
+export async function currentMembers(db: Executor, segmentId: string, actorIds: readonly string[]): Promise<Set<string>> {
+  if (actorIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom("segment_actors")
+    .select("actor_id")
+    .where("segment_id", "=", segmentId)
+    .where("actor_id", "in", actorIds)
+    .execute();
+  return new Set(rows.map((r) => r.actor_id));
+}
+
+/** Adds members in the given order; later ones count as more recently added. */
+export async function addMembers(
+  trx: Transaction<Database>,
+  segment: SegmentRow,
+  actorIds: readonly string[],
+  at: string,
+): Promise<void> {
+  if (actorIds.length === 0) return;
+  await trx
+    .insertInto("segment_actors")
+    .values(
+      actorIds.map((actor_id, i) => ({
+        segment_id: segment.id,
+        project_id: segment.projectId,
+        actor_id,
+        seq: segment.nextActorSeq + i,
+        added_at: at,
+      })),
+    )
+    .execute();
+}
+
+export async function removeMembers(trx: Transaction<Database>, segmentId: string, actorIds: readonly string[]) {
+  if (actorIds.length === 0) return;
+  await trx.deleteFrom("segment_actors").where("segment_id", "=", segmentId).where("actor_id", "in", actorIds).execute();
+}
+
+/** The latest actors of several segments in one query, newest first. */
+export async function latestActors(db: Executor, segmentIds: readonly string[]): Promise<Map<string, Actor[]>> {
+  const out = new Map<string, Actor[]>(segmentIds.map((id) => [id, []]));
+  if (segmentIds.length === 0) return out;
+  const ranked = db
+    .selectFrom("segment_actors")
+    .innerJoin("actors", (join) =>
+      join.onRef("actors.project_id", "=", "segment_actors.project_id").onRef("actors.actor_id", "=", "segment_actors.actor_id"),
+    )
+    .select([
+      "segment_actors.segment_id",
+      "segment_actors.seq",
+      "actors.actor_id",
+      "actors.name",
+      "actors.image_url",
+      "actors.created_at",
+      sql<number>`row_number() over (partition by segment_actors.segment_id order by segment_actors.seq desc)`.as("rank"),
+    ])
+    .where("segment_actors.segment_id", "in", segmentIds)
+    .as("ranked");
+  const rows = await db
+    .selectFrom(ranked)
+    .selectAll()
+    .where("rank", "<=", LATEST_ACTORS)
+    .orderBy("segment_id")
+    .orderBy("seq", "desc")
+    .execute();
+  for (const row of rows) out.get(row.segment_id)?.push(toActor(row));
+  return out;
+}
+
+const SEGMENT_COLUMNS = [
+  "segments.id",
+  "segments.project_id",
+  "segments.name",
+  "segments.description",
+  "segments.created_at",
+  "segments.updated_at",
+  "segments.next_actor_seq",
+] as const;
+
+export async function listSegments(db: Executor, projectId: string, page: PageQuery): Promise<SegmentRow[]> {
+  const query = db.selectFrom("segments").select(SEGMENT_COLUMNS).where("segments.project_id", "=", projectId);
+  return (await keysetPage(query, ["segments.name"], page).execute()).map((r) => toRow(r));
+}
+
+export async function segmentsBeyond(db: Executor, projectId: string, side: "before" | "after", key: SortKey) {
+  const query = db.selectFrom("segments").select("segments.id").where("segments.project_id", "=", projectId);
+  return (await beyondKey(query, ["segments.name"], side, key).execute()).length > 0;
+}
+
+function forFlagQuery(db: Executor, flagId: string) {
+  return db
+    .selectFrom("segments")
+    .innerJoin("flag_segments", "flag_segments.segment_id", "segments.id")
+    .where("flag_segments.flag_id", "=", flagId);
+}
+
+export async function listSegmentsForFlag(db: Executor, flagId: string, page: PageQuery): Promise<SegmentRow[]> {
+  const rows = await keysetPage(forFlagQuery(db, flagId).select(SEGMENT_COLUMNS), ["segments.name"], page).execute();
+  return rows.map((r) => toRow(r));
+}
+
+export async function segmentsForFlagBeyond(db: Executor, flagId: string, side: "before" | "after", key: SortKey) {
+  return (await beyondKey(forFlagQuery(db, flagId).select("segments.id"), ["segments.name"], side, key).execute()).length > 0;
+}
+
+function forActorQuery(db: Executor, projectId: string, actorId: string) {
+  return db
+    .selectFrom("segments")
+    .innerJoin("segment_actors", "segment_actors.segment_id", "segments.id")
+    .where("segment_actors.project_id", "=", projectId)
+    .where("segment_actors.actor_id", "=", actorId);
+}
+
+export async function listSegmentsForActor(db: Executor, projectId: string, actorId: string, page: PageQuery) {
+  const rows = await keysetPage(forActorQuery(db, projectId, actorId).select(SEGMENT_COLUMNS), ["segments.name"], page).execute();
+  return rows.map((r) => toRow(r));
+}
+
+export async function segmentsForActorBeyond(
+  db: Executor,
+  projectId: string,
+  actorId: string,
+  side: "before" | "after",
+  key: SortKey,
+) {
+  const query = forActorQuery(db, projectId, actorId).select("segments.id");
+  return (await beyondKey(query, ["segments.name"], side, key).execute()).length > 0;
+}

@@ -1,0 +1,125 @@
+import { Type } from "typebox";
+import { ActorParams, errorResponses, NoContent, PageOf, PageQuery, ProjectParams } from "../../http/schemas.js";
+import type { TypedApp } from "../../http/typed-app.js";
+import { toPageQuery } from "../../pagination.js";
+import { CreateSegmentBody, SegmentParams, UpdateSegmentBody } from "./segment.schemas.js";
+import type { SegmentService } from "./segment.service.js";
+
+const Segment = Type.Ref("Segment");
+
+export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
+  app.get(
+    "/projects/:projectId/segments",
+    {
+      config: { access: "read" },
+      schema: {
+        tags: ["segments"],
+        summary: "List segments of a project, ordered by name",
+        params: ProjectParams,
+        querystring: PageQuery,
+        response: { 200: PageOf(Segment), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => segments.list(request.params.projectId, toPageQuery(request.query, 1)),
+  );
+
+  app.post(
+    "/projects/:projectId/segments",
+    {
+      config: { access: "write" },
+      schema: {
+        tags: ["segments"],
+        summary: "Create a segment",
+        params: ProjectParams,
+        body: CreateSegmentBody,
+        response: { 201: Segment, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+      },
+    },
+    async (request, reply) => {
+      const { projectId } = request.params;
+      const segment = await segments.create(projectId, request.body);
+      return reply
+        .code(201)
+        .header("location", `/projects/${encodeURIComponent(projectId)}/segments/${encodeURIComponent(segment.id)}`)
+        .send(segment);
+    },
+  );
+
+  app.get(
+    "/projects/:projectId/segments/:segmentId",
+    {
+      config: { access: "read" },
+      schema: {
+        tags: ["segments"],
+        summary: "Retrieve a segment",
+        params: SegmentParams,
+        response: { 200: Segment, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => segments.get(request.params.projectId, request.params.segmentId),
+  );
+
+  app.patch(
+    "/projects/:projectId/segments/:segmentId",
+    {
+      config: { access: "write" },
+      schema: {
+        tags: ["segments"],
+        summary: "Update a segment: name, description, members; all in one transaction",
+        params: SegmentParams,
+        body: UpdateSegmentBody,
+        response: { 200: Segment, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+      },
+    },
+    async (request) => segments.update(request.params.projectId, request.params.segmentId, request.body ?? {}),
+  );
+
+  app.delete(
+    "/projects/:projectId/segments/:segmentId",
+    {
+      config: { access: "write" },
+      schema: {
+        tags: ["segments"],
+        summary: "Delete a segment and detach it from every flag (extension)",
+        params: SegmentParams,
+        response: { 204: NoContent, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await segments.delete(request.params.projectId, request.params.segmentId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    "/projects/:projectId/flags/:flagName/segments",
+    {
+      config: { access: "read" },
+      schema: {
+        tags: ["segments", "flags"],
+        summary: "List segments attached to a flag",
+        params: Type.Object({ projectId: Type.String(), flagName: Type.String() }),
+        querystring: PageQuery,
+        response: { 200: PageOf(Segment), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) =>
+      segments.listForFlag(request.params.projectId, request.params.flagName, toPageQuery(request.query, 1)),
+  );
+
+  app.get(
+    "/projects/:projectId/actors/:actorId/segments",
+    {
+      config: { access: "read" },
+      schema: {
+        tags: ["segments", "actors"],
+        summary: "List segments an actor has been added to",
+        params: ActorParams,
+        querystring: PageQuery,
+        response: { 200: PageOf(Segment), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) =>
+      segments.listForActor(request.params.projectId, request.params.actorId, toPageQuery(request.query, 1)),
+  );
+}

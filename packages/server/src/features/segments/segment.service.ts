@@ -1,0 +1,182 @@
+import type { Kysely, Transaction } from "kysely";
+import { type Clock, isoTime } from "../../clock.js";
+import { isUniqueViolation } from "../../db/database.js";
+import type { Database } from "../../db/schema.js";
+import { AppError, flagNotFound, invalid, projectNotFound, segmentNotFound } from "../../errors.js";
+import { newId } from "../../ids.js";
+import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
+import { ensureActors } from "../actors/actor.repository.js";
+import type { ChangeFeed } from "../evaluation/change-feed.js";
+import { findFlag } from "../flags/flag.repository.js";
+import { findProject } from "../projects/project.repository.js";
+import * as repo from "./segment.repository.js";
+import type { CreateSegmentInput, Segment, UpdateSegmentInput } from "./segment.schemas.js";
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+const MAX_NAME = 128;
+
+/** Trims a segment name and checks its length after trimming. */
+function segmentName(raw: string): string {
+  const name = raw.trim();
+  if (name.length < 1 || [...name].length > MAX_NAME) {
+    throw invalid("A segment name must be 1–128 characters after trimming.", [
+      { path: "/name", message: "must be 1–128 characters after trimming" },
+    ]);
+  }
+  return name;
+}
+
+const segmentExists = (name: string) => new AppError(409, "segment_exists", `A segment named "${name}" already exists.`);
+
+export class SegmentService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly feed: ChangeFeed,
+    private readonly clock: Clock,
+  ) {}
+
+  private async requireProject(db: Executor, projectId: string) {
+    if (!(await findProject(db, projectId))) throw projectNotFound(projectId);
+  }
+
+  /** Adds `latestActors` to stored segments with one query for the lot. */
+  private async withLatestActors(db: Executor, rows: repo.SegmentRow[]): Promise<Segment[]> {
+    const latest = await repo.latestActors(
+      db,
+      rows.map((r) => r.id),
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      description: r.description,
+      createdAt: r.createdAt,
+      latestActors: latest.get(r.id) ?? [],
+    }));
+  }
+
+  private async page(page: PageQuery, rows: repo.SegmentRow[], beyond: (side: "before" | "after", key: readonly string[]) => Promise<boolean>) {
+    const result = await assemblePage(page, rows, (s) => [s.name], beyond);
+    return { data: await this.withLatestActors(this.db, result.data), pagination: result.pagination };
+  }
+
+  async create(projectId: string, input: CreateSegmentInput): Promise<Segment> {
+    const name = segmentName(input.name);
+    try {
+      return await this.feed.write(projectId, async (trx) => {
+        await this.requireProject(trx, projectId);
+        if (await repo.segmentNameTaken(trx, projectId, name)) throw segmentExists(name);
+        const row: repo.SegmentRow = {
+          id: newId("seg"),
+          projectId,
+          name,
+          description: input.description ?? "",
+          createdAt: isoTime(this.clock.now()),
+          nextActorSeq: 1,
+        };
+        await repo.insertSegment(trx, row);
+        return {
+          result: { id: row.id, name, description: row.description, createdAt: row.createdAt, latestActors: [] },
+          changes: [],
+        };
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw segmentExists(name);
+      throw error;
+    }
+  }
+
+  async get(projectId: string, segmentId: string): Promise<Segment> {
+    const row = await repo.findSegment(this.db, projectId, segmentId);
+    if (!row) {
+      await this.requireProject(this.db, projectId);
+      throw segmentNotFound(segmentId);
+    }
+    const [segment] = await this.withLatestActors(this.db, [row]);
+    return segment as Segment;
+  }
+
+  async update(projectId: string, segmentId: string, input: UpdateSegmentInput): Promise<Segment> {
+    const name = input.name === undefined ? undefined : segmentName(input.name);
+    const add = [...new Set(input.addActors ?? [])];
+    const remove = [...new Set(input.removeActors ?? [])];
+    const removing = new Set(remove);
+    const both = add.filter((id) => removing.has(id));
+    if (both.length > 0) {
+      throw invalid(
+        "An id cannot be added and removed in the same request.",
+        both.map((id) => ({ path: "/addActors", message: `"${id}" is both added and removed` })),
+      );
+    }
+    try {
+      return await this.feed.write(projectId, async (trx) => {
+        await this.requireProject(trx, projectId);
+        const row = await repo.findSegment(trx, projectId, segmentId);
+        if (!row) throw segmentNotFound(segmentId);
+        if (name !== undefined && name !== row.name && (await repo.segmentNameTaken(trx, projectId, name))) {
+          throw segmentExists(name);
+        }
+        const members = await repo.currentMembers(trx, segmentId, [...add, ...remove]);
+        const added = add.filter((id) => !members.has(id));
+        const removed = remove.filter((id) => members.has(id));
+        const next: repo.SegmentRow = {
+          ...row,
+          name: name ?? row.name,
+          description: input.description ?? row.description,
+          nextActorSeq: row.nextActorSeq + added.length,
+        };
+        const changed =
+          next.name !== row.name || next.description !== row.description || added.length > 0 || removed.length > 0;
+        if (changed) {
+          const now = isoTime(this.clock.now());
+          await repo.saveSegment(trx, next, now);
+          await ensureActors(trx, projectId, added, now);
+          await repo.addMembers(trx, row, added, now);
+          await repo.removeMembers(trx, segmentId, removed);
+        }
+        const [segment] = await this.withLatestActors(trx, [next]);
+        return {
+          result: segment as Segment,
+          changes:
+            added.length > 0 || removed.length > 0
+              ? [{ kind: "segment.members", projectId, segmentId, add: added, remove: removed }]
+              : [],
+        };
+      });
+    } catch (error) {
+      if (isUniqueViolation(error) && name !== undefined) throw segmentExists(name);
+      throw error;
+    }
+  }
+
+  /** Deletes a segment; it is detached from every flag and its memberships go with it. */
+  async delete(projectId: string, segmentId: string): Promise<void> {
+    await this.feed.write(projectId, async (trx) => {
+      await this.requireProject(trx, projectId);
+      if (!(await repo.findSegment(trx, projectId, segmentId))) throw segmentNotFound(segmentId);
+      await repo.deleteSegment(trx, segmentId);
+      return { result: undefined, changes: [{ kind: "segment.deleted", projectId, segmentId }] };
+    });
+  }
+
+  async list(projectId: string, page: PageQuery): Promise<Page<Segment>> {
+    await this.requireProject(this.db, projectId);
+    const rows = await repo.listSegments(this.db, projectId, page);
+    return this.page(page, rows, (side, key) => repo.segmentsBeyond(this.db, projectId, side, key));
+  }
+
+  async listForFlag(projectId: string, flagName: string, page: PageQuery): Promise<Page<Segment>> {
+    await this.requireProject(this.db, projectId);
+    const flag = await findFlag(this.db, projectId, flagName);
+    if (!flag) throw flagNotFound(flagName);
+    const rows = await repo.listSegmentsForFlag(this.db, flag.id, page);
+    return this.page(page, rows, (side, key) => repo.segmentsForFlagBeyond(this.db, flag.id, side, key));
+  }
+
+  /** Segments an actor has been added to; an actor never seen simply has none. */
+  async listForActor(projectId: string, actorId: string, page: PageQuery): Promise<Page<Segment>> {
+    await this.requireProject(this.db, projectId);
+    const rows = await repo.listSegmentsForActor(this.db, projectId, actorId, page);
+    return this.page(page, rows, (side, key) => repo.segmentsForActorBeyond(this.db, projectId, actorId, side, key));
+  }
+}

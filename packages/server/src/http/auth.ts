@@ -1,0 +1,62 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { AppError } from "../errors.js";
+import type { Role } from "../features/evaluation/changes.js";
+import type { Principal, Snapshot } from "../features/evaluation/snapshot.js";
+import { hashApiKey } from "../ids.js";
+
+/**
+ * What an operation requires. `admin`: an admin key. `write`, `read`, `check`: a key of the project named
+ * in the path with at least that role (write > read > check), or an admin key. `public`: no key.
+ */
+export type Access = "public" | "admin" | "write" | "read" | "check";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    access?: Access;
+  }
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+const RANK: Record<Exclude<Role, "admin">, number> = { check: 1, read: 2, write: 3 };
+
+const BEARER = /^Bearer +([^\s]+) *$/i;
+
+const unauthorized = (detail: string) => new AppError(401, "unauthorized", detail);
+
+/** Whether a principal may perform an operation of the given access level on a project. */
+export function allows(principal: Principal, access: Exclude<Access, "public">, projectId: string | undefined): boolean {
+  if (principal.role === "admin") return true;
+  if (access === "admin") return false;
+  if (projectId === undefined || principal.projectId !== projectId) return false;
+  return RANK[principal.role] >= RANK[access];
+}
+
+/**
+ * Authenticates every request against the key hashes in the snapshot (no database I/O), then
+ * authorises it against the route's declared access and the project in its path.
+ */
+export function authenticate(snapshot: Snapshot) {
+  return async function authHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const access = request.routeOptions.config.access;
+    if (access === undefined || access === "public") return;
+    const header = request.headers.authorization;
+    if (header === undefined) throw unauthorized("Send an API key as Authorization: Bearer <key>.");
+    const match = BEARER.exec(header);
+    if (!match) throw unauthorized("The Authorization header must be Bearer <key>.");
+    const principal = snapshot.principal(hashApiKey(match[1] as string));
+    if (!principal) throw unauthorized("The API key is unknown or has been revoked.");
+    const projectId = (request.params as { projectId?: string } | undefined)?.projectId;
+    if (!allows(principal, access, projectId)) {
+      throw new AppError(
+        403,
+        "forbidden",
+        access === "admin"
+          ? "This operation needs an admin key."
+          : `This key may not ${access === "write" ? "change" : access === "read" ? "read" : "check"} this project.`,
+      );
+    }
+    request.principal = principal;
+  };
+}

@@ -1,0 +1,32 @@
+import swagger from "@fastify/swagger";
+import type { FastifyInstance } from "fastify";
+
+/** Generates the OpenAPI 3.1 document from the routes' own TypeBox schemas; nothing is written by hand. */
+export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Flagstaff feature-flag API",
+        version,
+        description:
+          "Feature flags with actor and segment targeting and percentage rollouts. Version 1, served at the root. " +
+          "Operations marked (extension) go beyond the original interface. Errors are RFC 9457 problem details.",
+      },
+      components: {
+        securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key: fsk_…" } },
+      },
+      security: [{ bearer: [] }],
+      tags: [
+        { name: "flags" },
+        { name: "evaluation" },
+        { name: "segments" },
+        { name: "actors" },
+        { name: "projects", description: "Extension" },
+        { name: "keys", description: "Extension" },
+        { name: "operations" },
+      ],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+}

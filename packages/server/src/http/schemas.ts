@@ -1,0 +1,65 @@
+import { type TSchema, Type } from "typebox";
+
+/** Field rules shared by several operations, so each limit lives in one place. */
+export const Limits = {
+  projectId: Type.String({ pattern: "^[A-Za-z0-9._-]{1,64}$", description: "1–64 characters of A–Z a–z 0–9 . _ -" }),
+  flagName: Type.String({
+    pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$",
+    description: "1–128 characters of A–Z a–z 0–9 . _ - :, starting with a letter or digit",
+  }),
+  actorId: Type.String({
+    minLength: 1,
+    maxLength: 256,
+    pattern: "^\\P{Cc}+$",
+    description: "1–256 characters, no control characters",
+  }),
+  description: Type.String({ maxLength: 1024 }),
+  idList: <T extends TSchema>(item: T, description: string) => Type.Array(item, { maxItems: 1000, description }),
+};
+
+export const Timestamp = Type.String({ format: "date-time", examples: ["2026-11-22T10:00:00.000Z"] });
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+export const Problem = Type.Object(
+  {
+    type: Type.String({ description: "URI naming the kind of problem: urn:flagstaff:problem:<code>" }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String({ description: "Machine-readable error code" }),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), {
+        description: "Present on validation errors: one entry per offending value",
+      }),
+    ),
+  },
+  { $id: "Problem", description: "RFC 9457 problem details" },
+);
+
+export const PaginationSchema = Type.Object({
+  before: Type.Union([Type.String(), Type.Null()], { description: "Cursor of the previous page; null on the first page" }),
+  after: Type.Union([Type.String(), Type.Null()], { description: "Cursor of the next page; null on the last page" }),
+});
+
+export const PageOf = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), pagination: PaginationSchema });
+
+export const PageQuerySchema = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: "Page size, 1–100 (default 20). Extension." })),
+  before: Type.Optional(Type.String({ description: "Cursor: the page before this one" })),
+  after: Type.Optional(Type.String({ description: "Cursor: the page after this one" })),
+};
+
+export const PageQuery = Type.Object(PageQuerySchema, { additionalProperties: false });
+
+export const ProjectParams = Type.Object({ projectId: Type.String() });
+
+/** Error responses an operation may give, for the OpenAPI document. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const status of statuses) out[status] = Type.Ref("Problem");
+  return out;
+}
+
+export const NoContent = Type.Null({ description: "No content" });
+
+export const ActorParams = Type.Object({ projectId: Type.String(), actorId: Limits.actorId });
