@@ -3,7 +3,14 @@ import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import zlib from "node:zlib";
 import fc from "fast-check";
-import { ALLOWED_PERCENTAGES, actorBucket, BUCKET_COUNT, crc32Utf8, inActorRollout, inCallRollout } from "../src/index.js";
+import {
+  ALLOWED_PERCENTAGES,
+  actorBucket,
+  BUCKET_COUNT,
+  crc32Utf8,
+  inActorRollout,
+  inCallRollout,
+} from "../src/index.js";
 
 interface BucketingVector {
   flagName: string;
@@ -48,8 +55,7 @@ function mulberry32(seed: number): () => number {
 }
 
 function uuidLike(rand: () => number): string {
-  const hex = (n: number) =>
-    Array.from({ length: n }, () => Math.floor(rand() * 16).toString(16)).join("");
+  const hex = (n: number) => Array.from({ length: n }, () => Math.floor(rand() * 16).toString(16)).join("");
   return `${hex(8)}-${hex(4)}-4${hex(3)}-${hex(4)}-${hex(12)}`;
 }
 

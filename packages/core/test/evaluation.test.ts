@@ -143,7 +143,10 @@ function scenarioArb(overrides: { status?: fc.Arbitrary<FlagStatus> } = {}): fc.
   );
 }
 
-const withFlag = (s: Scenario, changes: Partial<EvaluableFlag>): Scenario => ({ ...s, flag: { ...s.flag, ...changes } });
+const withFlag = (s: Scenario, changes: Partial<EvaluableFlag>): Scenario => ({
+  ...s,
+  flag: { ...s.flag, ...changes },
+});
 
 // ---------------------------------------------------------------------------------------------------------
 
@@ -206,7 +209,10 @@ describe("evaluate", () => {
         const rnd = countingRandom(s.draw);
         const result = evaluate(s.flag, s.actorIds, s.isMember, rnd.random);
         assert.equal(rnd.calls, 0);
-        assert.deepEqual(plain(result), s.flag.status === "enabled" ? { enabled: true, reason: "STATIC" } : { enabled: false, reason: "DISABLED" });
+        assert.deepEqual(
+          plain(result),
+          s.flag.status === "enabled" ? { enabled: true, reason: "STATIC" } : { enabled: false, reason: "DISABLED" },
+        );
       }),
       { numRuns: 1000 },
     );
@@ -231,7 +237,10 @@ describe("evaluate", () => {
       fc.property(scenarioArb({ status: fc.constant("conditional") }), (s) => {
         const result = evaluate(s.flag, [], s.isMember, () => s.draw);
         const inCalls = s.draw < s.flag.percentageCalls / 100;
-        assert.deepEqual(plain(result), inCalls ? { enabled: true, reason: "SPLIT" } : { enabled: false, reason: "DEFAULT" });
+        assert.deepEqual(
+          plain(result),
+          inCalls ? { enabled: true, reason: "SPLIT" } : { enabled: false, reason: "DEFAULT" },
+        );
       }),
       { numRuns: 1000 },
     );

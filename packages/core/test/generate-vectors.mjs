@@ -158,7 +158,9 @@ function referenceEvaluate(v) {
     check(flag.percentageCalls === 0 || flag.percentageCalls === 100, `${v.description}: needs a draw`);
     return flag.percentageCalls === 100 ? { enabled: true, reason: "SPLIT" } : { enabled: false, reason: "DEFAULT" };
   }
-  return randomDraw < flag.percentageCalls / 100 ? { enabled: true, reason: "SPLIT" } : { enabled: false, reason: "DEFAULT" };
+  return randomDraw < flag.percentageCalls / 100
+    ? { enabled: true, reason: "SPLIT" }
+    : { enabled: false, reason: "DEFAULT" };
 }
 
 function flag(overrides) {

@@ -112,7 +112,15 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   }
   app.addHook("onRequest", authenticate(feed.snapshot));
 
-  for (const schema of [Problem, ProjectSchema, ApiKeySchema, CreatedApiKeySchema, FlagSchema, ActorSchema, SegmentSchema]) {
+  for (const schema of [
+    Problem,
+    ProjectSchema,
+    ApiKeySchema,
+    CreatedApiKeySchema,
+    FlagSchema,
+    ActorSchema,
+    SegmentSchema,
+  ]) {
     app.addSchema(schema);
   }
   healthRoutes(app, () => database.ping());
@@ -122,11 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   checkRoutes(app, checker);
   segmentRoutes(app, segments);
   actorRoutes(app, actors);
-  app.get(
-    "/openapi.json",
-    { config: { access: "public" }, schema: { hide: true } },
-    async () => app.swagger(),
-  );
+  app.get("/openapi.json", { config: { access: "public" }, schema: { hide: true } }, async () => app.swagger());
 
   const flushTimer = setInterval(() => {
     recorder.flush().catch((error) => app.log.warn({ err: error }, "could not write latestCheckedAt; will retry"));

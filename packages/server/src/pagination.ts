@@ -40,17 +40,15 @@ function decodeCursor(cursor: string, keyLength: number, parameter: string): Sor
 }
 
 /** Turns `limit`, `before` and `after` into a page query; a cursor that does not decode is a 400. */
-export function toPageQuery(
-  query: { limit?: number; before?: string; after?: string },
-  keyLength: number,
-): PageQuery {
+export function toPageQuery(query: { limit?: number; before?: string; after?: string }, keyLength: number): PageQuery {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE;
   if (query.before !== undefined && query.after !== undefined) {
     throw invalid("Give either before or after, not both.", [
       { path: "/query/before", message: "must not be given together with after" },
     ]);
   }
-  if (query.after !== undefined) return { limit, direction: "after", key: decodeCursor(query.after, keyLength, "after") };
+  if (query.after !== undefined)
+    return { limit, direction: "after", key: decodeCursor(query.after, keyLength, "after") };
   if (query.before !== undefined) {
     return { limit, direction: "before", key: decodeCursor(query.before, keyLength, "before") };
   }

@@ -81,7 +81,14 @@ function openPostgres(
 }
 
 const PG_CONNECTION_CODES = new Set(["57P01", "57P02", "57P03", "53300"]);
-const NODE_CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EHOSTUNREACH"]);
+const NODE_CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+]);
 
 /** Whether an error means the database could not be reached (answer 503), not that the query was wrong. */
 export function isUnavailableError(error: unknown): boolean {

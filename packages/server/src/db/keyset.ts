@@ -3,7 +3,6 @@ import type { PageQuery, SortKey } from "../pagination.js";
 
 // Kysely cannot type a helper generic over "any query with these columns", so the column references
 // are untyped here; the repositories that call it pass literal column names of their own tables.
-// biome-ignore lint/suspicious/noExplicitAny: see above
 type AnyQuery = SelectQueryBuilder<any, any, any>;
 
 function after(eb: ExpressionBuilder<any, any>, columns: readonly string[], key: SortKey, op: ">" | "<") {
@@ -26,6 +25,11 @@ export function keysetPage<Q extends AnyQuery>(query: Q, columns: readonly strin
 }
 
 /** Restricts a query to items strictly before or after a key (for `assemblePage`'s `hasBeyond`). */
-export function beyondKey<Q extends AnyQuery>(query: Q, columns: readonly string[], side: "before" | "after", key: SortKey): Q {
+export function beyondKey<Q extends AnyQuery>(
+  query: Q,
+  columns: readonly string[],
+  side: "before" | "after",
+  key: SortKey,
+): Q {
   return (query as AnyQuery).where((eb) => after(eb, columns, key, side === "before" ? "<" : ">")).limit(1) as Q;
 }

@@ -26,7 +26,11 @@ const BEARER = /^Bearer +([^\s]+) *$/i;
 const unauthorized = (detail: string) => new AppError(401, "unauthorized", detail);
 
 /** Whether a principal may perform an operation of the given access level on a project. */
-export function allows(principal: Principal, access: Exclude<Access, "public">, projectId: string | undefined): boolean {
+export function allows(
+  principal: Principal,
+  access: Exclude<Access, "public">,
+  projectId: string | undefined,
+): boolean {
   if (principal.role === "admin") return true;
   if (access === "admin") return false;
   if (projectId === undefined || principal.projectId !== projectId) return false;

@@ -82,7 +82,11 @@ export function toAppError(error: unknown): AppError {
   }
   switch (fe.code) {
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-      return new AppError(415, "unsupported_media_type", "Send request bodies as JSON with Content-Type: application/json.");
+      return new AppError(
+        415,
+        "unsupported_media_type",
+        "Send request bodies as JSON with Content-Type: application/json.",
+      );
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return new AppError(413, "payload_too_large", "The request body is larger than 1 MiB.");
     case "FST_ERR_CTP_INVALID_JSON_BODY":

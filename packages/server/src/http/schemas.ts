@@ -37,14 +37,19 @@ export const Problem = Type.Object(
 );
 
 export const PaginationSchema = Type.Object({
-  before: Type.Union([Type.String(), Type.Null()], { description: "Cursor of the previous page; null on the first page" }),
+  before: Type.Union([Type.String(), Type.Null()], {
+    description: "Cursor of the previous page; null on the first page",
+  }),
   after: Type.Union([Type.String(), Type.Null()], { description: "Cursor of the next page; null on the last page" }),
 });
 
-export const PageOf = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), pagination: PaginationSchema });
+export const PageOf = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), pagination: PaginationSchema });
 
 export const PageQuerySchema = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: "Page size, 1–100 (default 20). Extension." })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, description: "Page size, 1–100 (default 20). Extension." }),
+  ),
   before: Type.Optional(Type.String({ description: "Cursor: the page before this one" })),
   after: Type.Optional(Type.String({ description: "Cursor: the page after this one" })),
 };

@@ -91,11 +91,7 @@ export function initialMigration(dialect: Dialect): Migration {
         .addColumn("created_at", "text", (c) => c.notNull())
         .addPrimaryKeyConstraint("flag_actors_pk", ["flag_id", "actor_id"])
         .execute();
-      await db.schema
-        .createIndex("flag_actors_actor")
-        .on("flag_actors")
-        .columns(["project_id", "actor_id"])
-        .execute();
+      await db.schema.createIndex("flag_actors_actor").on("flag_actors").columns(["project_id", "actor_id"]).execute();
 
       await db.schema
         .createTable("flag_segments")

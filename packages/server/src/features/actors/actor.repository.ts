@@ -12,11 +12,18 @@ export const toActor = (row: Pick<ActorsTable, "actor_id" | "name" | "image_url"
 });
 
 /** Brings actors into being the first time they are attached or added; existing ones are left as they are. */
-export async function ensureActors(trx: Transaction<Database>, projectId: string, actorIds: readonly string[], at: string) {
+export async function ensureActors(
+  trx: Transaction<Database>,
+  projectId: string,
+  actorIds: readonly string[],
+  at: string,
+) {
   if (actorIds.length === 0) return;
   await trx
     .insertInto("actors")
-    .values(actorIds.map((actor_id) => ({ project_id: projectId, actor_id, name: null, image_url: null, created_at: at })))
+    .values(
+      actorIds.map((actor_id) => ({ project_id: projectId, actor_id, name: null, image_url: null, created_at: at })),
+    )
     .onConflict((oc) => oc.columns(["project_id", "actor_id"]).doNothing())
     .execute();
 }

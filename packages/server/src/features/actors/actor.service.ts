@@ -18,7 +18,11 @@ export class ActorService {
     const actor = await repo.findActor(this.db, projectId, actorId);
     if (actor) return actor;
     if (!(await findProject(this.db, projectId))) throw projectNotFound(projectId);
-    throw new AppError(404, "actor_not_found", `Actor "${actorId}" has never been attached to a flag or added to a segment.`);
+    throw new AppError(
+      404,
+      "actor_not_found",
+      `Actor "${actorId}" has never been attached to a flag or added to a segment.`,
+    );
   }
 
   /** Creates or replaces an actor's profile; fields left out are cleared. Answers whether it was created. */

@@ -45,14 +45,12 @@ export class ChangeFeed {
 
   /** Loads every project, flag, membership and key into the snapshot, as of one consistent read. */
   async load(): Promise<void> {
-    await this.db
-      .transaction()
-      .execute(async (trx) => {
-        const versions = await readStreamVersions(trx);
-        const rows = await readEvaluationRows(trx);
-        this.fill(rows);
-        for (const [stream, version] of versions) this.snapshot.versions.set(stream, version);
-      });
+    await this.db.transaction().execute(async (trx) => {
+      const versions = await readStreamVersions(trx);
+      const rows = await readEvaluationRows(trx);
+      this.fill(rows);
+      for (const [stream, version] of versions) this.snapshot.versions.set(stream, version);
+    });
   }
 
   /**

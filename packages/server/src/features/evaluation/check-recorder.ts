@@ -40,7 +40,10 @@ export class CheckRecorder {
     try {
       for (let i = 0; i < entries.length; i += BATCH) {
         const chunk = entries.slice(i, i + BATCH);
-        const cases = sql.join(chunk.map(([id, at]) => sql`when ${id} then ${isoTime(at)}`), sql` `);
+        const cases = sql.join(
+          chunk.map(([id, at]) => sql`when ${id} then ${isoTime(at)}`),
+          sql` `,
+        );
         const value = sql<string>`(case id ${cases} end)`;
         await this.db
           .updateTable("flags")

@@ -108,7 +108,11 @@ export async function detachActors(trx: Transaction<Database>, flagId: string, a
   await trx.deleteFrom("flag_actors").where("flag_id", "=", flagId).where("actor_id", "in", actorIds).execute();
 }
 
-export async function attachedSegments(trx: Executor, flagId: string, segmentIds: readonly string[]): Promise<Set<string>> {
+export async function attachedSegments(
+  trx: Executor,
+  flagId: string,
+  segmentIds: readonly string[],
+): Promise<Set<string>> {
   if (segmentIds.length === 0) return new Set();
   const rows = await trx
     .selectFrom("flag_segments")
@@ -119,7 +123,12 @@ export async function attachedSegments(trx: Executor, flagId: string, segmentIds
   return new Set(rows.map((r) => r.segment_id));
 }
 
-export async function attachSegments(trx: Transaction<Database>, flagId: string, segmentIds: readonly string[], at: string) {
+export async function attachSegments(
+  trx: Transaction<Database>,
+  flagId: string,
+  segmentIds: readonly string[],
+  at: string,
+) {
   if (segmentIds.length === 0) return;
   await trx
     .insertInto("flag_segments")
@@ -154,7 +163,13 @@ export async function listFlags(db: Executor, projectId: string, filter: FlagFil
   return rows.map(toFlag);
 }
 
-export async function flagsBeyond(db: Executor, projectId: string, filter: FlagFilter, side: "before" | "after", key: SortKey) {
+export async function flagsBeyond(
+  db: Executor,
+  projectId: string,
+  filter: FlagFilter,
+  side: "before" | "after",
+  key: SortKey,
+) {
   return (await beyondKey(flagsQuery(db, projectId, filter).select("id"), ["name"], side, key).execute()).length > 0;
 }
 

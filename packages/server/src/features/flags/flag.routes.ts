@@ -2,13 +2,7 @@ import { Type } from "typebox";
 import { ActorParams, errorResponses, NoContent, PageOf, PageQuery } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { toPageQuery } from "../../pagination.js";
-import {
-  CreateFlagBody,
-  CreateFlagParams,
-  FlagParams,
-  ListFlagsQuery,
-  UpdateFlagBody,
-} from "./flag.schemas.js";
+import { CreateFlagBody, CreateFlagParams, FlagParams, ListFlagsQuery, UpdateFlagBody } from "./flag.schemas.js";
 import type { FlagService } from "./flag.service.js";
 
 const Flag = Type.Ref("Flag");

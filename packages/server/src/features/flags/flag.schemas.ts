@@ -7,7 +7,10 @@ export const FlagStatusSchema = Type.Union(
   { description: "enabled: on for everyone; disabled: off for everyone; conditional: on by the targeting rules" },
 );
 
-const Percentage = Type.Integer({ enum: [...ALLOWED_PERCENTAGES], description: "One of 0, 1, 2, 5, 10, 25, 50, 75, 100" });
+const Percentage = Type.Integer({
+  enum: [...ALLOWED_PERCENTAGES],
+  description: "One of 0, 1, 2, 5, 10, 25, 50, 75, 100",
+});
 
 export const FlagSchema = Type.Object(
   {
@@ -57,7 +60,9 @@ export const ListFlagsQuery = Type.Object(
   {
     ...PageQuerySchema,
     name: Type.Optional(Type.String({ maxLength: 128, description: "Case-insensitive substring of the name" })),
-    q: Type.Optional(Type.String({ maxLength: 1024, description: "Case-insensitive substring of name or description" })),
+    q: Type.Optional(
+      Type.String({ maxLength: 1024, description: "Case-insensitive substring of name or description" }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -21,10 +21,15 @@ const unique = (ids: readonly string[] | undefined): string[] => [...new Set(ids
 /** An id both added and removed in one request is a contradiction, refused before anything is done. */
 function contradictions(add: string[], remove: string[], field: string): FieldError[] {
   const removing = new Set(remove);
-  return add.filter((id) => removing.has(id)).map((id) => ({ path: `/${field}`, message: `"${id}" is both added and removed` }));
+  return add
+    .filter((id) => removing.has(id))
+    .map((id) => ({ path: `/${field}`, message: `"${id}" is both added and removed` }));
 }
 
-const upserted = (flag: Flag, delta: Omit<Extract<Change, { kind: "flag.upserted" }>, "kind" | "projectId" | "flag">): Change => ({
+const upserted = (
+  flag: Flag,
+  delta: Omit<Extract<Change, { kind: "flag.upserted" }>, "kind" | "projectId" | "flag">,
+): Change => ({
   kind: "flag.upserted",
   projectId: flag.projectId,
   flag: {
@@ -194,8 +199,11 @@ export class FlagService {
     const picked = pageOfNames(names, page, matches);
     const byName = new Map((await repo.findFlagsByNames(this.db, projectId, picked)).map((f) => [f.name, f]));
     const rows = picked.map((n) => byName.get(n)).filter((f): f is Flag => f !== undefined);
-    const result = await assemblePage(page, rows, (f) => [f.name], (side, key) =>
-      anyNameBeyond(names, side, key[0] as string, matches),
+    const result = await assemblePage(
+      page,
+      rows,
+      (f) => [f.name],
+      (side, key) => anyNameBeyond(names, side, key[0] as string, matches),
     );
     return { ...result, data: result.data.map((f) => this.present(f)) };
   }

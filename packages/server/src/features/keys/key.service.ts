@@ -77,7 +77,13 @@ export class KeyService {
         secret = newApiKey();
       }
       const hash = hashApiKey(secret);
-      const key: ApiKey = { id: newId("key"), name, role: "admin", projectId: null, createdAt: isoTime(this.clock.now()) };
+      const key: ApiKey = {
+        id: newId("key"),
+        name,
+        role: "admin",
+        projectId: null,
+        createdAt: isoTime(this.clock.now()),
+      };
       await repo.insertKey(trx, key, hash);
       return {
         result: configured === undefined ? secret : undefined,

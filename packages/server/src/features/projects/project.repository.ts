@@ -14,7 +14,10 @@ export async function findProject(db: Executor, id: string): Promise<Project | u
 }
 
 export async function insertProject(trx: Transaction<Database>, project: Project): Promise<void> {
-  await trx.insertInto("projects").values({ id: project.id, name: project.name, created_at: project.createdAt }).execute();
+  await trx
+    .insertInto("projects")
+    .values({ id: project.id, name: project.name, created_at: project.createdAt })
+    .execute();
 }
 
 export async function deleteProject(trx: Transaction<Database>, id: string): Promise<boolean> {

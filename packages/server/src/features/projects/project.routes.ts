@@ -19,7 +19,10 @@ export function projectRoutes(app: TypedApp, projects: ProjectService): void {
     },
     async (request, reply) => {
       const project = await projects.create(request.body);
-      return reply.code(201).header("location", `/projects/${encodeURIComponent(project.id)}`).send(project);
+      return reply
+        .code(201)
+        .header("location", `/projects/${encodeURIComponent(project.id)}`)
+        .send(project);
     },
   );
 
@@ -68,4 +71,3 @@ export function projectRoutes(app: TypedApp, projects: ProjectService): void {
     },
   );
 }
-

@@ -39,7 +39,12 @@ export class ProjectService {
 
   async list(page: PageQuery): Promise<Page<Project>> {
     const rows = await repo.listProjects(this.db, page);
-    return assemblePage(page, rows, (p) => [p.id], (side, key) => repo.projectsBeyond(this.db, side, key));
+    return assemblePage(
+      page,
+      rows,
+      (p) => [p.id],
+      (side, key) => repo.projectsBeyond(this.db, side, key),
+    );
   }
 
   /** Deletes a project and everything in it: flags, segments, actors, keys. */

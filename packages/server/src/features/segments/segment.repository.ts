@@ -49,9 +49,18 @@ export async function segmentNameTaken(db: Executor, projectId: string, name: st
   return row !== undefined;
 }
 
-export async function existingSegmentIds(db: Executor, projectId: string, ids: readonly string[]): Promise<Set<string>> {
+export async function existingSegmentIds(
+  db: Executor,
+  projectId: string,
+  ids: readonly string[],
+): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom("segments").select("id").where("project_id", "=", projectId).where("id", "in", ids).execute();
+  const rows = await db
+    .selectFrom("segments")
+    .select("id")
+    .where("project_id", "=", projectId)
+    .where("id", "in", ids)
+    .execute();
   return new Set(rows.map((r) => r.id));
 }
 
@@ -82,7 +91,11 @@ export async function deleteSegment(trx: Transaction<Database>, id: string): Pro
   await trx.deleteFrom("segments").where("id", "=", id).execute();
 }
 
-export async function currentMembers(db: Executor, segmentId: string, actorIds: readonly string[]): Promise<Set<string>> {
+export async function currentMembers(
+  db: Executor,
+  segmentId: string,
+  actorIds: readonly string[],
+): Promise<Set<string>> {
   if (actorIds.length === 0) return new Set();
   const rows = await db
     .selectFrom("segment_actors")
@@ -117,7 +130,11 @@ export async function addMembers(
 
 export async function removeMembers(trx: Transaction<Database>, segmentId: string, actorIds: readonly string[]) {
   if (actorIds.length === 0) return;
-  await trx.deleteFrom("segment_actors").where("segment_id", "=", segmentId).where("actor_id", "in", actorIds).execute();
+  await trx
+    .deleteFrom("segment_actors")
+    .where("segment_id", "=", segmentId)
+    .where("actor_id", "in", actorIds)
+    .execute();
 }
 
 /** The latest actors of several segments in one query, newest first. */
@@ -127,7 +144,9 @@ export async function latestActors(db: Executor, segmentIds: readonly string[]):
   const ranked = db
     .selectFrom("segment_actors")
     .innerJoin("actors", (join) =>
-      join.onRef("actors.project_id", "=", "segment_actors.project_id").onRef("actors.actor_id", "=", "segment_actors.actor_id"),
+      join
+        .onRef("actors.project_id", "=", "segment_actors.project_id")
+        .onRef("actors.actor_id", "=", "segment_actors.actor_id"),
     )
     .select([
       "segment_actors.segment_id",
@@ -136,7 +155,9 @@ export async function latestActors(db: Executor, segmentIds: readonly string[]):
       "actors.name",
       "actors.image_url",
       "actors.created_at",
-      sql<number>`row_number() over (partition by segment_actors.segment_id order by segment_actors.seq desc)`.as("rank"),
+      sql<number>`row_number() over (partition by segment_actors.segment_id order by segment_actors.seq desc)`.as(
+        "rank",
+      ),
     ])
     .where("segment_actors.segment_id", "in", segmentIds)
     .as("ranked");
@@ -184,7 +205,9 @@ export async function listSegmentsForFlag(db: Executor, flagId: string, page: Pa
 }
 
 export async function segmentsForFlagBeyond(db: Executor, flagId: string, side: "before" | "after", key: SortKey) {
-  return (await beyondKey(forFlagQuery(db, flagId).select("segments.id"), ["segments.name"], side, key).execute()).length > 0;
+  return (
+    (await beyondKey(forFlagQuery(db, flagId).select("segments.id"), ["segments.name"], side, key).execute()).length > 0
+  );
 }
 
 function forActorQuery(db: Executor, projectId: string, actorId: string) {
@@ -196,7 +219,11 @@ function forActorQuery(db: Executor, projectId: string, actorId: string) {
 }
 
 export async function listSegmentsForActor(db: Executor, projectId: string, actorId: string, page: PageQuery) {
-  const rows = await keysetPage(forActorQuery(db, projectId, actorId).select(SEGMENT_COLUMNS), ["segments.name"], page).execute();
+  const rows = await keysetPage(
+    forActorQuery(db, projectId, actorId).select(SEGMENT_COLUMNS),
+    ["segments.name"],
+    page,
+  ).execute();
   return rows.map((r) => toRow(r));
 }
 

@@ -27,7 +27,8 @@ function segmentName(raw: string): string {
   return name;
 }
 
-const segmentExists = (name: string) => new AppError(409, "segment_exists", `A segment named "${name}" already exists.`);
+const segmentExists = (name: string) =>
+  new AppError(409, "segment_exists", `A segment named "${name}" already exists.`);
 
 export class SegmentService {
   constructor(
@@ -55,7 +56,11 @@ export class SegmentService {
     }));
   }
 
-  private async page(page: PageQuery, rows: repo.SegmentRow[], beyond: (side: "before" | "after", key: readonly string[]) => Promise<boolean>) {
+  private async page(
+    page: PageQuery,
+    rows: repo.SegmentRow[],
+    beyond: (side: "before" | "after", key: readonly string[]) => Promise<boolean>,
+  ) {
     const result = await assemblePage(page, rows, (s) => [s.name], beyond);
     return { data: await this.withLatestActors(this.db, result.data), pagination: result.pagination };
   }
