@@ -6,7 +6,7 @@ import pg from "pg";
 import { buildApp, type Service } from "../../src/app.js";
 import type { Clock, RandomSource } from "../../src/clock.js";
 import { type Config, type Dialect, loadConfig } from "../../src/config.js";
-import { openDatabase } from "../../src/db/database.js";
+import { type DatabaseHandle, openDatabase } from "../../src/db/database.js";
 
 /** The dialects this run covers: SQLite always, PostgreSQL when scripts/test.mjs found one. */
 export const DIALECTS = (process.env.TEST_DIALECTS ?? "sqlite").split(",") as Dialect[];
@@ -65,6 +65,8 @@ export interface TestServer {
   readonly databaseUrl: string;
   readonly service: Service;
   readonly config: Config;
+  /** The server's own database handle: for reading stored rows directly, or closing it to cut the database. */
+  readonly database: DatabaseHandle;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
   /** Stops the server (flushing like a SIGTERM would) and keeps the database. */
   stop(): Promise<void>;
@@ -135,6 +137,7 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
     databaseUrl: database.url,
     service,
     config,
+    database: handle,
     request: (method, path, requestOptions) => httpRequest(address, method, path, requestOptions),
     stop,
     close: async () => {
