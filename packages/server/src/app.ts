@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import rateLimit from "@fastify/rate-limit";
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
-import { type Clock, type RandomSource, systemClock } from "./clock.js";
+import { type Clock, isoTime, type RandomSource, systemClock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { DatabaseHandle } from "./db/database.js";
 import { migrateToLatest } from "./db/migrate.js";
@@ -10,6 +10,8 @@ import { actorRoutes } from "./features/actors/actor.routes.js";
 import { ActorSchema } from "./features/actors/actor.schemas.js";
 import { ActorService } from "./features/actors/actor.service.js";
 import { ChangeFeed } from "./features/evaluation/change-feed.js";
+import { pruneChangeSets } from "./features/evaluation/feed.repository.js";
+import { notifyChangeSet, PostgresListener } from "./features/evaluation/postgres-notifications.js";
 import { checkRoutes } from "./features/evaluation/check.routes.js";
 import { CheckRecorder } from "./features/evaluation/check-recorder.js";
 import { Checker } from "./features/evaluation/checker.js";
@@ -36,6 +38,9 @@ import { buildValidatorCompiler } from "./http/validation.js";
 
 export const API_VERSION = "1.0.0";
 const BODY_LIMIT = 1024 * 1024;
+/** Change sets older than this are pruned; an instance further behind reloads the stream instead. */
+const FEED_RETENTION_MS = 60 * 60 * 1000;
+const FEED_PRUNE_EVERY_MS = 10 * 60 * 1000;
 
 export interface AppDeps {
   readonly config: Config;
@@ -79,7 +84,11 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const feed = new ChangeFeed(db, clock, app.log);
+  const postgres = database.dialect === "postgres";
+  const feed = new ChangeFeed(db, clock, app.log, postgres ? { announce: notifyChangeSet, repeatableRead: true } : {});
+  // Listen before loading, so nothing committed between the load's read and the first notification is missed.
+  const listener = postgres ? new PostgresListener(config.databaseLocation, feed, app.log) : undefined;
+  await listener?.start();
   await feed.load();
   const recorder = new CheckRecorder(db);
   const checker = new Checker(feed.snapshot, recorder, clock, random);
@@ -137,11 +146,26 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   }, config.checkFlushIntervalMs);
   flushTimer.unref();
 
+  // The safety net under notifications: compare versions with the database, and prune the change log.
+  let lastPrune = clock.now();
+  const feedTimer = setInterval(() => {
+    feed.reconcile().catch((error) => app.log.warn({ err: error }, "could not reconcile with the database"));
+    if (clock.now() - lastPrune >= FEED_PRUNE_EVERY_MS) {
+      lastPrune = clock.now();
+      pruneChangeSets(db, isoTime(lastPrune - FEED_RETENTION_MS)).catch((error) =>
+        app.log.warn({ err: error }, "could not prune the change log"),
+      );
+    }
+  }, config.feedPollIntervalMs);
+  feedTimer.unref();
+
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       clearInterval(flushTimer);
+      clearInterval(feedTimer);
       await app.close();
+      await listener?.stop();
       try {
         await recorder.flush();
       } catch (error) {

@@ -28,6 +28,13 @@ export interface FeedLogger {
 /** How long a change set may wait for an earlier version before the feed reads the log itself. */
 const GAP_WAIT_MS = 100;
 
+export interface FeedOptions {
+  /** Announces a change set to other instances, inside the write transaction (PostgreSQL NOTIFY). */
+  readonly announce?: (trx: Transaction<Database>, set: ChangeSet) => Promise<void>;
+  /** Read the snapshot under REPEATABLE READ, so a load sees one consistent state (PostgreSQL). */
+  readonly repeatableRead?: boolean;
+}
+
 /**
  * Owns the evaluation snapshot and every path into it. Writes run through `write`, which opens the
  * transaction, takes the stream's next version, records the change set with the data, and after commit
@@ -36,21 +43,32 @@ const GAP_WAIT_MS = 100;
 export class ChangeFeed {
   readonly snapshot = new Snapshot();
   private readonly waiting = new Map<string, Map<number, { set: ChangeSet; done: () => void }[]>>();
+  /** Until the first load, announced change sets only wait: the load decides what is already in. */
+  private loaded = false;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly logger: FeedLogger,
+    private readonly options: FeedOptions = {},
   ) {}
+
+  private readTransaction() {
+    const begin = this.db.transaction();
+    return this.options.repeatableRead ? begin.setIsolationLevel("repeatable read") : begin;
+  }
 
   /** Loads every project, flag, membership and key into the snapshot, as of one consistent read. */
   async load(): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.readTransaction().execute(async (trx) => {
       const versions = await readStreamVersions(trx);
       const rows = await readEvaluationRows(trx);
       this.fill(rows);
       for (const [stream, version] of versions) this.snapshot.versions.set(stream, version);
     });
+    this.loaded = true;
+    for (const stream of [...this.waiting.keys()]) this.drain(stream);
+    if (this.waiting.size > 0) await this.reconcile();
   }
 
   /**
@@ -66,6 +84,7 @@ export class ChangeFeed {
         const outcome = await work(trx);
         const changeSet: ChangeSet = { stream, version, changes: outcome.changes };
         await recordChangeSet(trx, changeSet, isoTime(this.clock.now()));
+        await this.options.announce?.(trx, changeSet);
         return { set: changeSet, result: outcome.result };
       }));
     } catch (error) {
@@ -81,7 +100,7 @@ export class ChangeFeed {
   deliver(set: ChangeSet): Promise<void> {
     const applied = this.snapshot.versions.get(set.stream) ?? 0;
     if (set.version <= applied) return Promise.resolve();
-    if (set.version === applied + 1) {
+    if (set.version === applied + 1 && this.loaded) {
       this.snapshot.apply(set);
       this.drain(set.stream);
       return Promise.resolve();
@@ -96,7 +115,7 @@ export class ChangeFeed {
       list.push({ set, done: resolve });
       byVersion.set(set.version, list);
       setTimeout(() => {
-        if ((this.snapshot.versions.get(set.stream) ?? 0) < set.version) {
+        if (this.loaded && (this.snapshot.versions.get(set.stream) ?? 0) < set.version) {
           this.catchUp(set.stream).catch((error) => this.logger.warn({ err: error }, "feed catch-up failed"));
         }
       }, GAP_WAIT_MS).unref();
@@ -105,7 +124,7 @@ export class ChangeFeed {
 
   private drain(stream: string): void {
     const byVersion = this.waiting.get(stream);
-    if (!byVersion) return;
+    if (!byVersion || !this.loaded) return;
     for (;;) {
       const applied = this.snapshot.versions.get(stream) ?? 0;
       for (const [version, list] of byVersion) {
@@ -147,7 +166,7 @@ export class ChangeFeed {
 
   /** Replaces one stream's part of the snapshot with a fresh read. */
   async reloadStream(stream: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.readTransaction().execute(async (trx) => {
       const versions = await readStreamVersions(trx);
       if (stream === GLOBAL_STREAM) {
         const keys = await trx
