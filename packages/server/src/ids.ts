@@ -1,8 +1,20 @@
 import { createHash, randomBytes } from "node:crypto";
+import { monotonicFactory } from "ulid";
 
 /** A server-generated opaque id such as `seg_Vb1k3xQ9mZ0aP2cR`; the prefix tells the kind at a glance. */
-export function newId(prefix: "flg" | "seg" | "key"): string {
+export function newId(prefix: "flg" | "seg"): string {
   return `${prefix}_${randomBytes(12).toString("base64url")}`;
+}
+
+// Shared by every instance in the process on purpose: ids only need to be unique and to increase.
+const nextUlid = monotonicFactory();
+
+/**
+ * A key id such as `key_01JD3…`: a ULID, so ids made in the same millisecond still sort in the order
+ * they were made, and keys list in creation order with the id as the tie-breaker.
+ */
+export function newKeyId(now: number): string {
+  return `key_${nextUlid(now)}`;
 }
 
 /** Recognisable prefix of every API key, so secret scanners and people can spot one. */

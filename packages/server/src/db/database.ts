@@ -35,6 +35,10 @@ function openSqlite(location: string): DatabaseHandle {
   sqlite.pragma("synchronous = FULL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
+  // SQLite's own lower() only folds ASCII; searches must be case-insensitive for "Über" as on PostgreSQL.
+  sqlite.function("lower", { deterministic: true }, (value: unknown) =>
+    typeof value === "string" ? value.toLowerCase() : value,
+  );
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   return {
     db,

@@ -32,12 +32,12 @@ export function initialMigration(dialect: Dialect): Migration {
 
       await db.schema
         .createTable("api_keys")
-        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("id", "text", (c) => c.primaryKey().modifyEnd(textKey))
         .addColumn("project_id", "text", (c) => c.references("projects.id").onDelete("cascade"))
         .addColumn("role", "text", (c) => c.notNull())
         .addColumn("name", "text", (c) => c.notNull())
         .addColumn("key_hash", "text", (c) => c.notNull().unique())
-        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull().modifyEnd(textKey))
         .execute();
       await db.schema
         .createIndex("api_keys_project_created")

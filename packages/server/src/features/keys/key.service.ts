@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import type { Database } from "../../db/schema.js";
 import { AppError, projectNotFound } from "../../errors.js";
-import { hashApiKey, newApiKey, newId } from "../../ids.js";
+import { hashApiKey, newApiKey, newKeyId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import type { ChangeFeed } from "../evaluation/change-feed.js";
 import { GLOBAL_STREAM } from "../evaluation/changes.js";
@@ -22,13 +22,8 @@ export class KeyService {
       if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
       const secret = newApiKey();
       const hash = hashApiKey(secret);
-      const key: ApiKey = {
-        id: newId("key"),
-        name: input.name,
-        role: input.role,
-        projectId,
-        createdAt: isoTime(this.clock.now()),
-      };
+      const now = this.clock.now();
+      const key: ApiKey = { id: newKeyId(now), name: input.name, role: input.role, projectId, createdAt: isoTime(now) };
       await repo.insertKey(trx, key, hash);
       return {
         result: { ...key, role: input.role, projectId, key: secret },
@@ -77,13 +72,8 @@ export class KeyService {
         secret = newApiKey();
       }
       const hash = hashApiKey(secret);
-      const key: ApiKey = {
-        id: newId("key"),
-        name,
-        role: "admin",
-        projectId: null,
-        createdAt: isoTime(this.clock.now()),
-      };
+      const now = this.clock.now();
+      const key: ApiKey = { id: newKeyId(now), name, role: "admin", projectId: null, createdAt: isoTime(now) };
       await repo.insertKey(trx, key, hash);
       return {
         result: configured === undefined ? secret : undefined,

@@ -1,0 +1,542 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { after, before, describe, test } from "node:test";
+import {
+  ADMIN_KEY,
+  type ApiResponse,
+  createKey,
+  createProject,
+  DIALECTS,
+  expectProblem,
+  startServer,
+  type TestServer,
+} from "./helpers/server.js";
+
+// Authentication and the role × operation matrix (decisions.md §2):
+//   admin  every project, everything (projects and keys included)
+//   write  its own project: every operation of interface.md, plus segment delete and actor PUT
+//   read   its own project: every GET, check included
+//   check  its own project: only the check operation
+// Missing, malformed, unknown or revoked key → 401 unauthorized + WWW-Authenticate: Bearer;
+// a known key without the role or the project → 403 forbidden.
+
+type Role = "admin" | "write" | "read" | "check";
+type Params = Record<string, string>;
+
+const ROLES: readonly Role[] = ["admin", "write", "read", "check"];
+
+/** Who may run an operation on the key's own project (admin: on any project). */
+const ADMIN_ONLY: readonly Role[] = ["admin"];
+const WRITERS: readonly Role[] = ["admin", "write"];
+const READERS: readonly Role[] = ["admin", "write", "read"];
+const CHECKERS: readonly Role[] = ["admin", "write", "read", "check"];
+
+interface Operation {
+  method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** The route as the server registers it, e.g. /projects/:projectId/flags/:flagName. */
+  route: string;
+  /** Roles that may perform it on their own project. */
+  roles: readonly Role[];
+  /** The status of a successful answer. */
+  success: number;
+  /** Creates (as admin) what the operation needs in the target project; answers the path parameters. */
+  setup?: (server: TestServer, projectId: string) => Promise<Params>;
+  /** A valid request body. */
+  body?: (params: Params) => unknown;
+  /** A path read as admin before and after a refused request: a refused request must change nothing. */
+  probe?: (params: Params) => string;
+}
+
+/** Path parameters used when nothing was set up (unknown or absent projects). */
+const DEFAULT_PARAMS: Params = {
+  flagName: "some-flag",
+  segmentId: "seg_doesnotexist00000000",
+  actorId: "some-actor",
+  keyId: "key_doesnotexist00000000",
+};
+
+const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString("hex")}`;
+
+async function admin(server: TestServer, method: string, path: string, body?: unknown): Promise<ApiResponse> {
+  const res = await server.request(method, path, body === undefined ? {} : { body });
+  if (res.status >= 300) throw new Error(`setup ${method} ${path} failed: ${res.status} ${res.text}`);
+  return res;
+}
+
+const withFlag = async (server: TestServer, projectId: string): Promise<Params> => {
+  await admin(server, "POST", `/projects/${projectId}/flags/some-flag`, { description: "a flag" });
+  return { flagName: "some-flag" };
+};
+const withSegment = async (server: TestServer, projectId: string): Promise<Params> => {
+  const res = await admin(server, "POST", `/projects/${projectId}/segments`, { name: "beta", description: "d" });
+  return { segmentId: res.body.id as string };
+};
+const withActor = async (server: TestServer, projectId: string): Promise<Params> => {
+  await admin(server, "PUT", `/projects/${projectId}/actors/some-actor`, { name: "Some Actor" });
+  return { actorId: "some-actor" };
+};
+const withKey = async (server: TestServer, projectId: string): Promise<Params> => {
+  const res = await admin(server, "POST", `/projects/${projectId}/keys`, { role: "check", name: "victim" });
+  return { keyId: res.body.id as string };
+};
+
+/** Every operation the server registers, except /healthz, /readyz and /openapi.json. */
+const OPERATIONS: readonly Operation[] = [
+  // Projects (extension)
+  {
+    method: "POST",
+    route: "/projects",
+    roles: ADMIN_ONLY,
+    success: 201,
+    setup: async () => ({ newProjectId: unique("new") }),
+    body: (p) => ({ id: p.newProjectId, name: "New project" }),
+    probe: (p) => `/projects/${p.newProjectId}`,
+  },
+  { method: "GET", route: "/projects", roles: ADMIN_ONLY, success: 200 },
+  { method: "GET", route: "/projects/:projectId", roles: READERS, success: 200 },
+  {
+    method: "DELETE",
+    route: "/projects/:projectId",
+    roles: ADMIN_ONLY,
+    success: 204,
+    probe: (p) => `/projects/${p.projectId}`,
+  },
+  // Keys (extension)
+  {
+    method: "POST",
+    route: "/projects/:projectId/keys",
+    roles: ADMIN_ONLY,
+    success: 201,
+    body: () => ({ role: "read", name: "another key" }),
+    probe: (p) => `/projects/${p.projectId}/keys`,
+  },
+  { method: "GET", route: "/projects/:projectId/keys", roles: ADMIN_ONLY, success: 200 },
+  {
+    method: "DELETE",
+    route: "/projects/:projectId/keys/:keyId",
+    roles: ADMIN_ONLY,
+    success: 204,
+    setup: withKey,
+    probe: (p) => `/projects/${p.projectId}/keys`,
+  },
+  // Flags
+  { method: "GET", route: "/projects/:projectId/flags", roles: READERS, success: 200 },
+  {
+    method: "POST",
+    route: "/projects/:projectId/flags/:flagName",
+    roles: WRITERS,
+    success: 201,
+    setup: async () => ({ flagName: "fresh-flag" }),
+    body: () => ({ description: "created by the matrix" }),
+    probe: (p) => `/projects/${p.projectId}/flags/fresh-flag`,
+  },
+  { method: "GET", route: "/projects/:projectId/flags/:flagName", roles: READERS, success: 200, setup: withFlag },
+  {
+    method: "PATCH",
+    route: "/projects/:projectId/flags/:flagName",
+    roles: WRITERS,
+    success: 200,
+    setup: withFlag,
+    body: () => ({ description: "changed", status: "enabled", addActors: ["u1"] }),
+    probe: (p) => `/projects/${p.projectId}/flags/${p.flagName}`,
+  },
+  {
+    method: "DELETE",
+    route: "/projects/:projectId/flags/:flagName",
+    roles: WRITERS,
+    success: 204,
+    setup: withFlag,
+    probe: (p) => `/projects/${p.projectId}/flags/${p.flagName}`,
+  },
+  // Evaluation
+  {
+    method: "GET",
+    route: "/projects/:projectId/flags/:flagName/check",
+    roles: CHECKERS,
+    success: 200,
+    setup: withFlag,
+  },
+  // Cross listings
+  {
+    method: "GET",
+    route: "/projects/:projectId/flags/:flagName/segments",
+    roles: READERS,
+    success: 200,
+    setup: withFlag,
+  },
+  {
+    method: "GET",
+    route: "/projects/:projectId/actors/:actorId/flags",
+    roles: READERS,
+    success: 200,
+    setup: withActor,
+  },
+  {
+    method: "GET",
+    route: "/projects/:projectId/actors/:actorId/segments",
+    roles: READERS,
+    success: 200,
+    setup: withActor,
+  },
+  {
+    method: "GET",
+    route: "/projects/:projectId/segments/:segmentId/flags",
+    roles: READERS,
+    success: 200,
+    setup: withSegment,
+  },
+  // Actors (extension)
+  { method: "GET", route: "/projects/:projectId/actors/:actorId", roles: READERS, success: 200, setup: withActor },
+  {
+    method: "PUT",
+    route: "/projects/:projectId/actors/:actorId",
+    roles: WRITERS,
+    success: 201,
+    setup: async () => ({ actorId: "new-actor" }),
+    body: () => ({ name: "New Actor", imageURL: "https://example.com/a.png" }),
+    probe: (p) => `/projects/${p.projectId}/actors/new-actor`,
+  },
+  // Segments
+  { method: "GET", route: "/projects/:projectId/segments", roles: READERS, success: 200 },
+  {
+    method: "POST",
+    route: "/projects/:projectId/segments",
+    roles: WRITERS,
+    success: 201,
+    body: () => ({ name: "fresh-segment", description: "created by the matrix" }),
+    probe: (p) => `/projects/${p.projectId}/segments`,
+  },
+  {
+    method: "GET",
+    route: "/projects/:projectId/segments/:segmentId",
+    roles: READERS,
+    success: 200,
+    setup: withSegment,
+  },
+  {
+    method: "PATCH",
+    route: "/projects/:projectId/segments/:segmentId",
+    roles: WRITERS,
+    success: 200,
+    setup: withSegment,
+    body: () => ({ description: "changed", addActors: ["u1"] }),
+    probe: (p) => `/projects/${p.projectId}/segments/${p.segmentId}`,
+  },
+  {
+    method: "DELETE",
+    route: "/projects/:projectId/segments/:segmentId",
+    roles: WRITERS,
+    success: 204,
+    setup: withSegment,
+    probe: (p) => `/projects/${p.projectId}/segments/${p.segmentId}`,
+  },
+];
+
+/** Fastify answers HEAD for every GET route; HEAD must be guarded exactly like its GET. */
+const HEAD_OPERATIONS: readonly Operation[] = OPERATIONS.filter((op) => op.method === "GET").map((op) => ({
+  method: "HEAD",
+  route: op.route,
+  roles: op.roles,
+  success: op.success,
+  ...(op.setup ? { setup: op.setup } : {}),
+}));
+
+const MATRIX: readonly Operation[] = [...OPERATIONS, ...HEAD_OPERATIONS];
+
+const scoped = (op: Operation) => op.route.includes(":projectId");
+const display = (op: Operation) => `${op.method} ${op.route.replace(/:(\w+)/g, "{$1}")}`;
+const pathOf = (op: Operation, params: Params) =>
+  op.route.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? DEFAULT_PARAMS[name] ?? name));
+
+function expectUnauthorized(res: ApiResponse, context: string): void {
+  assert.equal(res.status, 401, `${context}: ${res.status} ${res.text}`);
+  expectProblem(res, 401, "unauthorized");
+  assert.match(res.headers.get("www-authenticate") ?? "", /^Bearer/, `${context}: WWW-Authenticate`);
+}
+
+function expectForbidden(res: ApiResponse, method: string, context: string): void {
+  if (method === "HEAD") {
+    assert.equal(res.status, 403, `${context}: ${res.status}`);
+    assert.match(res.headers.get("content-type") ?? "", /^application\/problem\+json/, context);
+    return;
+  }
+  assert.equal(res.status, 403, `${context}: ${res.status} ${res.text}`);
+  expectProblem(res, 403, "forbidden");
+}
+
+for (const dialect of DIALECTS) {
+  describe(`authentication and roles [${dialect}]`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startServer({ dialect });
+    });
+    after(() => server.close());
+
+    test("the matrix lists every operation the server registers (from /openapi.json)", async () => {
+      const res = await server.request("GET", "/openapi.json", { key: null });
+      assert.equal(res.status, 200);
+      const documented: string[] = [];
+      for (const [path, item] of Object.entries(res.body.paths as Record<string, Record<string, unknown>>)) {
+        if (path === "/healthz" || path === "/readyz" || path === "/openapi.json") continue;
+        for (const method of Object.keys(item)) {
+          if (["get", "put", "post", "delete", "patch", "head", "options"].includes(method)) {
+            documented.push(`${method.toUpperCase()} ${path}`);
+          }
+        }
+      }
+      const listed = OPERATIONS.map(display);
+      assert.deepEqual([...documented].sort(), [...listed].sort());
+      for (const op of MATRIX) {
+        assert.ok(server.service.app.hasRoute({ method: op.method, url: op.route }), `${display(op)} is registered`);
+      }
+    });
+
+    describe("role × operation matrix", () => {
+      for (const op of MATRIX) {
+        for (const role of ROLES) {
+          const targets = scoped(op) ? (["own", "other"] as const) : (["none"] as const);
+          for (const target of targets) {
+            const allowed = role === "admin" || (op.roles.includes(role) && target !== "other");
+            const where =
+              target === "none" ? "" : target === "own" ? " on its own project" : " on another existing project";
+            const name = `${role} key${where}: ${display(op)} → ${allowed ? op.success : "403 forbidden"}`;
+            test(name, async () => {
+              const home = await createProject(server);
+              const other = await createProject(server);
+              const key = role === "admin" ? ADMIN_KEY : (await createKey(server, home, role)).key;
+              const projectId = target === "other" ? other : home;
+              const params: Params = { projectId, ...(op.setup ? await op.setup(server, projectId) : {}) };
+              const path = pathOf(op, params);
+              const probePath = op.probe?.(params);
+              const before = probePath ? await server.request("GET", probePath) : undefined;
+              const res = await server.request(op.method, path, {
+                key,
+                ...(op.body ? { body: op.body(params) } : {}),
+              });
+              if (allowed) {
+                assert.equal(res.status, op.success, `${name}: ${res.status} ${res.text}`);
+              } else {
+                expectForbidden(res, op.method, name);
+                if (probePath && before) {
+                  const afterwards = await server.request("GET", probePath);
+                  assert.equal(afterwards.status, before.status, `a refused ${display(op)} changed ${probePath}`);
+                  assert.deepEqual(afterwards.body, before.body, `a refused ${display(op)} changed ${probePath}`);
+                }
+              }
+            });
+          }
+        }
+      }
+    });
+
+    describe("no key, or an unknown key, is 401 on every operation", () => {
+      for (const op of MATRIX) {
+        test(`no Authorization: ${display(op)} → 401`, async () => {
+          const projectId = await createProject(server);
+          const params: Params = { projectId, ...(op.setup ? await op.setup(server, projectId) : {}) };
+          const res = await server.request(op.method, pathOf(op, params), {
+            key: null,
+            ...(op.body ? { body: op.body(params) } : {}),
+          });
+          if (op.method === "HEAD") {
+            assert.equal(res.status, 401);
+            assert.match(res.headers.get("www-authenticate") ?? "", /^Bearer/);
+          } else expectUnauthorized(res, display(op));
+        });
+        test(`unknown key: ${display(op)} → 401`, async () => {
+          const projectId = await createProject(server);
+          const params: Params = { projectId, ...(op.setup ? await op.setup(server, projectId) : {}) };
+          const res = await server.request(op.method, pathOf(op, params), {
+            key: `fsk_${randomBytes(32).toString("base64url")}`,
+            ...(op.body ? { body: op.body(params) } : {}),
+          });
+          if (op.method === "HEAD") {
+            assert.equal(res.status, 401);
+            assert.match(res.headers.get("www-authenticate") ?? "", /^Bearer/);
+          } else expectUnauthorized(res, display(op));
+        });
+      }
+    });
+
+    describe("a project key never reaches a project that does not exist (403, no existence leak)", () => {
+      for (const op of OPERATIONS.filter(scoped)) {
+        for (const role of ["write", "read", "check"] as const) {
+          test(`${role} key: ${display(op)} on a missing project → 403 forbidden`, async () => {
+            const home = await createProject(server);
+            const { key } = await createKey(server, home, role);
+            const params: Params = { projectId: unique("missing") };
+            const res = await server.request(op.method, pathOf(op, params), {
+              key,
+              ...(op.body ? { body: op.body(params) } : {}),
+            });
+            expectForbidden(res, op.method, display(op));
+          });
+        }
+      }
+
+      test("the answer for a missing project is the same as for an existing foreign one", async () => {
+        const home = await createProject(server);
+        const other = await createProject(server);
+        await admin(server, "POST", `/projects/${other}/flags/some-flag`, {});
+        const { key } = await createKey(server, home, "read");
+        const existing = await server.request("GET", `/projects/${other}/flags/some-flag`, { key });
+        const missing = await server.request("GET", `/projects/${unique("missing")}/flags/some-flag`, { key });
+        expectProblem(existing, 403, "forbidden");
+        expectProblem(missing, 403, "forbidden");
+        assert.equal(missing.body.title, existing.body.title);
+        assert.equal(missing.body.type, existing.body.type);
+      });
+    });
+
+    describe("admin on a project that does not exist → 404 project_not_found", () => {
+      for (const op of OPERATIONS.filter(scoped)) {
+        test(`admin: ${display(op)} on a missing project → 404 project_not_found`, async () => {
+          const params: Params = { projectId: unique("missing") };
+          const res = await server.request(op.method, pathOf(op, params), {
+            ...(op.body ? { body: op.body(params) } : {}),
+          });
+          expectProblem(res, 404, "project_not_found");
+          if (op.method !== "GET") {
+            const again = await server.request("GET", `/projects/${params.projectId}`);
+            expectProblem(again, 404, "project_not_found");
+          }
+        });
+      }
+    });
+
+    describe("malformed Authorization headers → 401", () => {
+      const cases: Array<[string, (valid: string) => string]> = [
+        ["Basic with a valid key", (valid) => `Basic ${valid}`],
+        ["Basic x", () => "Basic x"],
+        ["Bearer with no token", () => "Bearer"],
+        ["Bearer and a space, no token", () => "Bearer "],
+        ["Bearer with two tokens", (valid) => `Bearer ${valid} b`],
+        ["Bearer a b", () => "Bearer a b"],
+        ["the bare key without a scheme", (valid) => valid],
+        ["empty header", () => ""],
+      ];
+      for (const [label, header] of cases) {
+        test(`${label} → 401 unauthorized`, async () => {
+          const project = await createProject(server);
+          const { key } = await createKey(server, project, "write");
+          for (const valid of [ADMIN_KEY, key]) {
+            const res = await server.request("GET", `/projects/${project}/flags`, {
+              key: null,
+              headers: { authorization: header(valid) },
+            });
+            expectUnauthorized(res, `${label} (${valid === ADMIN_KEY ? "admin" : "write"} key)`);
+          }
+          // The same key, sent properly, works: the header form is what failed.
+          const ok = await server.request("GET", `/projects/${project}/flags`, { key });
+          assert.equal(ok.status, 200);
+        });
+      }
+    });
+
+    test("missing Authorization → 401 unauthorized problem with WWW-Authenticate: Bearer", async () => {
+      const project = await createProject(server);
+      const res = await server.request("GET", `/projects/${project}/flags`, { key: null });
+      expectUnauthorized(res, "no Authorization");
+      assert.equal(res.body.status, 401);
+      assert.equal(res.body.code, "unauthorized");
+    });
+
+    test("unknown key → 401; a key of the wrong shape → 401", async () => {
+      const project = await createProject(server);
+      for (const key of [`fsk_${randomBytes(32).toString("base64url")}`, "not-a-key", ADMIN_KEY.slice(0, -1)]) {
+        expectUnauthorized(await server.request("GET", `/projects/${project}/flags`, { key }), key);
+      }
+    });
+
+    test("a revoked key stops working at once (401) while the project's other keys keep working", async () => {
+      const project = await createProject(server);
+      await admin(server, "POST", `/projects/${project}/flags/some-flag`, { description: "original" });
+      const doomed = await createKey(server, project, "write");
+      const kept = await createKey(server, project, "write");
+      const checker = await createKey(server, project, "check");
+      const path = `/projects/${project}/flags/some-flag`;
+      assert.equal((await server.request("GET", path, { key: doomed.key })).status, 200);
+
+      const revoke = await server.request("DELETE", `/projects/${project}/keys/${doomed.id}`);
+      assert.equal(revoke.status, 204);
+      assert.equal(revoke.text, "");
+
+      expectUnauthorized(await server.request("GET", path, { key: doomed.key }), "revoked key, read");
+      expectUnauthorized(
+        await server.request("PATCH", path, { key: doomed.key, body: { description: "after revoke" } }),
+        "revoked key, write",
+      );
+      expectUnauthorized(await server.request("GET", `${path}/check`, { key: doomed.key }), "revoked key, check");
+      const unchanged = await server.request("GET", path);
+      assert.equal(unchanged.body.description, "original", "the revoked key's PATCH changed nothing");
+
+      assert.equal((await server.request("GET", path, { key: kept.key })).status, 200);
+      const patched = await server.request("PATCH", path, { key: kept.key, body: { description: "still works" } });
+      assert.equal(patched.status, 200);
+      assert.equal(patched.body.description, "still works");
+      assert.equal((await server.request("GET", `${path}/check`, { key: checker.key })).status, 200);
+      assert.equal((await server.request("GET", path)).status, 200, "admin key still works");
+    });
+
+    test("a revoked key is 401 (not 403) on other projects too", async () => {
+      const project = await createProject(server);
+      const other = await createProject(server);
+      const doomed = await createKey(server, project, "read");
+      expectProblem(await server.request("GET", `/projects/${other}/flags`, { key: doomed.key }), 403, "forbidden");
+      assert.equal((await server.request("DELETE", `/projects/${project}/keys/${doomed.id}`)).status, 204);
+      expectUnauthorized(await server.request("GET", `/projects/${other}/flags`, { key: doomed.key }), "other");
+      expectUnauthorized(await server.request("GET", "/projects", { key: doomed.key }), "GET /projects");
+    });
+
+    test("a project key used on its own project works with every role it holds, and only there", async () => {
+      const project = await createProject(server);
+      const other = await createProject(server);
+      await admin(server, "POST", `/projects/${project}/flags/shared-name`, {});
+      await admin(server, "POST", `/projects/${other}/flags/shared-name`, {});
+      for (const role of ["write", "read", "check"] as const) {
+        const { key } = await createKey(server, project, role);
+        const own = await server.request("GET", `/projects/${project}/flags/shared-name/check`, { key });
+        assert.equal(own.status, 200, `${role} on own project`);
+        assert.deepEqual(own.body, { enabled: false });
+        const foreign = await server.request("GET", `/projects/${other}/flags/shared-name/check`, { key });
+        expectProblem(foreign, 403, "forbidden");
+      }
+    });
+
+    test("project matching is exact: a key of one project does not reach a project whose id differs in case", async () => {
+      const suffix = randomBytes(4).toString("hex");
+      const upper = await createProject(server, `Case-${suffix}`);
+      const lower = await createProject(server, `case-${suffix}`);
+      const { key } = await createKey(server, upper, "write");
+      assert.equal((await server.request("GET", `/projects/${upper}/flags`, { key })).status, 200);
+      expectProblem(await server.request("GET", `/projects/${lower}/flags`, { key }), 403, "forbidden");
+      expectProblem(
+        await server.request("POST", `/projects/${lower}/flags/sneaky`, { key, body: {} }),
+        403,
+        "forbidden",
+      );
+      expectProblem(await server.request("GET", `/projects/${lower}/flags/sneaky`), 404, "flag_not_found");
+    });
+
+    test("a forbidden answer reveals nothing of the resource", async () => {
+      const project = await createProject(server);
+      const other = await createProject(server);
+      await admin(server, "POST", `/projects/${other}/flags/secret-flag`, { description: "top secret text" });
+      const { key } = await createKey(server, project, "write");
+      const res = await server.request("GET", `/projects/${other}/flags/secret-flag`, { key });
+      expectProblem(res, 403, "forbidden");
+      assert.ok(!res.text.includes("top secret text"));
+    });
+
+    test("/healthz, /readyz and /openapi.json need no key", async () => {
+      const health = await server.request("GET", "/healthz", { key: null });
+      assert.equal(health.status, 200);
+      assert.deepEqual(health.body, { status: "ok" });
+      const ready = await server.request("GET", "/readyz", { key: null });
+      assert.equal(ready.status, 200);
+      const openapi = await server.request("GET", "/openapi.json", { key: null });
+      assert.equal(openapi.status, 200);
+      assert.match(String(openapi.body.openapi), /^3\.1\./);
+    });
+  });
+}
