@@ -46,9 +46,8 @@ if (probe === true) {
   console.log(`PostgreSQL leg SKIPPED: no PostgreSQL answers at ${postgresUrl} (${probe.message}). Only SQLite runs.`);
 }
 
-const result = spawnSync(
-  process.execPath,
-  ["--test", "--test-concurrency=2", "--test-reporter=spec", ...files],
-  { stdio: "inherit", env: { ...process.env, TEST_DIALECTS: dialects.join(","), TEST_POSTGRES_URL: postgresUrl } },
-);
+const result = spawnSync(process.execPath, ["--test", "--test-concurrency=2", "--test-reporter=spec", ...files], {
+  stdio: "inherit",
+  env: { ...process.env, TEST_DIALECTS: dialects.join(","), TEST_POSTGRES_URL: postgresUrl },
+});
 process.exit(result.status ?? 1);

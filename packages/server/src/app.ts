@@ -33,7 +33,7 @@ import { installMethodNotAllowed } from "./http/method-not-allowed.js";
 import { registerOpenApi } from "./http/openapi.js";
 import { errorHandler } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
-import { Problem } from "./http/schemas.js";
+import { NoQuery, Problem } from "./http/schemas.js";
 import { buildValidatorCompiler } from "./http/validation.js";
 
 export const API_VERSION = "1.0.0";
@@ -102,6 +102,8 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   app.setValidatorCompiler(buildValidatorCompiler());
   app.setErrorHandler(errorHandler);
   installMethodNotAllowed(app);
+  // Only JSON bodies are accepted: anything else (text/plain included) is 415.
+  app.removeContentTypeParser("text/plain");
   // Fastify refuses an empty body sent as JSON; a DELETE or POST with no body is fine here.
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
@@ -109,12 +111,27 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     parseJson(request, body as string, done);
   });
 
+  // A body left out counts as `{}`: every body field is optional where the operation allows it.
+  app.addHook("preValidation", async (request) => {
+    if (request.body === undefined && request.routeOptions.schema?.body !== undefined) request.body = {};
+  });
+  // Unknown query parameters are refused everywhere, as unknown body fields are.
+  app.addHook("onRoute", (route) => {
+    const access = route.config?.access;
+    if (access !== undefined && access !== "public" && route.schema && !route.schema.querystring) {
+      route.schema.querystring = NoQuery;
+    }
+  });
+
   await registerOpenApi(app, API_VERSION);
   if (config.rateLimitPerMinute > 0) {
     await app.register(rateLimit, {
       max: config.rateLimitPerMinute,
       timeWindow: 60_000,
-      keyGenerator: (request) => request.headers.authorization ?? request.ip,
+      // Counted after authentication, per key, so made-up Authorization headers cannot buy fresh budgets.
+      hook: "preHandler",
+      keyGenerator: (request) => request.principal?.keyId ?? request.ip,
+      allowList: (request) => request.routeOptions.config.access === "public",
       errorResponseBuilder: (_request, context) =>
         new AppError(429, "rate_limited", `Over ${context.max} requests per minute; retry in ${context.after}.`),
     });
@@ -139,7 +156,9 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   checkRoutes(app, checker);
   segmentRoutes(app, segments);
   actorRoutes(app, actors);
-  app.get("/openapi.json", { config: { access: "public" }, schema: { hide: true } }, async () => app.swagger());
+  app.get("/openapi.json", { config: { access: "public" }, schema: { hide: true, security: [] } }, async () =>
+    app.swagger(),
+  );
 
   const flushTimer = setInterval(() => {
     recorder.flush().catch((error) => app.log.warn({ err: error }, "could not write latestCheckedAt; will retry"));
@@ -160,6 +179,11 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   feedTimer.unref();
 
   let closing: Promise<void> | undefined;
+  // Once shutdown starts, answers to requests still in flight close their connection: otherwise a
+  // keep-alive client would hold the server open until its idle timeout.
+  app.addHook("onSend", async (_request, reply) => {
+    if (closing !== undefined) reply.header("connection", "close");
+  });
   const close = () => {
     closing ??= (async () => {
       clearInterval(flushTimer);

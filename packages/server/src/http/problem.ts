@@ -43,13 +43,43 @@ interface AjvError {
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
+  parentSchema?: { description?: string };
 }
 
 const PART_PREFIX: Record<string, string> = { body: "", querystring: "/query", params: "/params", headers: "/headers" };
+const PART_NAME: Record<string, string> = {
+  body: "body",
+  querystring: "query string",
+  params: "path",
+  headers: "headers",
+};
+
+/**
+ * A value that matches none of a union's alternatives makes Ajv report every alternative's failure and
+ * then the union's; one message per value reads better: the nearest miss (a length, a pattern), else
+ * the allowed constants, else the allowed types.
+ */
+function collapseUnions(errors: AjvError[]): AjvError[] {
+  const unionPaths = new Set(errors.filter((e) => e.keyword === "anyOf").map((e) => e.instancePath));
+  if (unionPaths.size === 0) return errors;
+  const out = errors.filter((e) => !unionPaths.has(e.instancePath));
+  for (const path of unionPaths) {
+    const branch = errors.filter((e) => e.instancePath === path && e.keyword !== "anyOf");
+    const specific = branch.find((e) => e.keyword !== "type" && e.keyword !== "const");
+    const consts = branch.filter((e) => e.keyword === "const").map((e) => String(e.params.allowedValue));
+    const types = branch.filter((e) => e.keyword === "type").map((e) => String(e.params.type));
+    let message = "is invalid";
+    if (specific?.message) message = specific.message;
+    else if (consts.length > 0) message = `must be one of ${consts.join(", ")}`;
+    else if (types.length > 0) message = `must be ${[...new Set(types)].join(" or ")}`;
+    out.push({ instancePath: path, keyword: "union", message, params: {} });
+  }
+  return out;
+}
 
 function fieldErrors(validation: AjvError[], context: string): FieldError[] {
   const prefix = PART_PREFIX[context] ?? "";
-  return validation.map((e) => {
+  return collapseUnions(validation).map((e) => {
     if (e.keyword === "additionalProperties") {
       const name = String(e.params.additionalProperty);
       return { path: `${prefix}${e.instancePath}/${name}`, message: "is not a known field" };
@@ -58,6 +88,7 @@ function fieldErrors(validation: AjvError[], context: string): FieldError[] {
       return { path: `${prefix}${e.instancePath}/${String(e.params.missingProperty)}`, message: "is required" };
     }
     let message = e.message ?? "is invalid";
+    if (e.keyword === "pattern" && e.parentSchema?.description) message = `must be ${e.parentSchema.description}`;
     if (e.keyword === "enum" && Array.isArray(e.params.allowedValues)) {
       message = `must be one of ${e.params.allowedValues.join(", ")}`;
     }
@@ -71,7 +102,7 @@ export function toAppError(error: unknown): AppError {
   const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe.validation) {
     const errors = fieldErrors(fe.validation, fe.validationContext ?? "body");
-    const where = fe.validationContext === "querystring" ? "query string" : (fe.validationContext ?? "body");
+    const where = PART_NAME[fe.validationContext ?? "body"] ?? "request";
     const first = errors[0];
     return new AppError(
       400,

@@ -58,6 +58,9 @@ export const PageQuery = Type.Object(PageQuerySchema, { additionalProperties: fa
 
 export const ProjectParams = Type.Object({ projectId: Type.String() });
 
+/** For operations that take no query parameters: any given is refused. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
 /** Error responses an operation may give, for the OpenAPI document. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};

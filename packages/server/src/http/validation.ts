@@ -8,6 +8,8 @@ const shared: Options = {
   removeAdditional: false,
   useDefaults: true,
   strict: false,
+  // Errors carry their schema, so a failed pattern can be explained by the field's description.
+  verbose: true,
 };
 
 function makeAjv(options: Options): Ajv {

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from "kysely";
 import type { Database } from "../../db/schema.js";
-import type { Change, ChangeSet, Role } from "./changes.js";
+import type { Change, ChangeSet } from "./changes.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

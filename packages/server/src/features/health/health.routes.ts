@@ -9,6 +9,7 @@ export function healthRoutes(app: TypedApp, ping: () => Promise<boolean>): void 
       schema: {
         tags: ["operations"],
         summary: "Liveness: the process answers (no key needed)",
+        security: [],
         response: { 200: Type.Object({ status: Type.Literal("ok") }) },
       },
     },
@@ -22,6 +23,7 @@ export function healthRoutes(app: TypedApp, ping: () => Promise<boolean>): void 
       schema: {
         tags: ["operations"],
         summary: "Readiness: 200 while the database answers, 503 otherwise (no key needed)",
+        security: [],
         response: {
           200: Type.Object({ status: Type.Literal("ok") }),
           503: Type.Object({ status: Type.Literal("unavailable") }),

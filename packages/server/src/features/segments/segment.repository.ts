@@ -87,6 +87,15 @@ export async function saveSegment(trx: Transaction<Database>, segment: SegmentRo
     .execute();
 }
 
+/** Moves `updatedAt` of every flag a segment is attached to: detaching it changes those flags. */
+export async function touchFlagsAttachedTo(trx: Transaction<Database>, segmentId: string, at: string): Promise<void> {
+  await trx
+    .updateTable("flags")
+    .set({ updated_at: at })
+    .where("id", "in", (eb) => eb.selectFrom("flag_segments").select("flag_id").where("segment_id", "=", segmentId))
+    .execute();
+}
+
 export async function deleteSegment(trx: Transaction<Database>, id: string): Promise<void> {
   await trx.deleteFrom("segments").where("id", "=", id).execute();
 }

@@ -159,6 +159,7 @@ export class SegmentService {
     await this.feed.write(projectId, async (trx) => {
       await this.requireProject(trx, projectId);
       if (!(await repo.findSegment(trx, projectId, segmentId))) throw segmentNotFound(segmentId);
+      await repo.touchFlagsAttachedTo(trx, segmentId, isoTime(this.clock.now()));
       await repo.deleteSegment(trx, segmentId);
       return { result: undefined, changes: [{ kind: "segment.deleted", projectId, segmentId }] };
     });
