@@ -66,8 +66,13 @@ function openPostgres(
     connectionTimeoutMillis: 3000,
     idleTimeoutMillis: 30_000,
   });
-  // An idle client that loses its connection emits here; unhandled, it would crash the process.
+  // A client that loses its connection emits "error"; unhandled, that would end the process. The pool
+  // listens only while a client is idle, so every client gets a listener of its own for the time it is
+  // checked out (the query in flight then fails, and the request answers 503).
   pool.on("error", (error) => options.onPoolError?.(error));
+  pool.on("connect", (client) => {
+    client.on("error", (error) => options.onPoolError?.(error));
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
