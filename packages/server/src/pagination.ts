@@ -31,7 +31,9 @@ function decodeCursor(cursor: string, keyLength: number, parameter: string): Sor
   } catch {
     key = undefined;
   }
-  if (!Array.isArray(key) || key.length !== keyLength || !key.every((v) => typeof v === "string")) {
+  // Sort keys never hold NUL (no stored value can), so a cursor with one was not issued here.
+  const valid = (v: unknown) => typeof v === "string" && !v.includes("\u0000");
+  if (!Array.isArray(key) || key.length !== keyLength || !key.every(valid)) {
     throw invalid(`The ${parameter} cursor is not one this service issued.`, [
       { path: `/query/${parameter}`, message: "must be a cursor from a previous page's pagination" },
     ]);

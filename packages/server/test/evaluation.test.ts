@@ -169,7 +169,11 @@ for (const dialect of DIALECTS) {
 
       assert.equal(await check(server, project, "rule2", repeated(["carol"])), true);
       assert.equal(await check(server, project, "rule2", repeated(["dave"])), true);
-      assert.equal(await check(server, project, "rule2", repeated(["erin"])), false, "member of a segment not attached");
+      assert.equal(
+        await check(server, project, "rule2", repeated(["erin"])),
+        false,
+        "member of a segment not attached",
+      );
       assert.equal(await check(server, project, "rule2", repeated(["frank"])), false);
 
       await patchSegment(server, project, attached, { addActors: ["erin"] });
@@ -206,10 +210,12 @@ for (const dialect of DIALECTS) {
       const on = expected.filter(Boolean).length;
       assert.ok(on > 30 && on < 120, `the sample holds both answers (${on} of ${rolloutActors.length} on)`);
       const answers = await mapLimit(rolloutActors, 16, (id) => check(server, project, flag, repeated([id])));
-      const wrong = rolloutActors.filter((id, i) => answers[i] !== expected[i]);
+      const wrong = rolloutActors.filter((_id, i) => answers[i] !== expected[i]);
       assert.deepEqual(wrong, [], "actors answered against the bucket formula");
       // The same actor gets the same answer on every call.
-      const again = await mapLimit(rolloutActors.slice(0, 50), 16, (id) => check(server, project, flag, repeated([id])));
+      const again = await mapLimit(rolloutActors.slice(0, 50), 16, (id) =>
+        check(server, project, flag, repeated([id])),
+      );
       assert.deepEqual(again, expected.slice(0, 50));
     });
 
@@ -294,8 +300,10 @@ for (const dialect of DIALECTS) {
       drawFrom = mulberry32(20261122);
       draws = [];
       try {
-        const answers = await mapLimit(Array.from({ length: n }, (_, i) => i), 32, () =>
-          check(server, project, flag),
+        const answers = await mapLimit(
+          Array.from({ length: n }, (_, i) => i),
+          32,
+          () => check(server, project, flag),
         );
         const on = answers.filter(Boolean).length;
         assert.ok(on >= 864 && on <= 1136, `${on} of ${n} on, outside [864, 1136]`);
@@ -411,11 +419,7 @@ for (const dialect of DIALECTS) {
       assert.equal(await header("cache=2.9"), "private, max-age=2");
       assert.equal(await header("cache=86400"), "private, max-age=86400");
       for (const value of ["86401", "-1", "abc", "", "1e6"]) {
-        expectProblem(
-          await server.request("GET", checkPath(project, flag, `cache=${value}`)),
-          400,
-          "invalid_request",
-        );
+        expectProblem(await server.request("GET", checkPath(project, flag, `cache=${value}`)), 400, "invalid_request");
       }
     });
 
@@ -498,7 +502,11 @@ for (const dialect of DIALECTS) {
       await patchFlag(server, p, "a-enabled", { status: "disabled" });
       assert.deepEqual(await list("bob"), [r3in]);
 
-      expectProblem(await server.request("GET", `/projects/no-such-project/actors/bob/flags`), 404, "project_not_found");
+      expectProblem(
+        await server.request("GET", `/projects/no-such-project/actors/bob/flags`),
+        404,
+        "project_not_found",
+      );
     });
 
     test("flags for a segment: enabled, or conditional with that segment attached; unknown segment → 404", async () => {
@@ -530,8 +538,16 @@ for (const dialect of DIALECTS) {
       await patchFlag(server, p, "e-disabled-with-s", { status: "conditional" });
       assert.deepEqual(await list(s), ["e-disabled-with-s", "e-enabled"]);
 
-      expectProblem(await server.request("GET", `/projects/${p}/segments/seg_doesnotexist/flags`), 404, "segment_not_found");
-      expectProblem(await server.request("GET", `/projects/no-such-project/segments/${s}/flags`), 404, "project_not_found");
+      expectProblem(
+        await server.request("GET", `/projects/${p}/segments/seg_doesnotexist/flags`),
+        404,
+        "segment_not_found",
+      );
+      expectProblem(
+        await server.request("GET", `/projects/no-such-project/segments/${s}/flags`),
+        404,
+        "project_not_found",
+      );
     });
 
     test("checks do no database I/O: with the database closed they answer, while reading a flag fails", async () => {
@@ -610,8 +626,13 @@ for (const dialect of DIALECTS) {
       after(() => own.close());
 
       const stored = async (id: string) =>
-        (await own.database.db.selectFrom("flags").select("latest_checked_at").where("id", "=", id).executeTakeFirstOrThrow())
-          .latest_checked_at;
+        (
+          await own.database.db
+            .selectFrom("flags")
+            .select("latest_checked_at")
+            .where("id", "=", id)
+            .executeTakeFirstOrThrow()
+        ).latest_checked_at;
       const latest = async (flag: string) => {
         const res = await own.request("GET", `/projects/${p}/flags/${flag}`);
         assert.equal(res.status, 200);

@@ -54,6 +54,12 @@ const PART_NAME: Record<string, string> = {
   headers: "headers",
 };
 
+/** Ajv's message, except that a failed pattern is explained by the field's description when it has one. */
+function messageOf(e: AjvError): string {
+  if (e.keyword === "pattern" && e.parentSchema?.description) return `must be ${e.parentSchema.description}`;
+  return e.message ?? "is invalid";
+}
+
 /**
  * A value that matches none of a union's alternatives makes Ajv report every alternative's failure and
  * then the union's; one message per value reads better: the nearest miss (a length, a pattern), else
@@ -69,7 +75,7 @@ function collapseUnions(errors: AjvError[]): AjvError[] {
     const consts = branch.filter((e) => e.keyword === "const").map((e) => String(e.params.allowedValue));
     const types = branch.filter((e) => e.keyword === "type").map((e) => String(e.params.type));
     let message = "is invalid";
-    if (specific?.message) message = specific.message;
+    if (specific) message = messageOf(specific);
     else if (consts.length > 0) message = `must be one of ${consts.join(", ")}`;
     else if (types.length > 0) message = `must be ${[...new Set(types)].join(" or ")}`;
     out.push({ instancePath: path, keyword: "union", message, params: {} });
@@ -87,8 +93,7 @@ function fieldErrors(validation: AjvError[], context: string): FieldError[] {
     if (e.keyword === "required") {
       return { path: `${prefix}${e.instancePath}/${String(e.params.missingProperty)}`, message: "is required" };
     }
-    let message = e.message ?? "is invalid";
-    if (e.keyword === "pattern" && e.parentSchema?.description) message = `must be ${e.parentSchema.description}`;
+    let message = messageOf(e);
     if (e.keyword === "enum" && Array.isArray(e.params.allowedValues)) {
       message = `must be one of ${e.params.allowedValues.join(", ")}`;
     }

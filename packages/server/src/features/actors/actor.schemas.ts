@@ -17,7 +17,7 @@ export const PutActorBody = Type.Object(
     name: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 256 }), Type.Null()])),
     imageURL: Type.Optional(
       Type.Union([
-        Type.String({ maxLength: 2048, pattern: "^https?://[^\\s]+$", description: "http(s) URL" }),
+        Type.String({ maxLength: 2048, pattern: "^https?://[^\\s]+$", description: "an http(s) URL" }),
         Type.Null(),
       ]),
     ),

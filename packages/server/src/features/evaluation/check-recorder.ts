@@ -12,6 +12,9 @@ const BATCH = 400;
  */
 export class CheckRecorder {
   private pending = new Map<string, number>();
+  /** Being written right now: still answered by `pendingFor`, so reads never step back mid-flush. */
+  private flushing = new Map<string, number>();
+  private running: Promise<void> | undefined;
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -21,21 +24,34 @@ export class CheckRecorder {
 
   /** The time noted for a flag and not yet written, so reads on this instance are never behind. */
   pendingFor(flagId: string): number | undefined {
-    return this.pending.get(flagId);
+    return this.pending.get(flagId) ?? this.flushing.get(flagId);
   }
 
   forget(flagId: string): void {
     this.pending.delete(flagId);
+    this.flushing.delete(flagId);
   }
 
   get size(): number {
     return this.pending.size;
   }
 
+  /** Writes every noted time. Waits for a flush already under way first, so shutdown misses nothing. */
   async flush(): Promise<void> {
+    while (this.running) await this.running.catch(() => {});
     if (this.pending.size === 0) return;
+    this.running = this.write();
+    try {
+      await this.running;
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  private async write(): Promise<void> {
     const batch = this.pending;
     this.pending = new Map();
+    this.flushing = batch;
     const entries = [...batch];
     try {
       for (let i = 0; i < entries.length; i += BATCH) {
@@ -61,6 +77,8 @@ export class CheckRecorder {
       // Put back what was not written, unless a newer check has noted a later time meanwhile.
       for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
       throw error;
+    } finally {
+      this.flushing = new Map();
     }
   }
 }
