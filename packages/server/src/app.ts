@@ -16,6 +16,8 @@ import { checkRoutes } from "./features/evaluation/check.routes.js";
 import { CheckRecorder } from "./features/evaluation/check-recorder.js";
 import { Checker } from "./features/evaluation/checker.js";
 import { flagRoutes } from "./features/flags/flag.routes.js";
+import { Metrics } from "./features/metrics/metrics.js";
+import { metricsRoutes } from "./features/metrics/metrics.routes.js";
 import { FlagSchema } from "./features/flags/flag.schemas.js";
 import { FlagService } from "./features/flags/flag.service.js";
 import { healthRoutes } from "./features/health/health.routes.js";
@@ -31,7 +33,8 @@ import { SegmentService } from "./features/segments/segment.service.js";
 import { authenticate } from "./http/auth.js";
 import { installMethodNotAllowed } from "./http/method-not-allowed.js";
 import { registerOpenApi } from "./http/openapi.js";
-import { errorHandler } from "./http/problem.js";
+import { rejectNulCharacters } from "./http/nul-characters.js";
+import { errorHandler, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
 import { NoQuery, Problem } from "./http/schemas.js";
 import { buildValidatorCompiler } from "./http/validation.js";
@@ -80,14 +83,28 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     bodyLimit: BODY_LIMIT,
     // Checks are the hot path: logging each at info level would cost more than answering it.
     logController: new LogController({ disableRequestLogging: (request) => request.url.includes("/check") }),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024, querystringParser: parseQueryString },
+    // 4,096 leaves room for a 256-character actor id percent-encoded at 12 characters per code point.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096, querystringParser: parseQueryString },
+    // Errors the router raises before any route is chosen are answered as problem details too.
+    frameworkErrors: (error, _request, reply) => {
+      const detail =
+        error.code === "FST_ERR_MAX_PARAM_LENGTH"
+          ? "A path segment is longer than 4,096 characters."
+          : "The path is not valid: percent-encoding must spell UTF-8.";
+      sendProblem(reply, new AppError(400, "invalid_request", detail));
+    },
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const postgres = database.dialect === "postgres";
   const feed = new ChangeFeed(db, clock, app.log, postgres ? { announce: notifyChangeSet, repeatableRead: true } : {});
   // Listen before loading, so nothing committed between the load's read and the first notification is missed.
-  const listener = postgres ? new PostgresListener(config.databaseLocation, feed, app.log) : undefined;
+  const metrics = new Metrics(feed.snapshot);
+  const listener = postgres
+    ? new PostgresListener(config.databaseLocation, feed, app.log, (set) => {
+        if (set.at !== undefined && set.origin !== feed.instanceId) metrics.recordFeedLag((Date.now() - set.at) / 1000);
+      })
+    : undefined;
   await listener?.start();
   await feed.load();
   const recorder = new CheckRecorder(db);
@@ -112,9 +129,11 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   });
 
   // A body left out counts as `{}`: every body field is optional where the operation allows it.
-  app.addHook("preValidation", async (request) => {
+  app.addHook("preValidation", (request, _reply, done) => {
     if (request.body === undefined && request.routeOptions.schema?.body !== undefined) request.body = {};
+    done();
   });
+  app.addHook("preValidation", rejectNulCharacters);
   // Unknown query parameters are refused everywhere, as unknown body fields are.
   app.addHook("onRoute", (route) => {
     const access = route.config?.access;
@@ -137,6 +156,15 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     });
   }
   app.addHook("onRequest", authenticate(feed.snapshot));
+  app.addHook("onResponse", (request, reply, done) => {
+    metrics.recordRequest(
+      request.method,
+      request.routeOptions.url ?? "unmatched",
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
+    done();
+  });
 
   for (const schema of [
     Problem,
@@ -153,7 +181,8 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   projectRoutes(app, projects);
   keyRoutes(app, keys);
   flagRoutes(app, flags);
-  checkRoutes(app, checker);
+  checkRoutes(app, checker, metrics);
+  metricsRoutes(app, metrics, config.metricsPublic);
   segmentRoutes(app, segments);
   actorRoutes(app, actors);
   app.get("/openapi.json", { config: { access: "public" }, schema: { hide: true, security: [] } }, async () =>
@@ -181,8 +210,9 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   let closing: Promise<void> | undefined;
   // Once shutdown starts, answers to requests still in flight close their connection: otherwise a
   // keep-alive client would hold the server open until its idle timeout.
-  app.addHook("onSend", async (_request, reply) => {
+  app.addHook("onSend", (_request, reply, payload, done) => {
     if (closing !== undefined) reply.header("connection", "close");
+    done(null, payload);
   });
   const close = () => {
     closing ??= (async () => {

@@ -93,6 +93,8 @@ const OPERATIONS: readonly Operation[] = [
     probe: (p) => `/projects/${p.newProjectId}`,
   },
   { method: "GET", route: "/projects", roles: ADMIN_ONLY, success: 200 },
+  // Operations: metrics are admin-only unless METRICS_PUBLIC is set
+  { method: "GET", route: "/metrics", roles: ADMIN_ONLY, success: 200 },
   { method: "GET", route: "/projects/:projectId", roles: READERS, success: 200 },
   {
     method: "DELETE",

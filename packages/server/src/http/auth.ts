@@ -25,6 +25,27 @@ const BEARER = /^Bearer +([^\s]+) *$/i;
 
 const unauthorized = (detail: string) => new AppError(401, "unauthorized", detail);
 
+/** Keys whose hashes are remembered; applications reuse a handful of keys, so this bounds a tiny cache. */
+const HASH_CACHE_SIZE = 1024;
+
+/**
+ * SHA-256 of presented keys, remembered for the keys seen most recently: the check path then costs a
+ * map lookup instead of a hash. The cache holds hashes of keys, valid or not, never principals, so a
+ * revocation takes effect at once.
+ */
+function keyHasher(): (key: string) => string {
+  const cache = new Map<string, string>();
+  return (key) => {
+    let hash = cache.get(key);
+    if (hash === undefined) {
+      hash = hashApiKey(key);
+      if (cache.size >= HASH_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      cache.set(key, hash);
+    }
+    return hash;
+  };
+}
+
 /** Whether a principal may perform an operation of the given access level on a project. */
 export function allows(
   principal: Principal,
@@ -42,14 +63,16 @@ export function allows(
  * authorises it against the route's declared access and the project in its path.
  */
 export function authenticate(snapshot: Snapshot) {
-  return async function authHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  const hashOf = keyHasher();
+  /** Throws the 401 or 403 a request deserves, or answers its principal (undefined for public routes). */
+  const principalFor = (request: FastifyRequest): Principal | undefined => {
     const access = request.routeOptions.config.access;
-    if (access === undefined || access === "public") return;
+    if (access === undefined || access === "public") return undefined;
     const header = request.headers.authorization;
     if (header === undefined) throw unauthorized("Send an API key as Authorization: Bearer <key>.");
     const match = BEARER.exec(header);
     if (!match) throw unauthorized("The Authorization header must be Bearer <key>.");
-    const principal = snapshot.principal(hashApiKey(match[1] as string));
+    const principal = snapshot.principal(hashOf(match[1] as string));
     if (!principal) throw unauthorized("The API key is unknown or has been revoked.");
     const projectId = (request.params as { projectId?: string } | undefined)?.projectId;
     if (!allows(principal, access, projectId)) {
@@ -61,6 +84,16 @@ export function authenticate(snapshot: Snapshot) {
           : `This key may not ${access === "write" ? "change" : access === "read" ? "read" : "check"} this project.`,
       );
     }
-    request.principal = principal;
+    return principal;
+  };
+  // Callback style, not async: the check path then creates no promise for authentication.
+  return function authHook(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+    try {
+      request.principal = principalFor(request);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
   };
 }

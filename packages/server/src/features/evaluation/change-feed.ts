@@ -1,4 +1,5 @@
 import type { FlagStatus } from "@flagstaff/core";
+import { randomUUID } from "node:crypto";
 import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import { isUnavailableError } from "../../db/database.js";
@@ -42,6 +43,8 @@ export interface FeedOptions {
  */
 export class ChangeFeed {
   readonly snapshot = new Snapshot();
+  /** Identifies this instance in the change sets it writes. */
+  readonly instanceId = randomUUID();
   private readonly waiting = new Map<string, Map<number, { set: ChangeSet; done: () => void }[]>>();
   /** Until the first load, announced change sets only wait: the load decides what is already in. */
   private loaded = false;
@@ -82,7 +85,13 @@ export class ChangeFeed {
       ({ set, result } = await this.db.transaction().execute(async (trx) => {
         const version = await nextStreamVersion(trx, stream);
         const outcome = await work(trx);
-        const changeSet: ChangeSet = { stream, version, changes: outcome.changes };
+        const changeSet: ChangeSet = {
+          stream,
+          version,
+          changes: outcome.changes,
+          at: this.clock.now(),
+          origin: this.instanceId,
+        };
         await recordChangeSet(trx, changeSet, isoTime(this.clock.now()));
         await this.options.announce?.(trx, changeSet);
         return { set: changeSet, result: outcome.result };
@@ -96,23 +105,26 @@ export class ChangeFeed {
     return result;
   }
 
-  /** Applies a committed change set in version order; resolves once it is in the snapshot. */
-  deliver(set: ChangeSet): Promise<void> {
+  /**
+   * Applies a committed change set in version order; resolves once it is in the snapshot, with false
+   * when the snapshot already had it (this instance's own writes, announced back to it).
+   */
+  deliver(set: ChangeSet): Promise<boolean> {
     const applied = this.snapshot.versions.get(set.stream) ?? 0;
-    if (set.version <= applied) return Promise.resolve();
+    if (set.version <= applied) return Promise.resolve(false);
     if (set.version === applied + 1 && this.loaded) {
       this.snapshot.apply(set);
       this.drain(set.stream);
-      return Promise.resolve();
+      return Promise.resolve(true);
     }
-    return new Promise<void>((resolve) => {
+    return new Promise<boolean>((resolve) => {
       let byVersion = this.waiting.get(set.stream);
       if (!byVersion) {
         byVersion = new Map();
         this.waiting.set(set.stream, byVersion);
       }
       const list = byVersion.get(set.version) ?? [];
-      list.push({ set, done: resolve });
+      list.push({ set, done: () => resolve(true) });
       byVersion.set(set.version, list);
       setTimeout(() => {
         if (this.loaded && (this.snapshot.versions.get(set.stream) ?? 0) < set.version) {

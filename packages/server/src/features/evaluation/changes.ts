@@ -51,4 +51,8 @@ export interface ChangeSet {
   readonly stream: string;
   readonly version: number;
   readonly changes: readonly Change[];
+  /** When the writing instance committed it (ms since the epoch), for the change-feed lag metric. */
+  readonly at?: number;
+  /** The writing instance, so an instance can tell its own changes when they are announced back. */
+  readonly origin?: string;
 }

@@ -1,6 +1,7 @@
 import { Type } from "typebox";
 import { errorResponses, Limits } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
+import type { Metrics } from "../metrics/metrics.js";
 import type { Checker } from "./checker.js";
 
 const CheckQuery = Type.Object(
@@ -20,7 +21,7 @@ const CheckQuery = Type.Object(
 
 const CheckResult = Type.Object({ enabled: Type.Boolean() }, { $id: "CheckResult" });
 
-export function checkRoutes(app: TypedApp, checker: Checker): void {
+export function checkRoutes(app: TypedApp, checker: Checker, metrics: Metrics): void {
   app.addSchema(CheckResult);
   app.get(
     "/projects/:projectId/flags/:flagName/check",
@@ -42,6 +43,7 @@ export function checkRoutes(app: TypedApp, checker: Checker): void {
       const { projectId, flagName } = request.params;
       const { actorIds, cache } = request.query;
       const result = checker.check(projectId, flagName, actorIds);
+      metrics.recordCheck(result.enabled);
       reply.header("cache-control", cache === undefined ? "no-store" : `private, max-age=${Math.floor(cache)}`);
       return reply.send(result.enabled ? ENABLED : DISABLED);
     },

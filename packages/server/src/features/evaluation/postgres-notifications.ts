@@ -35,6 +35,8 @@ export class PostgresListener {
     connectionString: string,
     private readonly feed: ChangeFeed,
     private readonly logger: FeedLogger,
+    /** Called when an announced change set from another instance is in the snapshot. */
+    private readonly onApplied: (set: ChangeSet) => void = () => {},
   ) {
     this.subscriber = pgListen.default.default(
       { connectionString, connectionTimeoutMillis: 3000 },
@@ -66,7 +68,10 @@ export class PostgresListener {
     const set = payload as Partial<ChangeSet> | null;
     if (!set || typeof set.stream !== "string" || typeof set.version !== "number") return;
     if (Array.isArray(set.changes)) {
-      void this.feed.deliver(set as ChangeSet);
+      const full = set as ChangeSet;
+      this.feed.deliver(full).then((fresh) => {
+        if (fresh) this.onApplied(full);
+      });
     } else {
       this.feed.catchUp(set.stream).catch((error) => this.logger.warn({ err: error }, "feed catch-up failed"));
     }

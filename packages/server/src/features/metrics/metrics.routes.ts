@@ -1,0 +1,26 @@
+import { Type } from "typebox";
+import { errorResponses } from "../../http/schemas.js";
+import type { TypedApp } from "../../http/typed-app.js";
+import type { Metrics } from "./metrics.js";
+
+export function metricsRoutes(app: TypedApp, metrics: Metrics, isPublic: boolean): void {
+  app.get(
+    "/metrics",
+    {
+      config: { access: isPublic ? "public" : "admin" },
+      schema: {
+        tags: ["operations"],
+        summary: "Prometheus metrics (admin key, unless METRICS_PUBLIC=true)",
+        ...(isPublic ? { security: [] } : {}),
+        response: {
+          200: Type.String({ description: "Prometheus text exposition format" }),
+          ...errorResponses(401, 403),
+        },
+      },
+    },
+    async (_request, reply) => {
+      const body = await metrics.registry.metrics();
+      return reply.type(metrics.registry.contentType).send(body);
+    },
+  );
+}

@@ -1,0 +1,82 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Snapshot } from "../evaluation/snapshot.js";
+
+type Observer = { observe(value: number): void };
+
+/**
+ * The service's Prometheus metrics, in a registry of its own (no global state, so several instances can
+ * live in one process). Labelled children are cached, so recording a request costs two map lookups.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requestDuration: Histogram<"method" | "route" | "status">;
+  private readonly requestChildren = new Map<string, Observer>();
+  private readonly checksEnabled: Counter;
+  private readonly checksDisabled: Counter;
+  private readonly feedLag: Histogram;
+
+  constructor(snapshot: Snapshot) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: "flagstaff_" });
+    this.requestDuration = new Histogram({
+      name: "flagstaff_http_request_duration_seconds",
+      help: "HTTP requests by route template, method and status; _count is the request count",
+      labelNames: ["method", "route", "status"],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    const checks = new Counter({
+      name: "flagstaff_checks_total",
+      help: "Flag checks answered, by result",
+      labelNames: ["result"],
+      registers,
+    });
+    this.checksEnabled = checks.labels("enabled") as unknown as Counter;
+    this.checksDisabled = checks.labels("disabled") as unknown as Counter;
+    this.feedLag = new Histogram({
+      name: "flagstaff_change_feed_lag_seconds",
+      help: "Time from a change's commit on another instance to its arrival in this instance's snapshot",
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30],
+      registers,
+    });
+    new Gauge({
+      name: "flagstaff_snapshot_size",
+      help: "What the in-memory evaluation snapshot holds, by kind",
+      labelNames: ["kind"],
+      registers,
+      collect() {
+        let flags = 0;
+        let memberships = 0;
+        let attachments = 0;
+        for (const project of snapshot.projects.values()) {
+          flags += project.flagsById.size;
+          for (const flag of project.flagsById.values()) attachments += flag.actors.size + flag.segments.size;
+          for (const members of project.segmentMembers.values()) memberships += members.size;
+        }
+        this.set({ kind: "projects" }, snapshot.projects.size);
+        this.set({ kind: "flags" }, flags);
+        this.set({ kind: "flag_attachments" }, attachments);
+        this.set({ kind: "segment_memberships" }, memberships);
+        this.set({ kind: "api_keys" }, snapshot.keyCount);
+      },
+    });
+  }
+
+  recordRequest(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
+    let child = this.requestChildren.get(key);
+    if (child === undefined) {
+      child = this.requestDuration.labels(method, route, String(status));
+      this.requestChildren.set(key, child);
+    }
+    child.observe(seconds);
+  }
+
+  recordCheck(enabled: boolean): void {
+    (enabled ? this.checksEnabled : this.checksDisabled).inc();
+  }
+
+  recordFeedLag(seconds: number): void {
+    this.feedLag.observe(Math.max(0, seconds));
+  }
+}
