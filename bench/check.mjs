@@ -11,15 +11,10 @@
 import { fork, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
-import { openDatabase } from "../packages/server/dist/src/db/database.js";
-import { migrateToLatest } from "../packages/server/dist/src/db/migrate.js";
-import { hashApiKey } from "../packages/server/dist/src/ids.js";
+import { FLAG, freshDatabase, seed } from "./fixtures.mjs";
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -37,7 +32,6 @@ const LOAD = fileURLToPath(new URL("./load.mjs", import.meta.url));
 const BARE = fileURLToPath(new URL("./bare-server.mjs", import.meta.url));
 const CHECK_KEY = `fsk_bench_check_${randomBytes(8).toString("hex")}`;
 const ADMIN_KEY = `fsk_bench_admin_${randomBytes(8).toString("hex")}`;
-const FLAG = "checkout";
 
 const SCENARIOS = [
   { name: "10 flags", flags: 10, members: 1_000 },
@@ -54,121 +48,6 @@ async function freePort() {
   const { port } = s.address();
   s.close();
   return port;
-}
-
-async function freshDatabase() {
-  if (DIALECT === "sqlite") {
-    const dir = mkdtempSync(join(tmpdir(), "flagstaff-bench-"));
-    return { url: `file:${join(dir, "flags.db")}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const name = `flagstaff_bench_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: POSTGRES_URL });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
-}
-
-/** Fills a project straight through the server's own database layer (far faster than the API for 1M rows). */
-async function seed(url, { flags, members }) {
-  const config = url.startsWith("file:")
-    ? { dialect: "sqlite", databaseLocation: url.slice(5), databasePoolSize: 4 }
-    : { dialect: "postgres", databaseLocation: url, databasePoolSize: 4 };
-  const handle = openDatabase(config);
-  await migrateToLatest(handle);
-  const db = handle.db;
-  const now = new Date().toISOString();
-  const chunk = async (rows, size, insert) => {
-    for (let i = 0; i < rows.length; i += size) await insert(rows.slice(i, i + size));
-  };
-  await db.transaction().execute(async (trx) => {
-    await trx.insertInto("projects").values({ id: "bench", name: "Benchmark", created_at: now }).execute();
-    await trx
-      .insertInto("api_keys")
-      .values([
-        {
-          id: "key_bench_check",
-          project_id: "bench",
-          role: "check",
-          name: "bench",
-          key_hash: hashApiKey(CHECK_KEY),
-          created_at: now,
-        },
-        {
-          id: "key_bench_admin",
-          project_id: null,
-          role: "admin",
-          name: "bench",
-          key_hash: hashApiKey(ADMIN_KEY),
-          created_at: now,
-        },
-      ])
-      .execute();
-    const flagRows = [];
-    for (let i = 0; i < flags; i++) {
-      const name = i === 0 ? FLAG : `flag-${String(i).padStart(6, "0")}`;
-      flagRows.push({
-        id: `flg_bench_${i}`,
-        project_id: "bench",
-        name,
-        description: `Benchmark flag ${i}`,
-        status: i === 0 ? "conditional" : i % 3 === 0 ? "enabled" : "disabled",
-        percentage_actors: i === 0 ? 25 : 0,
-        percentage_calls: 0,
-        created_at: now,
-        updated_at: now,
-        latest_checked_at: null,
-        status_changed_at: now,
-      });
-    }
-    await chunk(flagRows, 2000, (rows) => trx.insertInto("flags").values(rows).execute());
-    await trx
-      .insertInto("segments")
-      .values({
-        id: "seg_bench",
-        project_id: "bench",
-        name: "Members",
-        description: "",
-        created_at: now,
-        updated_at: now,
-        next_actor_seq: members + 1,
-      })
-      .execute();
-    await trx
-      .insertInto("flag_segments")
-      .values({ flag_id: "flg_bench_0", segment_id: "seg_bench", created_at: now })
-      .execute();
-    await trx
-      .insertInto("actors")
-      .values({ project_id: "bench", actor_id: "vip-1", name: null, image_url: null, created_at: now })
-      .execute();
-    await trx
-      .insertInto("flag_actors")
-      .values({ flag_id: "flg_bench_0", project_id: "bench", actor_id: "vip-1", created_at: now })
-      .execute();
-    for (let start = 0; start < members; start += 50_000) {
-      const actors = [];
-      const memberships = [];
-      for (let i = start; i < Math.min(members, start + 50_000); i++) {
-        const actor_id = `member-${i}`;
-        actors.push({ project_id: "bench", actor_id, name: null, image_url: null, created_at: now });
-        memberships.push({ segment_id: "seg_bench", project_id: "bench", actor_id, seq: i + 1, added_at: now });
-      }
-      await chunk(actors, 5000, (rows) => trx.insertInto("actors").values(rows).execute());
-      await chunk(memberships, 5000, (rows) => trx.insertInto("segment_actors").values(rows).execute());
-    }
-  });
-  await handle.close();
 }
 
 /** 1,000 check paths with 1–3 actorIds each: segment members, the attached actor, and strangers (rollout). */
@@ -204,6 +83,22 @@ async function load(spec) {
   });
   await once(child, "exit");
   return JSON.parse(out);
+}
+
+const CLOCK_TICKS_PER_SECOND = 100; // Linux USER_HZ (getconf CLK_TCK)
+
+/** CPU time (user + system) a process has used so far, in microseconds, from /proc/<pid>/stat. */
+function cpuMicros(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Runs a load and adds the server's CPU time per answered request: what a request costs the server. */
+async function measured(pid, spec) {
+  const before = cpuMicros(pid);
+  const result = await load(spec);
+  result.cpuMicrosPerRequest = (cpuMicros(pid) - before) / Math.max(1, result.requests);
+  return result;
 }
 
 function rssMiB(pid) {
@@ -268,9 +163,9 @@ async function main() {
   );
   try {
     for (const scenario of SCENARIOS) {
-      const database = await freshDatabase();
+      const database = await freshDatabase(DIALECT, POSTGRES_URL);
       const seedStart = performance.now();
-      await seed(database.url, scenario);
+      await seed(database.url, { ...scenario, checkKey: CHECK_KEY, adminKey: ADMIN_KEY });
       const seedMs = performance.now() - seedStart;
       const server = await startServer(database.url);
       const paths = checkPaths(scenario.members);
@@ -278,10 +173,9 @@ async function main() {
       await load({ url: server.base, connections: CONNECTIONS, duration: 2, headers, paths }); // warm-up
       const runs = { server: [], bare: [] };
       for (let round = 0; round < ROUNDS; round++) {
-        runs.server.push(
-          await load({ url: server.base, connections: CONNECTIONS, duration: DURATION, headers, paths }),
-        );
-        runs.bare.push(await load({ url: bareUrl, connections: CONNECTIONS, duration: DURATION, headers, paths }));
+        const spec = { connections: CONNECTIONS, duration: DURATION, headers, paths };
+        runs.server.push(await measured(server.child.pid, { ...spec, url: server.base }));
+        runs.bare.push(await measured(bare.pid, { ...spec, url: bareUrl }));
       }
       const memory = rssMiB(server.child.pid);
       const summary = (list) => ({
@@ -291,6 +185,7 @@ async function main() {
         errors: list.reduce((n, r) => n + r.errors, 0),
         non2xx: list.reduce((n, r) => n + r.non2xx, 0),
         requests: list.reduce((n, r) => n + r.requests, 0),
+        cpuMicrosPerRequest: median(list.map((r) => r.cpuMicrosPerRequest)),
       });
       const entry = {
         ...scenario,
@@ -359,15 +254,19 @@ function printScenario(e) {
   console.log(
     `seeded in ${fmt(e.seedSeconds, 1)} s; cold start to first correct check ${fmt(e.coldStartMs)} ms; RSS ${fmt(e.rssMiB)} MiB (peak ${fmt(e.peakRssMiB)} MiB)`,
   );
-  console.log("| server | req/s | p50 ms | p99 ms | errors | non-2xx |");
-  console.log("|---|---|---|---|---|---|");
+  console.log("| server | req/s | p50 ms | p99 ms | server CPU µs/request | errors | non-2xx |");
+  console.log("|---|---|---|---|---|---|---|");
   for (const [label, s] of [
     ["Flagstaff check", e.server],
     ["bare node:http", e.bare],
   ]) {
-    console.log(`| ${label} | ${fmt(s.rps)} | ${s.p50} | ${s.p99} | ${s.errors} | ${s.non2xx} |`);
+    const cpu = fmt(s.cpuMicrosPerRequest, 1);
+    console.log(`| ${label} | ${fmt(s.rps)} | ${s.p50} | ${s.p99} | ${cpu} | ${s.errors} | ${s.non2xx} |`);
   }
-  console.log(`ratio Flagstaff / bare: ${fmt(e.server.rps / e.bare.rps, 2)}\n`);
+  const efficiency = e.bare.cpuMicrosPerRequest / e.server.cpuMicrosPerRequest;
+  console.log(
+    `throughput Flagstaff / bare: ${fmt(e.server.rps / e.bare.rps, 2)}; CPU cost bare / Flagstaff: ${fmt(efficiency, 2)}\n`,
+  );
   if (e.writesAndLists) {
     const w = e.writesAndLists;
     console.log("| writes and lists (100,000 flags) | req/s | p50 ms | p99 ms | non-2xx |");
@@ -389,12 +288,24 @@ function printSummary(results) {
   const rps = list.map((s) => s.server.rps);
   const spread = (Math.max(...rps) - Math.min(...rps)) / Math.max(...rps);
   console.log("## Summary");
-  console.log("| scenario | check req/s | bare req/s | ratio | check p99 ms | cold start ms | RSS MiB |");
-  console.log("|---|---|---|---|---|---|---|");
+  console.log(
+    "| scenario | check req/s | bare req/s | throughput ratio | check CPU µs/req | bare CPU µs/req | bare/check CPU | check p99 ms | cold start ms | RSS MiB |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|---|");
   for (const s of list) {
-    console.log(
-      `| ${s.name} | ${fmt(s.server.rps)} | ${fmt(s.bare.rps)} | ${fmt(s.server.rps / s.bare.rps, 2)} | ${s.server.p99} | ${fmt(s.coldStartMs)} | ${fmt(s.rssMiB)} |`,
-    );
+    const cells = [
+      s.name,
+      fmt(s.server.rps),
+      fmt(s.bare.rps),
+      fmt(s.server.rps / s.bare.rps, 2),
+      fmt(s.server.cpuMicrosPerRequest, 1),
+      fmt(s.bare.cpuMicrosPerRequest, 1),
+      fmt(s.bare.cpuMicrosPerRequest / s.server.cpuMicrosPerRequest, 2),
+      s.server.p99,
+      fmt(s.coldStartMs),
+      fmt(s.rssMiB),
+    ];
+    console.log(`| ${cells.join(" | ")} |`);
   }
   console.log(`\ncheck throughput spread across scenarios: ${fmt(spread * 100, 1)} %`);
 }

@@ -1,6 +1,11 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import rateLimit from "@fastify/rate-limit";
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyServerOptions,
+  LogController,
+  type preValidationHookHandler,
+} from "fastify";
 import { type Clock, isoTime, type RandomSource, systemClock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { DatabaseHandle } from "./db/database.js";
@@ -44,6 +49,11 @@ const BODY_LIMIT = 1024 * 1024;
 /** Change sets older than this are pruned; an instance further behind reloads the stream instead. */
 const FEED_RETENTION_MS = 60 * 60 * 1000;
 const FEED_PRUNE_EVERY_MS = 10 * 60 * 1000;
+
+const defaultEmptyBody: preValidationHookHandler = (request, _reply, done) => {
+  if (request.body === undefined) request.body = {};
+  done();
+};
 
 export interface AppDeps {
   readonly config: Config;
@@ -128,18 +138,18 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     parseJson(request, body as string, done);
   });
 
-  // A body left out counts as `{}`: every body field is optional where the operation allows it.
-  app.addHook("preValidation", (request, _reply, done) => {
-    if (request.body === undefined && request.routeOptions.schema?.body !== undefined) request.body = {};
-    done();
-  });
-  app.addHook("preValidation", rejectNulCharacters);
-  // Unknown query parameters are refused everywhere, as unknown body fields are.
+  // Route-level rules, attached only where they apply so the check path carries none of them:
+  // - unknown query parameters are refused everywhere, as unknown body fields are;
+  // - a body left out counts as `{}` (every body field is optional where the operation allows it);
+  // - NUL characters are refused wherever a value can reach the database (the check never does).
   app.addHook("onRoute", (route) => {
     const access = route.config?.access;
-    if (access !== undefined && access !== "public" && route.schema && !route.schema.querystring) {
-      route.schema.querystring = NoQuery;
-    }
+    if (access === undefined || access === "public" || !route.schema) return;
+    if (!route.schema.querystring) route.schema.querystring = NoQuery;
+    const hooks: preValidationHookHandler[] = [];
+    if (route.schema.body !== undefined) hooks.push(defaultEmptyBody);
+    if (access !== "check") hooks.push(rejectNulCharacters);
+    route.preValidation = [route.preValidation ?? [], hooks].flat() as preValidationHookHandler[];
   });
 
   await registerOpenApi(app, API_VERSION);
