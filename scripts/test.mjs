@@ -2,7 +2,7 @@
 // Runs every compiled test file with node's test runner, on SQLite and, when it answers, PostgreSQL.
 // REQUIRE_POSTGRES=1 (set by .ci/run) turns a missing PostgreSQL into a failure instead of a skip.
 import { spawnSync } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 
@@ -32,7 +32,8 @@ function testFiles(dir) {
 }
 
 const only = process.argv.slice(2);
-const files = only.length > 0 ? only : ["packages/core/dist/test", "packages/server/dist/test"].flatMap(testFiles);
+const packages = readdirSync("packages").map((name) => join("packages", name, "dist", "test"));
+const files = only.length > 0 ? only : packages.filter((dir) => existsSync(dir)).flatMap(testFiles);
 
 const dialects = ["sqlite"];
 const probe = await postgresAnswers();
