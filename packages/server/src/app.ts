@@ -23,6 +23,7 @@ import { Checker } from "./features/evaluation/checker.js";
 import { flagRoutes } from "./features/flags/flag.routes.js";
 import { Metrics } from "./features/metrics/metrics.js";
 import { metricsRoutes } from "./features/metrics/metrics.routes.js";
+import { ofrepRoutes } from "./features/ofrep/ofrep.routes.js";
 import { FlagSchema } from "./features/flags/flag.schemas.js";
 import { FlagService } from "./features/flags/flag.service.js";
 import { healthRoutes } from "./features/health/health.routes.js";
@@ -197,6 +198,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   flagRoutes(app, flags);
   checkRoutes(app, checker, metrics);
   metricsRoutes(app, metrics, config.metricsPublic);
+  ofrepRoutes(app, checker, metrics);
   segmentRoutes(app, segments);
   actorRoutes(app, actors);
   app.get("/openapi.json", { config: { access: "public" }, schema: { hide: true, security: [] } }, async () =>

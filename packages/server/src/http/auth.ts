@@ -5,10 +5,11 @@ import type { Principal, Snapshot } from "../features/evaluation/snapshot.js";
 import { hashApiKey } from "../ids.js";
 
 /**
- * What an operation requires. `admin`: an admin key. `write`, `read`, `check`: a key of the project named
+ * What an operation requires. `evaluate`: a key of any role of one project, which names the project
+ * (the OpenFeature remote evaluation endpoints have no project in their path). `admin`: an admin key. `write`, `read`, `check`: a key of the project named
  * in the path with at least that role (write > read > check), or an admin key. `public`: no key.
  */
-export type Access = "public" | "admin" | "write" | "read" | "check";
+export type Access = "public" | "admin" | "write" | "read" | "check" | "evaluate";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -24,6 +25,19 @@ const RANK: Record<Exclude<Role, "admin">, number> = { check: 1, read: 2, write:
 const BEARER = /^Bearer +([^\s]+) *$/i;
 
 const unauthorized = (detail: string) => new AppError(401, "unauthorized", detail);
+
+/** The key a request presents: `Authorization: Bearer <key>`, or `X-API-Key: <key>` as OFREP clients may send. */
+function presentedKey(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  if (header === undefined) {
+    const apiKey = request.headers["x-api-key"];
+    if (typeof apiKey === "string" && apiKey !== "") return apiKey;
+    throw unauthorized("Send an API key as Authorization: Bearer <key>.");
+  }
+  const match = BEARER.exec(header);
+  if (!match) throw unauthorized("The Authorization header must be Bearer <key>.");
+  return match[1] as string;
+}
 
 /** Keys whose hashes are remembered; applications reuse a handful of keys, so this bounds a tiny cache. */
 const HASH_CACHE_SIZE = 1024;
@@ -52,6 +66,7 @@ export function allows(
   access: Exclude<Access, "public">,
   projectId: string | undefined,
 ): boolean {
+  if (access === "evaluate") return principal.role !== "admin";
   if (principal.role === "admin") return true;
   if (access === "admin") return false;
   if (projectId === undefined || principal.projectId !== projectId) return false;
@@ -68,11 +83,7 @@ export function authenticate(snapshot: Snapshot) {
   const principalFor = (request: FastifyRequest): Principal | undefined => {
     const access = request.routeOptions.config.access;
     if (access === undefined || access === "public") return undefined;
-    const header = request.headers.authorization;
-    if (header === undefined) throw unauthorized("Send an API key as Authorization: Bearer <key>.");
-    const match = BEARER.exec(header);
-    if (!match) throw unauthorized("The Authorization header must be Bearer <key>.");
-    const principal = snapshot.principal(hashOf(match[1] as string));
+    const principal = snapshot.principal(hashOf(presentedKey(request)));
     if (!principal) throw unauthorized("The API key is unknown or has been revoked.");
     const projectId = (request.params as { projectId?: string } | undefined)?.projectId;
     if (!allows(principal, access, projectId)) {
@@ -81,7 +92,9 @@ export function authenticate(snapshot: Snapshot) {
         "forbidden",
         access === "admin"
           ? "This operation needs an admin key."
-          : `This key may not ${access === "write" ? "change" : access === "read" ? "read" : "check"} this project.`,
+          : access === "evaluate"
+            ? "Remote evaluation needs a project key (any role): the key names the project."
+            : `This key may not ${access === "write" ? "change" : access === "read" ? "read" : "check"} this project.`,
       );
     }
     return principal;

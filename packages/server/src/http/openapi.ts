@@ -24,6 +24,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         { name: "actors" },
         { name: "projects", description: "Extension" },
         { name: "keys", description: "Extension" },
+        { name: "openfeature", description: "Extension: OpenFeature Remote Evaluation Protocol (OFREP) v1" },
         { name: "operations" },
       ],
     },

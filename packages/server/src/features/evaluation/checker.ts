@@ -23,4 +23,24 @@ export class Checker {
     this.recorder.note(flag.id, this.clock.now());
     return evaluate(flag, actorIds ?? NO_ACTORS, project.isMember, this.random);
   }
+
+  /** Evaluates every flag of a project, in name order (OFREP bulk evaluation). */
+  checkAll(projectId: string, actorIds: readonly string[]): { name: string; evaluation: Evaluation }[] {
+    const project = this.snapshot.projects.get(projectId);
+    if (!project) throw projectNotFound(projectId);
+    const now = this.clock.now();
+    const out: { name: string; evaluation: Evaluation }[] = [];
+    for (const name of project.flagNamesInOrder()) {
+      const flag = project.flagsByName.get(name);
+      if (!flag) continue;
+      this.recorder.note(flag.id, now);
+      out.push({ name, evaluation: evaluate(flag, actorIds, project.isMember, this.random) });
+    }
+    return out;
+  }
+
+  /** The version of a project's evaluation state: it moves whenever any of its flags may answer differently. */
+  versionOf(projectId: string): number {
+    return this.snapshot.versions.get(projectId) ?? 0;
+  }
 }

@@ -1,0 +1,62 @@
+import { Type } from "typebox";
+import { Limits } from "../../http/schemas.js";
+
+// Shapes of the OpenFeature Remote Evaluation Protocol (OFREP) v1, for the boolean flags Flagstaff has.
+
+/**
+ * The evaluation context: `targetingKey` is the actor; `actorIds` optionally adds more actors (any one
+ * enabled enables the flag, as in a check). Other attributes are accepted and ignored.
+ */
+export const OfrepContext = Type.Object(
+  {
+    targetingKey: Type.Optional(Limits.actorId),
+    actorIds: Type.Optional(Type.Array(Limits.actorId, { maxItems: 100 })),
+  },
+  { additionalProperties: true },
+);
+
+/** OFREP request bodies carry `context`; fields a future protocol version adds are tolerated. */
+export const OfrepRequest = Type.Object({ context: Type.Optional(OfrepContext) }, { additionalProperties: true });
+
+export const OfrepEvaluation = Type.Object(
+  {
+    key: Type.String(),
+    value: Type.Boolean(),
+    reason: Type.Union(
+      ["STATIC", "TARGETING_MATCH", "SPLIT", "DISABLED", "DEFAULT"].map((r) => Type.Literal(r)),
+      { description: "OpenFeature resolution reason" },
+    ),
+    variant: Type.Union([Type.Literal("on"), Type.Literal("off")]),
+    metadata: Type.Object({}, { additionalProperties: true }),
+  },
+  { $id: "OfrepEvaluation" },
+);
+
+export const OfrepFailure = Type.Object(
+  {
+    key: Type.String(),
+    errorCode: Type.String({ description: "FLAG_NOT_FOUND, PARSE_ERROR, INVALID_CONTEXT or GENERAL" }),
+    errorDetails: Type.String(),
+  },
+  { $id: "OfrepFailure" },
+);
+
+export const OfrepBulk = Type.Object(
+  { flags: Type.Array(Type.Union([Type.Ref("OfrepEvaluation"), Type.Ref("OfrepFailure")])) },
+  { $id: "OfrepBulk" },
+);
+
+export const OfrepBulkFailure = Type.Object(
+  { errorCode: Type.String(), errorDetails: Type.String() },
+  { $id: "OfrepBulkFailure" },
+);
+
+export const OfrepConfiguration = Type.Object({
+  name: Type.String(),
+  capabilities: Type.Object({
+    cacheInvalidation: Type.Object({
+      polling: Type.Object({ enabled: Type.Boolean(), minPollingIntervalMs: Type.Number() }),
+    }),
+    flagEvaluation: Type.Object({ supportedTypes: Type.Array(Type.String()) }),
+  }),
+});
