@@ -38,7 +38,7 @@ import { SegmentSchema } from "./features/segments/segment.schemas.js";
 import { SegmentService } from "./features/segments/segment.service.js";
 import { authenticate } from "./http/auth.js";
 import { installMethodNotAllowed } from "./http/method-not-allowed.js";
-import { registerOpenApi } from "./http/openapi.js";
+import { registerApiReference, registerOpenApi } from "./http/openapi.js";
 import { rejectNulCharacters } from "./http/nul-characters.js";
 import { errorHandler, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
@@ -158,6 +158,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   });
 
   await registerOpenApi(app, API_VERSION);
+  await registerApiReference(app);
   if (config.rateLimitPerMinute > 0) {
     await app.register(rateLimit, {
       max: config.rateLimitPerMinute,

@@ -1,4 +1,5 @@
 import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 
 /** Generates the OpenAPI 3.1 document from the routes' own TypeBox schemas; nothing is written by hand. */
@@ -29,5 +30,14 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+}
+
+/** Serves the interactive API reference (Swagger UI, from npm, no CDN) at /docs, rendered from the same document. */
+export async function registerApiReference(app: FastifyInstance): Promise<void> {
+  await app.register(swaggerUi, {
+    routePrefix: "/docs",
+    uiConfig: { docExpansion: "list", deepLinking: true, persistAuthorization: true },
+    staticCSP: true,
   });
 }

@@ -1,0 +1,30 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { DIALECTS, startServer, type TestServer } from "./helpers/server.js";
+
+describe(`interactive API reference [${DIALECTS[0]}]`, () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ dialect: DIALECTS[0] ?? "sqlite" });
+  });
+  after(() => server.close());
+
+  test("/docs serves Swagger UI without a key, from the same document as /openapi.json", async () => {
+    const page = await server.request("GET", "/docs/", { key: null });
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get("content-type") ?? "", /text\/html/);
+    assert.match(page.text, /swagger-ui/i);
+    const served = await server.request("GET", "/docs/json", { key: null });
+    const canonical = await server.request("GET", "/openapi.json", { key: null });
+    assert.equal(served.status, 200);
+    assert.deepEqual(served.body.paths, canonical.body.paths);
+  });
+
+  test("the UI's own assets are served locally (no CDN)", async () => {
+    const page = await server.request("GET", "/docs/", { key: null });
+    for (const src of page.text.matchAll(/(?:src|href)="\.?\/?([^"]+\.(?:js|css))"/g)) {
+      const asset = await server.request("GET", `/docs/${src[1]?.replace(/^docs\//, "")}`, { key: null });
+      assert.equal(asset.status, 200, `asset ${src[1]}`);
+    }
+  });
+});
