@@ -1,1 +1,46 @@
-export {};
+export {
+  ActorsApi,
+  FlagsApi,
+  FlagstaffClient,
+  type FlagstaffClientOptions,
+  KeysApi,
+  ProjectsApi,
+  SegmentsApi,
+} from "./client.js";
+export {
+  type FieldError,
+  FlagstaffError,
+  type FlagstaffErrorCode,
+  type FlagstaffErrorInit,
+  isFlagstaffError,
+  isProblemDetails,
+  type ProblemDetails,
+} from "./errors.js";
+export type { FetchLike } from "./http.js";
+export { PageList } from "./pagination.js";
+export type {
+  Actor,
+  ActorProfile,
+  ApiKey,
+  CheckOptions,
+  CreatedApiKey,
+  CreateFlagInput,
+  CreateKeyInput,
+  CreateProjectInput,
+  CreateSegmentInput,
+  Flag,
+  FlagListOptions,
+  FlagStatus,
+  HealthStatus,
+  KeyRole,
+  ListOptions,
+  Page,
+  PageOptions,
+  Pagination,
+  Percentage,
+  Project,
+  ReadyStatus,
+  Segment,
+  UpdateFlagInput,
+  UpdateSegmentInput,
+} from "./types.js";

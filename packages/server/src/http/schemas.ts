@@ -2,7 +2,11 @@ import { type TSchema, Type } from "typebox";
 
 /** Field rules shared by several operations, so each limit lives in one place. */
 export const Limits = {
-  projectId: Type.String({ pattern: "^[A-Za-z0-9._-]{1,64}$", description: "1–64 characters of A–Z a–z 0–9 . _ -" }),
+  // "." and ".." are refused: clients resolve them as path steps, so such an id could never be addressed.
+  projectId: Type.String({
+    pattern: "^(?!\\.{1,2}$)[A-Za-z0-9._-]{1,64}$",
+    description: "1–64 characters of A–Z a–z 0–9 . _ -, other than . and ..",
+  }),
   flagName: Type.String({
     pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$",
     description: "1–128 characters of A–Z a–z 0–9 . _ - :, starting with a letter or digit",
@@ -10,8 +14,8 @@ export const Limits = {
   actorId: Type.String({
     minLength: 1,
     maxLength: 256,
-    pattern: "^\\P{Cc}+$",
-    description: "1–256 characters, no control characters",
+    pattern: "^(?!\\.{1,2}$)\\P{Cc}+$",
+    description: "1–256 characters, no control characters, other than . and ..",
   }),
   description: Type.String({ maxLength: 1024 }),
   idList: <T extends TSchema>(item: T, description: string) => Type.Array(item, { maxItems: 1000, description }),
@@ -61,10 +65,16 @@ export const ProjectParams = Type.Object({ projectId: Type.String() });
 /** For operations that take no query parameters: any given is refused. */
 export const NoQuery = Type.Object({}, { additionalProperties: false });
 
-/** Error responses an operation may give, for the OpenAPI document. */
-export function errorResponses(...statuses: number[]): Record<number, TSchema> {
-  const out: Record<number, TSchema> = {};
-  for (const status of statuses) out[status] = Type.Ref("Problem");
+/** Error responses an operation may give, for the OpenAPI document: sent as application/problem+json. */
+export function errorResponses(...statuses: number[]) {
+  const out: Record<number, { description: string; content: { "application/problem+json": { schema: TSchema } } }> =
+    {};
+  for (const status of statuses) {
+    out[status] = {
+      description: "RFC 9457 problem details",
+      content: { "application/problem+json": { schema: Type.Ref("Problem") } },
+    };
+  }
   return out;
 }
 

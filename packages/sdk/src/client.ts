@@ -1,0 +1,355 @@
+import { CheckCache } from "./check-cache.js";
+import { FlagstaffError } from "./errors.js";
+import { type FetchLike, type QueryValue, Transport } from "./http.js";
+import { PageList } from "./pagination.js";
+import type {
+  Actor,
+  ActorProfile,
+  ApiKey,
+  CheckOptions,
+  CreatedApiKey,
+  CreateFlagInput,
+  CreateKeyInput,
+  CreateProjectInput,
+  CreateSegmentInput,
+  Flag,
+  FlagListOptions,
+  HealthStatus,
+  ListOptions,
+  Page,
+  PageOptions,
+  Project,
+  ReadyStatus,
+  Segment,
+  UpdateFlagInput,
+  UpdateSegmentInput,
+} from "./types.js";
+
+/** Options of a FlagstaffClient. */
+export interface FlagstaffClientOptions {
+  /** Where the server listens, e.g. `http://127.0.0.1:8080`; a path prefix is kept. */
+  baseUrl: string;
+  /** The API key sent as `Authorization: Bearer <key>`; without one only `health()` and `ready()` work. */
+  apiKey?: string;
+  /** Milliseconds each attempt may take before it fails with code "timeout" (default 5000; 0 for none). */
+  timeoutMs?: number;
+  /** Retries of GET, HEAD, PUT and DELETE after 429, 503 or a network error (default 2). POST and PATCH never. */
+  retries?: number;
+  /** Base of the exponential backoff: retry n waits retryDelayMs × 2^(n-1), unless Retry-After says (default 300). */
+  retryDelayMs?: number;
+  /** Longest wait before a retry; a longer Retry-After makes the error surface at once (default 10000). */
+  maxRetryDelayMs?: number;
+  /** The fetch to use (default `globalThis.fetch`). */
+  fetch?: FetchLike;
+  /** Keep check answers made with `cache: N` in memory for N seconds (default false). */
+  checkCache?: boolean;
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string>;
+}
+
+/** Percent-encodes one path parameter, refusing values no URL path can carry (fetch would resolve "." and ".."). */
+function param(name: string, value: string): string {
+  if (typeof value !== "string" || value === "" || value === "." || value === "..") {
+    throw new FlagstaffError({
+      status: 0,
+      code: "invalid_argument",
+      detail: `${name} ${JSON.stringify(value)} cannot be sent as a path parameter.`,
+    });
+  }
+  try {
+    return encodeURIComponent(value);
+  } catch (error) {
+    throw new FlagstaffError({
+      status: 0,
+      code: "invalid_argument",
+      detail: `${name} is not well-formed Unicode.`,
+      cause: error,
+    });
+  }
+}
+
+const pageQuery = (options: PageOptions): Record<string, QueryValue> => ({
+  limit: options.limit,
+  before: options.before,
+  after: options.after,
+});
+
+/** Projects (admin key, except `get`, which a read key of the project may use). */
+export class ProjectsApi {
+  /** @internal */
+  constructor(private readonly http: Transport) {}
+
+  /** Creates a project (`POST /projects`); 409 project_exists when the id is taken. */
+  async create(input: CreateProjectInput): Promise<Project> {
+    return (await this.http.request<Project>({ method: "POST", path: "/projects", body: input })).body;
+  }
+
+  /** Retrieves a project (`GET /projects/{projectId}`). */
+  async get(projectId: string): Promise<Project> {
+    const path = `/projects/${param("projectId", projectId)}`;
+    return (await this.http.request<Project>({ method: "GET", path })).body;
+  }
+
+  /** Lists every project by id (`GET /projects`): iterate it, or call `.page()`. */
+  list(options: ListOptions = {}): PageList<Project> {
+    return new PageList(
+      async (page) =>
+        (await this.http.request<Page<Project>>({ method: "GET", path: "/projects", query: pageQuery(page) })).body,
+      options.limit,
+    );
+  }
+
+  /** Deletes a project with everything in it, keys included (`DELETE /projects/{projectId}`). */
+  async delete(projectId: string): Promise<void> {
+    await this.http.request<void>({ method: "DELETE", path: `/projects/${param("projectId", projectId)}` });
+  }
+}
+
+/** API keys of a project (admin key). */
+export class KeysApi {
+  /** @internal */
+  constructor(private readonly http: Transport) {}
+
+  /** Creates a key (`POST /projects/{projectId}/keys`); the answer holds the secret, shown only this once. */
+  async create(projectId: string, input: CreateKeyInput): Promise<CreatedApiKey> {
+    const path = `/projects/${param("projectId", projectId)}/keys`;
+    return (await this.http.request<CreatedApiKey>({ method: "POST", path, body: input })).body;
+  }
+
+  /** Lists the project's keys, oldest first, without secrets (`GET /projects/{projectId}/keys`). */
+  list(projectId: string, options: ListOptions = {}): PageList<ApiKey> {
+    return new PageList(async (page) => {
+      const path = `/projects/${param("projectId", projectId)}/keys`;
+      return (await this.http.request<Page<ApiKey>>({ method: "GET", path, query: pageQuery(page) })).body;
+    }, options.limit);
+  }
+
+  /** Revokes a key at once (`DELETE /projects/{projectId}/keys/{keyId}`). */
+  async revoke(projectId: string, keyId: string): Promise<void> {
+    const path = `/projects/${param("projectId", projectId)}/keys/${param("keyId", keyId)}`;
+    await this.http.request<void>({ method: "DELETE", path });
+  }
+}
+
+/** Flags of a project, and the check. */
+export class FlagsApi {
+  /** @internal */
+  constructor(
+    private readonly http: Transport,
+    private readonly cache: CheckCache | undefined,
+  ) {}
+
+  private path(projectId: string, flagName: string): string {
+    return `/projects/${param("projectId", projectId)}/flags/${param("flagName", flagName)}`;
+  }
+
+  /** Creates a flag, disabled and at 0 % (`POST /projects/{projectId}/flags/{flagName}`); 409 flag_exists. */
+  async create(projectId: string, flagName: string, input: CreateFlagInput = {}): Promise<Flag> {
+    const path = this.path(projectId, flagName);
+    return (await this.http.request<Flag>({ method: "POST", path, body: input })).body;
+  }
+
+  /** Retrieves a flag by name (`GET /projects/{projectId}/flags/{flagName}`). */
+  async get(projectId: string, flagName: string): Promise<Flag> {
+    return (await this.http.request<Flag>({ method: "GET", path: this.path(projectId, flagName) })).body;
+  }
+
+  /** Changes fields and attachments in one transaction (`PATCH /projects/{projectId}/flags/{flagName}`). */
+  async update(projectId: string, flagName: string, input: UpdateFlagInput): Promise<Flag> {
+    const path = this.path(projectId, flagName);
+    return (await this.http.request<Flag>({ method: "PATCH", path, body: input })).body;
+  }
+
+  /** Deletes a flag with its attachments (`DELETE /projects/{projectId}/flags/{flagName}`). */
+  async delete(projectId: string, flagName: string): Promise<void> {
+    await this.http.request<void>({ method: "DELETE", path: this.path(projectId, flagName) });
+  }
+
+  /** Lists the project's flags by name, optionally filtered by `name` and `q` (`GET /projects/{projectId}/flags`). */
+  list(projectId: string, options: FlagListOptions = {}): PageList<Flag> {
+    return new PageList(async (page) => {
+      const path = `/projects/${param("projectId", projectId)}/flags`;
+      const query = { name: options.name, q: options.q, ...pageQuery(page) };
+      return (await this.http.request<Page<Flag>>({ method: "GET", path, query })).body;
+    }, options.limit);
+  }
+
+  /** Answers whether the flag is on, optionally for any of `actorIds` (`GET …/flags/{flagName}/check`). */
+  async check(projectId: string, flagName: string, options: CheckOptions = {}): Promise<boolean> {
+    const { actorIds, cache } = options;
+    const ttlMs = this.cache && cache !== undefined && cache > 0 ? Math.floor(cache) * 1000 : 0;
+    const key = ttlMs > 0 ? CheckCache.key(projectId, flagName, actorIds) : undefined;
+    if (key !== undefined) {
+      const cached = this.cache?.get(key);
+      if (cached !== undefined) return cached;
+    }
+    const response = await this.http.request<{ enabled: boolean }>({
+      method: "GET",
+      path: `${this.path(projectId, flagName)}/check`,
+      query: { actorIds: actorIds && actorIds.length > 0 ? actorIds : undefined, cache },
+    });
+    const enabled = response.body?.enabled;
+    if (typeof enabled !== "boolean") {
+      throw new FlagstaffError({
+        status: response.status,
+        code: "invalid_response",
+        detail: "The check answer has no boolean `enabled`.",
+      });
+    }
+    if (key !== undefined) this.cache?.set(key, enabled, ttlMs);
+    return enabled;
+  }
+
+  /** Lists the flags on for an actor by the deterministic rules (`GET …/actors/{actorId}/flags`). */
+  listForActor(projectId: string, actorId: string, options: ListOptions = {}): PageList<Flag> {
+    return new PageList(async (page) => {
+      const path = `/projects/${param("projectId", projectId)}/actors/${param("actorId", actorId)}/flags`;
+      return (await this.http.request<Page<Flag>>({ method: "GET", path, query: pageQuery(page) })).body;
+    }, options.limit);
+  }
+
+  /** Lists the flags on for every member of a segment (`GET …/segments/{segmentId}/flags`). */
+  listForSegment(projectId: string, segmentId: string, options: ListOptions = {}): PageList<Flag> {
+    return new PageList(async (page) => {
+      const path = `/projects/${param("projectId", projectId)}/segments/${param("segmentId", segmentId)}/flags`;
+      return (await this.http.request<Page<Flag>>({ method: "GET", path, query: pageQuery(page) })).body;
+    }, options.limit);
+  }
+}
+
+/** Segments of a project. */
+export class SegmentsApi {
+  /** @internal */
+  constructor(private readonly http: Transport) {}
+
+  private path(projectId: string, segmentId: string): string {
+    return `/projects/${param("projectId", projectId)}/segments/${param("segmentId", segmentId)}`;
+  }
+
+  /** Creates a segment (`POST /projects/{projectId}/segments`); 409 segment_exists when the name is taken. */
+  async create(projectId: string, input: CreateSegmentInput): Promise<Segment> {
+    const path = `/projects/${param("projectId", projectId)}/segments`;
+    return (await this.http.request<Segment>({ method: "POST", path, body: input })).body;
+  }
+
+  /** Retrieves a segment by id (`GET /projects/{projectId}/segments/{segmentId}`). */
+  async get(projectId: string, segmentId: string): Promise<Segment> {
+    return (await this.http.request<Segment>({ method: "GET", path: this.path(projectId, segmentId) })).body;
+  }
+
+  /** Renames, describes, adds and removes members in one transaction (`PATCH …/segments/{segmentId}`). */
+  async update(projectId: string, segmentId: string, input: UpdateSegmentInput): Promise<Segment> {
+    const path = this.path(projectId, segmentId);
+    return (await this.http.request<Segment>({ method: "PATCH", path, body: input })).body;
+  }
+
+  /** Deletes a segment and detaches it from every flag (`DELETE …/segments/{segmentId}`). */
+  async delete(projectId: string, segmentId: string): Promise<void> {
+    await this.http.request<void>({ method: "DELETE", path: this.path(projectId, segmentId) });
+  }
+
+  /** Lists the project's segments by name (`GET /projects/{projectId}/segments`). */
+  list(projectId: string, options: ListOptions = {}): PageList<Segment> {
+    return new PageList(async (page) => {
+      const path = `/projects/${param("projectId", projectId)}/segments`;
+      return (await this.http.request<Page<Segment>>({ method: "GET", path, query: pageQuery(page) })).body;
+    }, options.limit);
+  }
+
+  /** Lists the segments attached to a flag (`GET …/flags/{flagName}/segments`). */
+  listForFlag(projectId: string, flagName: string, options: ListOptions = {}): PageList<Segment> {
+    return new PageList(async (page) => {
+      const path = `/projects/${param("projectId", projectId)}/flags/${param("flagName", flagName)}/segments`;
+      return (await this.http.request<Page<Segment>>({ method: "GET", path, query: pageQuery(page) })).body;
+    }, options.limit);
+  }
+
+  /** Lists the segments an actor is a member of (`GET …/actors/{actorId}/segments`). */
+  listForActor(projectId: string, actorId: string, options: ListOptions = {}): PageList<Segment> {
+    return new PageList(async (page) => {
+      const path = `/projects/${param("projectId", projectId)}/actors/${param("actorId", actorId)}/segments`;
+      return (await this.http.request<Page<Segment>>({ method: "GET", path, query: pageQuery(page) })).body;
+    }, options.limit);
+  }
+}
+
+/** Actors of a project. */
+export class ActorsApi {
+  /** @internal */
+  constructor(private readonly http: Transport) {}
+
+  private path(projectId: string, actorId: string): string {
+    return `/projects/${param("projectId", projectId)}/actors/${param("actorId", actorId)}`;
+  }
+
+  /** Retrieves an actor (`GET /projects/{projectId}/actors/{actorId}`); 404 actor_not_found if never seen. */
+  async get(projectId: string, actorId: string): Promise<Actor> {
+    return (await this.http.request<Actor>({ method: "GET", path: this.path(projectId, actorId) })).body;
+  }
+
+  /** Creates the actor or replaces its whole profile; fields left out become null (`PUT …/actors/{actorId}`). */
+  async put(projectId: string, actorId: string, profile: ActorProfile = {}): Promise<Actor> {
+    const path = this.path(projectId, actorId);
+    return (await this.http.request<Actor>({ method: "PUT", path, body: profile })).body;
+  }
+}
+
+/** A client of the Flagstaff HTTP API, for Node 20+ and browsers (fetch only). */
+export class FlagstaffClient {
+  /** Projects: create, get, list, delete. */
+  readonly projects: ProjectsApi;
+  /** API keys: create, list, revoke. */
+  readonly keys: KeysApi;
+  /** Flags: create, get, update, delete, list, check, listForActor, listForSegment. */
+  readonly flags: FlagsApi;
+  /** Segments: create, get, update, delete, list, listForFlag, listForActor. */
+  readonly segments: SegmentsApi;
+  /** Actors: get, put. */
+  readonly actors: ActorsApi;
+  private readonly http: Transport;
+  private readonly checkCache: CheckCache | undefined;
+
+  /** Creates a client; nothing is sent until an operation is called. */
+  constructor(options: FlagstaffClientOptions) {
+    if (typeof options?.baseUrl !== "string") throw new TypeError("FlagstaffClient needs a baseUrl");
+    const fetchImpl: FetchLike = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
+    this.http = new Transport({
+      baseUrl: options.baseUrl.replace(/\/+$/, ""),
+      apiKey: options.apiKey,
+      timeoutMs: options.timeoutMs ?? 5000,
+      retries: options.retries ?? 2,
+      retryDelayMs: options.retryDelayMs ?? 300,
+      maxRetryDelayMs: options.maxRetryDelayMs ?? 10_000,
+      fetch: fetchImpl,
+      headers: { ...(options.headers ?? {}) },
+    });
+    this.checkCache = options.checkCache ? new CheckCache() : undefined;
+    this.projects = new ProjectsApi(this.http);
+    this.keys = new KeysApi(this.http);
+    this.flags = new FlagsApi(this.http, this.checkCache);
+    this.segments = new SegmentsApi(this.http);
+    this.actors = new ActorsApi(this.http);
+  }
+
+  /** Liveness (`GET /healthz`, no key): answers `{status: "ok"}` while the server runs. */
+  async health(): Promise<HealthStatus> {
+    return (await this.http.request<HealthStatus>({ method: "GET", path: "/healthz", auth: false })).body;
+  }
+
+  /** Readiness (`GET /readyz`, no key, not retried): `{status: "unavailable"}` while the database does not answer. */
+  async ready(): Promise<ReadyStatus> {
+    const response = await this.http.request<ReadyStatus>({
+      method: "GET",
+      path: "/readyz",
+      auth: false,
+      retries: 0,
+      accept: (status, body) => status === 503 && (body as { status?: unknown } | undefined)?.status === "unavailable",
+    });
+    return response.body;
+  }
+
+  /** Forgets every check answer held by the client-side check cache. */
+  clearCheckCache(): void {
+    this.checkCache?.clear();
+  }
+}

@@ -1,0 +1,160 @@
+/** A flag's status: on for everyone, off for everyone, or on by the targeting rules. */
+export type FlagStatus = "enabled" | "disabled" | "conditional";
+
+/** The only percentages a rollout may take. */
+export type Percentage = 0 | 1 | 2 | 5 | 10 | 25 | 50 | 75 | 100;
+
+/** The role of a project API key. */
+export type KeyRole = "write" | "read" | "check";
+
+/** A boolean feature flag of a project. Timestamps are ISO 8601 strings in UTC. */
+export interface Flag {
+  id: string;
+  projectId: string;
+  name: string;
+  description: string;
+  status: FlagStatus;
+  percentageActors: Percentage;
+  percentageCalls: Percentage;
+  createdAt: string;
+  updatedAt: string;
+  latestCheckedAt: string | null;
+  statusChangedAt: string;
+}
+
+/** Anything identified by a free-form actor id, typically a user. */
+export interface Actor {
+  actorId: string;
+  name: string | null;
+  imageURL: string | null;
+  createdAt: string;
+}
+
+/** A named list of actors; `latestActors` holds the 10 most recently added, newest first. */
+export interface Segment {
+  id: string;
+  name: string;
+  description: string;
+  createdAt: string;
+  latestActors: Actor[];
+}
+
+/** A project: the container of flags, segments, actors and project keys. */
+export interface Project {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+/** A project API key, without its secret. */
+export interface ApiKey {
+  id: string;
+  name: string;
+  role: KeyRole;
+  projectId: string;
+  createdAt: string;
+}
+
+/** A project API key as answered by the create call: the only time the secret `key` is shown. */
+export interface CreatedApiKey extends ApiKey {
+  key: string;
+}
+
+/** The cursors of a page; `before` is null on the first page, `after` on the last. */
+export interface Pagination {
+  before: string | null;
+  after: string | null;
+}
+
+/** One page of a list. */
+export interface Page<T> {
+  data: T[];
+  pagination: Pagination;
+}
+
+/** Which page to fetch: at most one of `before` and `after`, and a size of 1–100 (server default 20). */
+export interface PageOptions {
+  limit?: number;
+  before?: string;
+  after?: string;
+}
+
+/** Options of a list that takes no filter: the page size used while iterating. */
+export interface ListOptions {
+  limit?: number;
+}
+
+/** Options of the project's flag list: case-insensitive substring filters and the page size. */
+export interface FlagListOptions extends ListOptions {
+  /** Only flags whose name contains this text. */
+  name?: string;
+  /** Only flags whose name or description contains this text. */
+  q?: string;
+}
+
+/** Body of `projects.create`. */
+export interface CreateProjectInput {
+  id: string;
+  name: string;
+}
+
+/** Body of `keys.create`. */
+export interface CreateKeyInput {
+  role: KeyRole;
+  name: string;
+}
+
+/** Body of `flags.create`. */
+export interface CreateFlagInput {
+  description?: string;
+}
+
+/** Body of `flags.update`: every field optional; the whole update is one transaction. */
+export interface UpdateFlagInput {
+  description?: string;
+  status?: FlagStatus;
+  percentageActors?: Percentage;
+  percentageCalls?: Percentage;
+  addActors?: string[];
+  removeActors?: string[];
+  addSegments?: string[];
+  removeSegments?: string[];
+}
+
+/** Body of `segments.create`. */
+export interface CreateSegmentInput {
+  name: string;
+  description?: string;
+}
+
+/** Body of `segments.update`: every field optional. */
+export interface UpdateSegmentInput {
+  name?: string;
+  description?: string;
+  addActors?: string[];
+  removeActors?: string[];
+}
+
+/** Body of `actors.put`: it replaces the profile, so a field left out becomes null. */
+export interface ActorProfile {
+  name?: string | null;
+  imageURL?: string | null;
+}
+
+/** Options of `flags.check`. */
+export interface CheckOptions {
+  /** The actors to check for; the flag is on when it is on for any of them. At most 100. */
+  actorIds?: readonly string[];
+  /** Seconds the answer may be reused (0–86400); with `checkCache: true` the client reuses it in memory. */
+  cache?: number;
+}
+
+/** Answer of `GET /healthz`. */
+export interface HealthStatus {
+  status: "ok";
+}
+
+/** Answer of `GET /readyz`: `unavailable` (served with 503) while the database does not answer. */
+export interface ReadyStatus {
+  status: "ok" | "unavailable";
+}

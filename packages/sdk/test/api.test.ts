@@ -1,0 +1,489 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { type FetchLike, type Flag, FlagstaffClient, FlagstaffError, isFlagstaffError } from "../src/index.js";
+import { harness, type TestServer } from "./harness.js";
+
+const { ADMIN_KEY, DIALECTS, createKey, createProject, startServer } = harness;
+
+/** Actor ids that need percent-encoding, or that a naive client would mangle. */
+const SPECIAL_IDS = [
+  "team/a b",
+  "user@example.com",
+  "ünïcødé 🚀",
+  "a,b",
+  "100%",
+  "x?y#z&w=1",
+  "+plus+",
+  "...",
+  "%2e%2e",
+  "back\\slash",
+];
+
+/** Asserts a promise rejects with a FlagstaffError of this status and code, and answers it. */
+async function rejectsWith(promise: Promise<unknown>, status: number, code: string): Promise<FlagstaffError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof FlagstaffError, `expected a FlagstaffError, got ${String(error)}`);
+    assert.ok(isFlagstaffError(error, code), `expected code ${code}, got ${error.code}: ${error.message}`);
+    assert.equal(error.status, status);
+    assert.equal(error.code, code);
+    return error;
+  }
+  assert.fail(`expected ${status} ${code}, but the call succeeded`);
+}
+
+/** A fetch that counts the requests it sends. */
+function countingFetch(): { fetch: FetchLike; urls: string[] } {
+  const urls: string[] = [];
+  return {
+    urls,
+    fetch: (url, init) => {
+      urls.push(url);
+      return globalThis.fetch(url, init);
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+for (const dialect of DIALECTS) {
+  describe(`SDK against a real server (${dialect})`, () => {
+    let server: TestServer;
+    let admin: FlagstaffClient;
+    const client = (apiKey: string, extra: Partial<ConstructorParameters<typeof FlagstaffClient>[0]> = {}) =>
+      new FlagstaffClient({ baseUrl: server.url, apiKey, retryDelayMs: 5, ...extra });
+
+    before(async () => {
+      server = await startServer({ dialect });
+      admin = client(ADMIN_KEY);
+    });
+    after(async () => {
+      await server?.close();
+    });
+
+    test("health and ready answer without a key", async () => {
+      const anonymous = new FlagstaffClient({ baseUrl: `${server.url}/` });
+      assert.deepEqual(await anonymous.health(), { status: "ok" });
+      assert.deepEqual(await anonymous.ready(), { status: "ok" });
+    });
+
+    test("projects: create, get, list, delete", async () => {
+      const created = await admin.projects.create({ id: "proj-a", name: "Project A" });
+      assert.equal(created.id, "proj-a");
+      assert.equal(created.name, "Project A");
+      assert.match(created.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      await admin.projects.create({ id: "proj-b", name: "Project B" });
+      assert.deepEqual(await admin.projects.get("proj-a"), created);
+
+      const ids: string[] = [];
+      for await (const project of admin.projects.list({ limit: 1 })) ids.push(project.id);
+      assert.ok(ids.includes("proj-a") && ids.includes("proj-b"));
+      assert.deepEqual(ids, [...ids].sort());
+
+      const first = await admin.projects.list().page({ limit: 1 });
+      assert.equal(first.data.length, 1);
+      assert.equal(first.pagination.before, null);
+      assert.equal(typeof first.pagination.after, "string");
+
+      assert.equal(await admin.projects.delete("proj-b"), undefined);
+      await rejectsWith(admin.projects.get("proj-b"), 404, "project_not_found");
+      await rejectsWith(admin.projects.delete("proj-b"), 404, "project_not_found");
+    });
+
+    test("keys: create, list, revoke; the roles work and a revoked key gets 401", async () => {
+      const projectId = await createProject(server);
+      const write = await admin.keys.create(projectId, { role: "write", name: "writer" });
+      assert.match(write.key, /^fsk_[A-Za-z0-9_-]{43}$/);
+      assert.match(write.id, /^key_/);
+      assert.equal(write.role, "write");
+      assert.equal(write.projectId, projectId);
+      const read = await admin.keys.create(projectId, { role: "read", name: "reader" });
+      const check = await admin.keys.create(projectId, { role: "check", name: "checker" });
+
+      const listed = await admin.keys.list(projectId, { limit: 2 }).toArray();
+      assert.deepEqual(
+        listed.map((k) => [k.id, k.name, k.role]),
+        [
+          [write.id, "writer", "write"],
+          [read.id, "reader", "read"],
+          [check.id, "checker", "check"],
+        ],
+      );
+      assert.ok(
+        listed.every((k) => !("key" in k)),
+        "lists never include the secret",
+      );
+
+      const writer = client(write.key);
+      await writer.flags.create(projectId, "by-writer");
+      assert.equal((await client(read.key).flags.get(projectId, "by-writer")).name, "by-writer");
+      assert.equal(await client(check.key).flags.check(projectId, "by-writer"), false);
+
+      await admin.keys.revoke(projectId, read.id);
+      await rejectsWith(client(read.key).flags.get(projectId, "by-writer"), 401, "unauthorized");
+      await rejectsWith(admin.keys.revoke(projectId, read.id), 404, "key_not_found");
+      assert.equal((await admin.keys.list(projectId).toArray()).length, 2);
+    });
+
+    test("flags: create, get, update, delete, list with search", async () => {
+      const projectId = await createProject(server);
+      const created = await admin.flags.create(projectId, "new-checkout", { description: "One-page checkout" });
+      assert.equal(created.name, "new-checkout");
+      assert.equal(created.projectId, projectId);
+      assert.equal(created.status, "disabled");
+      assert.equal(created.percentageActors, 0);
+      assert.equal(created.percentageCalls, 0);
+      assert.equal(created.latestCheckedAt, null);
+      assert.equal(created.statusChangedAt, created.createdAt);
+      assert.match(created.id, /^flg_/);
+
+      const bare = await admin.flags.create(projectId, "dark-mode");
+      assert.equal(bare.description, "");
+      assert.deepEqual(await admin.flags.get(projectId, "new-checkout"), created);
+
+      const updated = await admin.flags.update(projectId, "new-checkout", {
+        status: "conditional",
+        percentageActors: 25,
+        percentageCalls: 0,
+        description: "One-page checkout flow",
+        addActors: ["alice"],
+      });
+      assert.equal(updated.status, "conditional");
+      assert.equal(updated.percentageActors, 25);
+      assert.equal(updated.description, "One-page checkout flow");
+      const unchanged = await admin.flags.update(projectId, "new-checkout", {});
+      assert.equal(unchanged.updatedAt, updated.updatedAt);
+
+      const names = async (options: { name?: string; q?: string } = {}) =>
+        (await admin.flags.list(projectId, options).toArray()).map((f) => f.name);
+      assert.deepEqual(await names(), ["dark-mode", "new-checkout"]);
+      assert.deepEqual(await names({ q: "CHECKOUT FLOW" }), ["new-checkout"]);
+      assert.deepEqual(await names({ name: "dark" }), ["dark-mode"]);
+      assert.deepEqual(await names({ name: "dark", q: "checkout" }), []);
+
+      assert.equal(await admin.flags.delete(projectId, "dark-mode"), undefined);
+      await rejectsWith(admin.flags.get(projectId, "dark-mode"), 404, "flag_not_found");
+      await rejectsWith(admin.flags.delete(projectId, "dark-mode"), 404, "flag_not_found");
+      assert.deepEqual(await names(), ["new-checkout"]);
+    });
+
+    test("segments and the relationship lists", async () => {
+      const projectId = await createProject(server);
+      const beta = await admin.segments.create(projectId, { name: "  Beta testers ", description: "Opted in" });
+      assert.match(beta.id, /^seg_/);
+      assert.equal(beta.name, "Beta testers");
+      assert.deepEqual(beta.latestActors, []);
+      const staff = await admin.segments.create(projectId, { name: "Staff" });
+      assert.equal(staff.description, "");
+
+      const withMembers = await admin.segments.update(projectId, beta.id, { addActors: ["carol", "team/a b"] });
+      assert.deepEqual(
+        withMembers.latestActors.map((a) => a.actorId),
+        ["team/a b", "carol"],
+      );
+      const renamed = await admin.segments.update(projectId, beta.id, { name: "Beta", removeActors: ["carol"] });
+      assert.equal(renamed.name, "Beta");
+      assert.deepEqual(
+        renamed.latestActors.map((a) => a.actorId),
+        ["team/a b"],
+      );
+      assert.deepEqual(await admin.segments.get(projectId, beta.id), renamed);
+      assert.deepEqual(
+        (await admin.segments.list(projectId, { limit: 1 }).toArray()).map((s) => s.name),
+        ["Beta", "Staff"],
+      );
+
+      await admin.flags.create(projectId, "on-flag");
+      await admin.flags.update(projectId, "on-flag", { status: "enabled" });
+      await admin.flags.create(projectId, "targeted");
+      await admin.flags.update(projectId, "targeted", { status: "conditional", addSegments: [beta.id] });
+      await admin.flags.create(projectId, "off-flag");
+
+      const flagNames = (flags: Flag[]) => flags.map((f) => f.name);
+      assert.deepEqual(flagNames(await admin.flags.listForSegment(projectId, beta.id).toArray()), [
+        "on-flag",
+        "targeted",
+      ]);
+      assert.deepEqual(flagNames(await admin.flags.listForSegment(projectId, staff.id).toArray()), ["on-flag"]);
+      assert.deepEqual(flagNames(await admin.flags.listForActor(projectId, "team/a b").toArray()), [
+        "on-flag",
+        "targeted",
+      ]);
+      assert.deepEqual(flagNames(await admin.flags.listForActor(projectId, "stranger").toArray()), ["on-flag"]);
+      assert.deepEqual(
+        (await admin.segments.listForFlag(projectId, "targeted").toArray()).map((s) => s.id),
+        [beta.id],
+      );
+      assert.deepEqual(
+        (await admin.segments.listForActor(projectId, "team/a b").toArray()).map((s) => s.id),
+        [beta.id],
+      );
+      assert.deepEqual(await admin.segments.listForActor(projectId, "carol").toArray(), []);
+
+      assert.equal(await admin.segments.delete(projectId, beta.id), undefined);
+      await rejectsWith(admin.segments.get(projectId, beta.id), 404, "segment_not_found");
+      await rejectsWith(admin.flags.listForSegment(projectId, beta.id).page(), 404, "segment_not_found");
+      assert.deepEqual(await admin.segments.listForFlag(projectId, "targeted").toArray(), []);
+    });
+
+    test("actors: put creates then replaces the profile, get reads it; ids with special characters", async () => {
+      const projectId = await createProject(server);
+      await rejectsWith(admin.actors.get(projectId, "alice"), 404, "actor_not_found");
+      const alice = await admin.actors.put(projectId, "alice", {
+        name: "Alice",
+        imageURL: "https://example.com/alice.png",
+      });
+      assert.deepEqual(
+        { ...alice, createdAt: "" },
+        { actorId: "alice", name: "Alice", imageURL: "https://example.com/alice.png", createdAt: "" },
+      );
+      const replaced = await admin.actors.put(projectId, "alice", { name: "Alice L." });
+      assert.equal(replaced.imageURL, null, "a PUT replaces the whole profile");
+      assert.equal(replaced.createdAt, alice.createdAt);
+      const cleared = await admin.actors.put(projectId, "alice");
+      assert.equal(cleared.name, null);
+      assert.deepEqual(await admin.actors.get(projectId, "alice"), cleared);
+
+      for (const id of SPECIAL_IDS) {
+        const actor = await admin.actors.put(projectId, id, { name: `name of ${id}` });
+        assert.equal(actor.actorId, id);
+        assert.equal((await admin.actors.get(projectId, id)).name, `name of ${id}`);
+      }
+    });
+
+    test("errors carry status, code, detail, problem and field errors", async () => {
+      const projectId = await createProject(server);
+      await admin.flags.create(projectId, "taken");
+
+      const invalid = await rejectsWith(
+        admin.flags.update(projectId, "taken", { percentageActors: 30 as never }),
+        400,
+        "invalid_request",
+      );
+      assert.deepEqual(invalid.errors, [
+        { path: "/percentageActors", message: "must be one of 0, 1, 2, 5, 10, 25, 50, 75, 100" },
+      ]);
+      assert.equal(invalid.problem?.type, "urn:flagstaff:problem:invalid_request");
+      assert.equal(invalid.problem?.status, 400);
+      assert.equal(invalid.problem?.title, "Invalid request");
+      assert.equal(invalid.detail, invalid.problem?.detail);
+      assert.equal(invalid.method, "PATCH");
+      assert.ok(invalid instanceof Error);
+      assert.equal(invalid.name, "FlagstaffError");
+      assert.match(invalid.message, /^400 invalid_request: /);
+
+      const badName = await rejectsWith(admin.flags.create(projectId, "-bad name"), 400, "invalid_request");
+      assert.equal(badName.errors[0]?.path, "/params/flagName");
+      const badLimit = await rejectsWith(admin.flags.list(projectId).page({ limit: 101 }), 400, "invalid_request");
+      assert.equal(badLimit.errors[0]?.path, "/query/limit");
+
+      const unauthorized = await rejectsWith(
+        client("fsk_not-a-real-key").flags.get(projectId, "taken"),
+        401,
+        "unauthorized",
+      );
+      assert.equal(unauthorized.problem?.code, "unauthorized");
+      assert.deepEqual(unauthorized.errors, []);
+      await rejectsWith(new FlagstaffClient({ baseUrl: server.url }).projects.get(projectId), 401, "unauthorized");
+
+      const read = await createKey(server, projectId, "read");
+      await rejectsWith(client(read.key).flags.update(projectId, "taken", { description: "x" }), 403, "forbidden");
+      await rejectsWith(client(read.key).projects.list().page(), 403, "forbidden");
+      await rejectsWith(client(read.key).flags.get("another-project", "taken"), 403, "forbidden");
+
+      await rejectsWith(admin.flags.get(projectId, "nope"), 404, "flag_not_found");
+      await rejectsWith(admin.flags.check(projectId, "nope"), 404, "flag_not_found");
+      await rejectsWith(admin.projects.get("no-such-project"), 404, "project_not_found");
+      await rejectsWith(admin.segments.get(projectId, "seg_nope"), 404, "segment_not_found");
+      await rejectsWith(
+        admin.flags.update(projectId, "taken", { addSegments: ["seg_nope"] }),
+        404,
+        "segment_not_found",
+      );
+
+      const exists = await rejectsWith(admin.flags.create(projectId, "taken"), 409, "flag_exists");
+      assert.equal(exists.problem?.title, "Flag already exists");
+      await rejectsWith(admin.projects.create({ id: projectId, name: "again" }), 409, "project_exists");
+      await admin.segments.create(projectId, { name: "Dup" });
+      await rejectsWith(admin.segments.create(projectId, { name: "Dup" }), 409, "segment_exists");
+
+      // Path parameters no URL can carry are refused before anything is sent.
+      const counter = countingFetch();
+      const counted = client(ADMIN_KEY, { fetch: counter.fetch });
+      await rejectsWith(counted.flags.get(projectId, ""), 0, "invalid_argument");
+      await rejectsWith(counted.actors.get(projectId, ".."), 0, "invalid_argument");
+      await rejectsWith(counted.actors.get(projectId, "."), 0, "invalid_argument");
+      await rejectsWith(counted.flags.listForActor(projectId, "..").page(), 0, "invalid_argument");
+      assert.equal(counter.urls.length, 0);
+    });
+
+    test("async iteration visits 45 flags across pages of 10, each once and in order", async () => {
+      const projectId = await createProject(server);
+      const expected = Array.from({ length: 45 }, (_, i) => `flag-${String(i).padStart(2, "0")}`);
+      for (const name of [...expected].reverse()) await admin.flags.create(projectId, name, { description: name });
+
+      const counter = countingFetch();
+      const counted = client(ADMIN_KEY, { fetch: counter.fetch });
+      const seen: string[] = [];
+      for await (const flag of counted.flags.list(projectId, { limit: 10 })) seen.push(flag.name);
+      assert.deepEqual(seen, expected);
+      assert.equal(counter.urls.length, 5, "five pages of 10, 10, 10, 10 and 5");
+      assert.ok(counter.urls.every((url) => url.includes("limit=10")));
+
+      // Search is kept on every page.
+      const searched: string[] = [];
+      for await (const flag of counted.flags.list(projectId, { q: "FLAG-1", limit: 3 })) searched.push(flag.name);
+      assert.deepEqual(
+        searched,
+        expected.filter((name) => name.startsWith("flag-1")),
+      );
+
+      // Breaking out early stops fetching.
+      const before = counter.urls.length;
+      for await (const flag of counted.flags.list(projectId, { limit: 10 })) {
+        assert.equal(flag.name, "flag-00");
+        break;
+      }
+      assert.equal(counter.urls.length, before + 1);
+
+      const pages: number[] = [];
+      for await (const page of counted.flags.list(projectId, { limit: 20 }).pages()) pages.push(page.data.length);
+      assert.deepEqual(pages, [20, 20, 5]);
+    });
+
+    test(".page() answers one page with cursors that walk both ways", async () => {
+      const projectId = await createProject(server);
+      const expected = Array.from({ length: 25 }, (_, i) => `p${String(i).padStart(2, "0")}`);
+      for (const name of expected) await admin.flags.create(projectId, name);
+      const list = admin.flags.list(projectId, { limit: 10 });
+
+      const first = await list.page();
+      assert.deepEqual(
+        first.data.map((f) => f.name),
+        expected.slice(0, 10),
+      );
+      assert.equal(first.pagination.before, null);
+      assert.ok(first.pagination.after);
+
+      const second = await list.page({ after: first.pagination.after });
+      assert.deepEqual(
+        second.data.map((f) => f.name),
+        expected.slice(10, 20),
+      );
+      assert.ok(second.pagination.before);
+
+      const third = await list.page({ after: second.pagination.after!, limit: 10 });
+      assert.deepEqual(
+        third.data.map((f) => f.name),
+        expected.slice(20),
+      );
+      assert.equal(third.pagination.after, null);
+
+      const back = await list.page({ before: second.pagination.before! });
+      assert.deepEqual(back, first);
+
+      const small = await list.page({ limit: 3 });
+      assert.equal(small.data.length, 3, "the page's own limit wins over the list's");
+
+      await rejectsWith(list.page({ after: "not-a-cursor" }), 400, "invalid_request");
+      await rejectsWith(
+        list.page({ after: first.pagination.after!, before: first.pagination.after! }),
+        400,
+        "invalid_request",
+      );
+    });
+
+    test("check: actorIds sent repeated; attached actors on, others off; special characters", async () => {
+      const projectId = await createProject(server);
+      await admin.flags.create(projectId, "beta");
+      await admin.flags.update(projectId, "beta", { status: "conditional", addActors: ["alice", ...SPECIAL_IDS] });
+      const check = (await createKey(server, projectId, "check")).key;
+      const checker = client(check);
+
+      assert.equal(await checker.flags.check(projectId, "beta"), false, "without actors only the call rollout");
+      assert.equal(await checker.flags.check(projectId, "beta", { actorIds: [] }), false);
+      assert.equal(await checker.flags.check(projectId, "beta", { actorIds: ["alice"] }), true);
+      assert.equal(await checker.flags.check(projectId, "beta", { actorIds: ["bob"] }), false);
+      assert.equal(await checker.flags.check(projectId, "beta", { actorIds: ["bob", "alice"] }), true);
+      assert.equal(await checker.flags.check(projectId, "beta", { actorIds: ["alice,bob"] }), false);
+      for (const id of SPECIAL_IDS) {
+        assert.equal(await checker.flags.check(projectId, "beta", { actorIds: [id] }), true, `attached ${id}`);
+        assert.equal(await checker.flags.check(projectId, "beta", { actorIds: [`${id}x`] }), false, `other ${id}`);
+      }
+      assert.equal(await checker.flags.check(projectId, "beta", { actorIds: ["team/a"] }), false);
+      assert.equal(await checker.flags.check(projectId, "beta", { actorIds: ["bob"], cache: 30.5 }), false);
+
+      // The same ids work in the paths of the actor lists.
+      for (const id of SPECIAL_IDS) {
+        assert.deepEqual(
+          (await admin.flags.listForActor(projectId, id).toArray()).map((f) => f.name),
+          ["beta"],
+          `flags for ${id}`,
+        );
+      }
+
+      await admin.flags.update(projectId, "beta", { status: "enabled" });
+      assert.equal(await checker.flags.check(projectId, "beta"), true);
+      const invalid = await rejectsWith(
+        checker.flags.check(projectId, "beta", { cache: 86401 }),
+        400,
+        "invalid_request",
+      );
+      assert.equal(invalid.errors[0]?.path, "/query/cache");
+      await rejectsWith(checker.flags.check(projectId, "beta", { actorIds: [""] }), 400, "invalid_request");
+      await rejectsWith(checker.flags.get(projectId, "beta"), 403, "forbidden");
+    });
+
+    test("check cache: answers with cache=N are reused for N seconds, others are not cached", async () => {
+      const projectId = await createProject(server);
+      await admin.flags.create(projectId, "cached");
+      await admin.flags.update(projectId, "cached", { status: "conditional", addActors: ["alice"] });
+      const counter = countingFetch();
+      const cached = client(ADMIN_KEY, { fetch: counter.fetch, checkCache: true });
+
+      assert.equal(await cached.flags.check(projectId, "cached", { actorIds: ["bob", "alice"], cache: 60 }), true);
+      assert.equal(counter.urls.length, 1);
+      assert.match(counter.urls[0]!, /\/check\?actorIds=bob&actorIds=alice&cache=60$/);
+      assert.equal(await cached.flags.check(projectId, "cached", { actorIds: ["alice", "bob"], cache: 60 }), true);
+      assert.equal(counter.urls.length, 1, "the same check again, actor ids in another order: no request");
+      assert.equal(
+        await cached.flags.check(projectId, "cached", { actorIds: ["alice", "bob", "alice"], cache: 60 }),
+        true,
+      );
+      assert.equal(counter.urls.length, 1, "duplicates do not change the key");
+
+      await cached.flags.check(projectId, "cached", { actorIds: ["alice"], cache: 60 });
+      assert.equal(counter.urls.length, 2, "other actors: another entry");
+      await cached.flags.check(projectId, "cached", { actorIds: ["bob", "alice"] });
+      await cached.flags.check(projectId, "cached", { actorIds: ["bob", "alice"] });
+      assert.equal(counter.urls.length, 4, "without cache every check is sent");
+      await cached.flags.check(projectId, "cached", { actorIds: ["carol"], cache: 0 });
+      await cached.flags.check(projectId, "cached", { actorIds: ["carol"], cache: 0 });
+      assert.equal(counter.urls.length, 6, "cache=0 keeps nothing");
+
+      // A change on the server is not seen while the answer is cached, and is once the cache is cleared.
+      await admin.flags.update(projectId, "cached", { status: "disabled" });
+      assert.equal(await cached.flags.check(projectId, "cached", { actorIds: ["alice", "bob"], cache: 60 }), true);
+      assert.equal(counter.urls.length, 6);
+      cached.clearCheckCache();
+      assert.equal(await cached.flags.check(projectId, "cached", { actorIds: ["alice", "bob"], cache: 60 }), false);
+      assert.equal(counter.urls.length, 7);
+
+      // An expired entry is fetched again.
+      await cached.flags.check(projectId, "cached", { cache: 1 });
+      await cached.flags.check(projectId, "cached", { cache: 1 });
+      assert.equal(counter.urls.length, 8);
+      await sleep(1100);
+      await cached.flags.check(projectId, "cached", { cache: 1 });
+      assert.equal(counter.urls.length, 9, "expired after 1 s");
+
+      // Without checkCache, cache=N is only passed on to the server.
+      const plain = countingFetch();
+      const uncached = client(ADMIN_KEY, { fetch: plain.fetch });
+      await uncached.flags.check(projectId, "cached", { cache: 60 });
+      await uncached.flags.check(projectId, "cached", { cache: 60 });
+      assert.equal(plain.urls.length, 2);
+    });
+  });
+}
