@@ -1,1 +1,1 @@
-export {};
+export { FlagstaffProvider, type FlagstaffProviderOptions } from "./provider.js";

@@ -146,14 +146,14 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   // Route-level rules, attached only where they apply so the check path carries none of them:
   // - unknown query parameters are refused everywhere, as unknown body fields are;
   // - a body left out counts as `{}` (every body field is optional where the operation allows it);
-  // - NUL characters are refused wherever a value can reach the database (the check never does).
+  // - NUL characters are refused wherever a value can reach the database (checks and OFREP never do).
   app.addHook("onRoute", (route) => {
     const access = route.config?.access;
     if (access === undefined || access === "public" || !route.schema) return;
     if (!route.schema.querystring) route.schema.querystring = NoQuery;
     const hooks: preValidationHookHandler[] = [];
     if (route.schema.body !== undefined) hooks.push(defaultEmptyBody);
-    if (access !== "check") hooks.push(rejectNulCharacters);
+    if (access !== "check" && access !== "evaluate") hooks.push(rejectNulCharacters);
     route.preValidation = [route.preValidation ?? [], hooks].flat() as preValidationHookHandler[];
   });
 
