@@ -1,1 +1,10 @@
-export {};
+#!/usr/bin/env node
+import { run } from "./cli.js";
+
+// Output piped into a command that stops reading early (`| head`) is not an error.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+  process.exit(process.exitCode ?? 0);
+});
+
+process.exitCode = await run(process.argv.slice(2));

@@ -67,8 +67,7 @@ export const NoQuery = Type.Object({}, { additionalProperties: false });
 
 /** Error responses an operation may give, for the OpenAPI document: sent as application/problem+json. */
 export function errorResponses(...statuses: number[]) {
-  const out: Record<number, { description: string; content: { "application/problem+json": { schema: TSchema } } }> =
-    {};
+  const out: Record<number, { description: string; content: { "application/problem+json": { schema: TSchema } } }> = {};
   for (const status of statuses) {
     out[status] = {
       description: "RFC 9457 problem details",

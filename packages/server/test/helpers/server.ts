@@ -7,6 +7,7 @@ import { buildApp, type Service } from "../../src/app.js";
 import type { Clock, RandomSource } from "../../src/clock.js";
 import { type Config, type Dialect, loadConfig } from "../../src/config.js";
 import { type DatabaseHandle, openDatabase } from "../../src/db/database.js";
+import { assertConforms, forgetDocument, loadDocument } from "./openapi-conformance.js";
 
 /** The dialects this run covers: SQLite always, PostgreSQL when scripts/test.mjs found one. */
 export const DIALECTS = (process.env.TEST_DIALECTS ?? "sqlite").split(",") as Dialect[];
@@ -57,6 +58,11 @@ export interface RequestOptions {
   /** A raw body sent as it is (with no Content-Type unless given in headers). */
   rawBody?: string | Buffer;
   headers?: Record<string, string>;
+  /**
+   * Check the answer against the server's OpenAPI document (default true; see openapi-conformance.ts).
+   * Turn it off only for requests that are junk on purpose.
+   */
+  conformance?: boolean;
 }
 
 export interface TestServer {
@@ -83,7 +89,10 @@ export interface StartOptions {
   random?: RandomSource;
 }
 
-/** Sends one request over real HTTP and parses a JSON answer. */
+/**
+ * Sends one request over real HTTP and parses a JSON answer, which must conform to the server's OpenAPI
+ * document (a ConformanceError is thrown otherwise) unless `conformance: false`.
+ */
 export async function httpRequest<T = any>(
   baseUrl: string,
   method: string,
@@ -99,10 +108,19 @@ export async function httpRequest<T = any>(
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
+  const conformance = options.conformance !== false;
+  // The document is fetched before the request, while the server surely answers (an answer may arrive as
+  // it shuts down). A failure here is retried after the answer; a server that is down fails the request
+  // itself, as it would without the check.
+  const document = conformance ? await loadDocument(baseUrl).catch(() => undefined) : undefined;
   const response = await fetch(`${baseUrl}${path}`, { method, headers, body: body as BodyInit | undefined });
   const text = await response.text();
   let parsed: unknown = text;
   if (text !== "" && /json/.test(response.headers.get("content-type") ?? "")) parsed = JSON.parse(text);
+  if (conformance) {
+    const type = response.headers.get("content-type");
+    await assertConforms(baseUrl, method, path, response.status, type, parsed, document);
+  }
   return { status: response.status, headers: response.headers, body: parsed as T, text };
 }
 
@@ -130,6 +148,8 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
     if (stopped) return;
     stopped = true;
     await service.close();
+    // Another server may later listen on the same port, with another configuration.
+    forgetDocument(address);
   };
   return {
     url: address,

@@ -13,7 +13,7 @@ export function actorRoutes(app: TypedApp, actors: ActorService): void {
         tags: ["actors"],
         summary: "Retrieve an actor (extension)",
         params: ActorParams,
-        response: { 200: Type.Ref("Actor"), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: Type.Ref("Actor"), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
     async (request) => actors.get(request.params.projectId, request.params.actorId),
@@ -29,7 +29,11 @@ export function actorRoutes(app: TypedApp, actors: ActorService): void {
         description: "201 when the actor is new, 200 when it existed. Fields left out are set to null.",
         params: ActorParams,
         body: PutActorBody,
-        response: { 200: Type.Ref("Actor"), 201: Type.Ref("Actor"), ...errorResponses(400, 401, 403, 404, 413, 415) },
+        response: {
+          200: Type.Ref("Actor"),
+          201: Type.Ref("Actor"),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503),
+        },
       },
     },
     async (request, reply) => {

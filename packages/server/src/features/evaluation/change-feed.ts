@@ -11,6 +11,7 @@ import {
   readChangeSetsSince,
   type EvaluationRows,
   readEvaluationRows,
+  readStreamVersion,
   readStreamVersions,
   recordChangeSet,
 } from "./feed.repository.js";
@@ -101,7 +102,8 @@ export class ChangeFeed {
       if (isUnavailableError(error)) throw unavailable();
       throw error;
     }
-    await this.deliver(set);
+    // A feed that was never loaded holds no snapshot (the CLI writes through one): it only records.
+    if (this.loaded) await this.deliver(set);
     return result;
   }
 
@@ -158,7 +160,10 @@ export class ChangeFeed {
   async catchUp(stream: string): Promise<void> {
     const applied = this.snapshot.versions.get(stream) ?? 0;
     const sets = await readChangeSetsSince(this.db, stream, applied);
-    if (sets.length > 0 && sets[0]!.version !== applied + 1) {
+    // The log no longer holds what this instance missed (pruned): read the stream afresh instead.
+    const gap =
+      sets.length > 0 ? sets[0]!.version !== applied + 1 : (await readStreamVersion(this.db, stream)) > applied;
+    if (gap) {
       await this.reloadStream(stream);
       return;
     }
@@ -186,6 +191,7 @@ export class ChangeFeed {
           .select(["id", "key_hash", "role"])
           .where("project_id", "is", null)
           .execute();
+        this.snapshot.dropAdminKeys();
         for (const key of keys) this.snapshot.putKey(key.id, key.key_hash, key.role as Role, null);
       } else {
         this.snapshot.dropProject(stream);

@@ -36,7 +36,7 @@ export function checkRoutes(app: TypedApp, checker: Checker, metrics: Metrics): 
           "percentageActors × 1000), or the call falls in the call rollout.",
         params: Type.Object({ projectId: Type.String(), flagName: Type.String() }),
         querystring: CheckQuery,
-        response: { 200: Type.Ref("CheckResult"), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: Type.Ref("CheckResult"), ...errorResponses(400, 401, 403, 404, 429, 500) },
       },
     },
     (request, reply) => {

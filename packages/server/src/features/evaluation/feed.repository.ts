@@ -36,6 +36,11 @@ export async function readChangeSetsSince(db: Executor, stream: string, version:
   return rows.map((r) => ({ stream, version: Number(r.version), changes: JSON.parse(r.change) as Change[] }));
 }
 
+export async function readStreamVersion(db: Executor, stream: string): Promise<number> {
+  const row = await db.selectFrom("feed_streams").select("version").where("stream", "=", stream).executeTakeFirst();
+  return row ? Number(row.version) : 0;
+}
+
 export async function readStreamVersions(db: Executor): Promise<Map<string, number>> {
   const rows = await db.selectFrom("feed_streams").select(["stream", "version"]).execute();
   return new Map(rows.map((r) => [r.stream, Number(r.version)]));

@@ -86,6 +86,13 @@ export class Snapshot {
     this.keysByHash.delete(hash);
   }
 
+  /** Forgets every admin key, before the global stream is read afresh. */
+  dropAdminKeys(): void {
+    for (const [id, hash] of this.hashByKeyId) {
+      if (this.keysByHash.get(hash)?.projectId === null) this.deleteKey(id);
+    }
+  }
+
   /** Drops a project with its flags, segments and keys. */
   dropProject(projectId: string): void {
     this.projects.delete(projectId);

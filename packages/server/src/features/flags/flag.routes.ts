@@ -17,7 +17,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         summary: "List flags of a project, ordered by name",
         params: Type.Object({ projectId: Type.String() }),
         querystring: ListFlagsQuery,
-        response: { 200: PageOf(Flag), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: PageOf(Flag), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
     async (request) => {
@@ -35,7 +35,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         summary: "Create a flag (status disabled, both percentages 0)",
         params: CreateFlagParams,
         body: CreateFlagBody,
-        response: { 201: Flag, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+        response: { 201: Flag, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -56,7 +56,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         tags: ["flags"],
         summary: "Retrieve a flag",
         params: FlagParams,
-        response: { 200: Flag, ...errorResponses(401, 403, 404) },
+        response: { 200: Flag, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
     async (request) => flags.get(request.params.projectId, request.params.flagName),
@@ -71,7 +71,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         summary: "Update a flag: fields, attached actors, attached segments; all in one transaction",
         params: FlagParams,
         body: UpdateFlagBody,
-        response: { 200: Flag, ...errorResponses(400, 401, 403, 404, 413, 415) },
+        response: { 200: Flag, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
       },
     },
     async (request) => flags.update(request.params.projectId, request.params.flagName, request.body ?? {}),
@@ -85,7 +85,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         tags: ["flags"],
         summary: "Delete a flag with its actor and segment links",
         params: FlagParams,
-        response: { 204: NoContent, ...errorResponses(401, 403, 404) },
+        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -103,7 +103,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         summary: "List flags enabled for an actor (random call rollout excluded)",
         params: ActorParams,
         querystring: PageQuery,
-        response: { 200: PageOf(Flag), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: PageOf(Flag), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
     async (request) =>
@@ -119,7 +119,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         summary: "List flags enabled for a segment: enabled, or conditional with the segment attached",
         params: Type.Object({ projectId: Type.String(), segmentId: Type.String() }),
         querystring: PageQuery,
-        response: { 200: PageOf(Flag), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: PageOf(Flag), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
     async (request) =>

@@ -57,3 +57,19 @@ export async function hasAdminKey(db: Executor): Promise<boolean> {
   const row = await db.selectFrom("api_keys").select("id").where("role", "=", "admin").executeTakeFirst();
   return row !== undefined;
 }
+
+export async function listAdminKeys(db: Executor): Promise<ApiKey[]> {
+  const rows = await db
+    .selectFrom("api_keys")
+    .select(COLUMNS)
+    .where("role", "=", "admin")
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+  return rows.map(toKey);
+}
+
+export async function deleteAdminKey(trx: Transaction<Database>, id: string): Promise<boolean> {
+  const result = await trx.deleteFrom("api_keys").where("id", "=", id).where("role", "=", "admin").executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}

@@ -13,8 +13,11 @@ export function metricsRoutes(app: TypedApp, metrics: Metrics, isPublic: boolean
         summary: "Prometheus metrics (admin key, unless METRICS_PUBLIC=true)",
         ...(isPublic ? { security: [] } : {}),
         response: {
-          200: Type.String({ description: "Prometheus text exposition format" }),
-          ...errorResponses(401, 403),
+          200: {
+            description: "Prometheus text exposition format",
+            content: { "text/plain": { schema: Type.String() } },
+          },
+          ...errorResponses(400, 401, 403, 429, 500),
         },
       },
     },

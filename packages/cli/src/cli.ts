@@ -1,0 +1,215 @@
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { type Command, Context, GLOBAL_OPTIONS, type Noun, type Options } from "./command.js";
+import { adminKey } from "./commands/admin-key.js";
+import { check } from "./commands/check.js";
+import { flags } from "./commands/flags.js";
+import { keys } from "./commands/keys.js";
+import { projects } from "./commands/projects.js";
+import { segments } from "./commands/segments.js";
+import { EXIT, EXIT_CODE_HELP, reportError, UsageError } from "./errors.js";
+import { writeOut } from "./output.js";
+
+const NOUNS: readonly Noun[] = [projects, keys, adminKey, flags, segments, check];
+
+const VERSION: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
+
+const commandsOf = (noun: Noun): [string, Command][] =>
+  noun.command ? [["", noun.command]] : Object.entries(noun.verbs ?? {});
+
+/** Names of the options that take a value, in any command: needed to tell a noun from an option's value. */
+const VALUE_OPTIONS = new Set<string>();
+for (const options of [GLOBAL_OPTIONS, ...NOUNS.flatMap((n) => commandsOf(n).map(([, c]) => c.options ?? {}))]) {
+  for (const [name, spec] of Object.entries(options)) {
+    if (spec.type !== "string") continue;
+    VALUE_OPTIONS.add(`--${name}`);
+    if (spec.short) VALUE_OPTIONS.add(`-${spec.short}`);
+  }
+}
+
+/** Splits argv into the command words (noun, and verb when the noun has verbs) and everything else. */
+function splitCommand(argv: readonly string[]): { words: string[]; rest: string[] } {
+  const words: string[] = [];
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--") {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    if (arg.startsWith("-") && arg !== "-") {
+      rest.push(arg);
+      if (VALUE_OPTIONS.has(arg) && i + 1 < argv.length) rest.push(argv[++i] as string);
+      continue;
+    }
+    const noun = NOUNS.find((n) => n.name === words[0]);
+    const wanted = words.length === 0 ? 1 : noun?.verbs ? 2 : 1;
+    if (words.length < wanted) words.push(arg);
+    else rest.push(arg);
+  }
+  return { words, rest };
+}
+
+/** The positional arity that `args` ("<name> <actor...>", "[x]") describes. */
+function arity(args = ""): { min: number; max: number } {
+  const tokens = args.split(" ").filter((t) => t !== "");
+  return {
+    min: tokens.filter((t) => t.startsWith("<")).length,
+    max: tokens.some((t) => t.includes("...")) ? Number.POSITIVE_INFINITY : tokens.length,
+  };
+}
+
+function parseOptions(options: Options, args: string[], helpCommand: string) {
+  const config = Object.fromEntries(
+    Object.entries(options).map(([name, { type, multiple = false, short }]) => [
+      name,
+      short === undefined ? { type, multiple } : { type, multiple, short },
+    ]),
+  );
+  try {
+    return parseArgs({ args, options: config, strict: true, allowPositionals: true });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS_")) {
+      throw new UsageError((error as Error).message, helpCommand);
+    }
+    throw error;
+  }
+}
+
+/** `<id> --name <name>`: the arguments and required options of a command. */
+function synopsis(command: Command): string {
+  const required = Object.entries(command.options ?? {})
+    .filter(([, o]) => o.required)
+    .map(([name, o]) => `--${name} ${o.value ?? "<value>"}`);
+  return [command.args ?? "", ...required].filter((part) => part !== "").join(" ");
+}
+
+// ---- help -------------------------------------------------------------------------------------------
+
+const pad = (rows: [string, string][], indent = "  ") => {
+  const width = Math.max(...rows.map(([left]) => left.length));
+  return rows.map(([left, right]) => `${indent}${left.padEnd(width)}  ${right}`).join("\n");
+};
+
+const optionRows = (options: Options): [string, string][] =>
+  Object.entries(options).map(([name, o]) => [
+    `${o.short ? `-${o.short}, ` : "    "}--${name}${o.value ? ` ${o.value}` : ""}`,
+    o.description,
+  ]);
+
+const exitCodes = () => pad(EXIT_CODE_HELP.map(([code, text]) => [String(code), text]));
+
+function mainHelp(): string {
+  const rows: [string, string][] = NOUNS.flatMap((noun) =>
+    commandsOf(noun).map(([verb, c]): [string, string] => [
+      [noun.name, verb, synopsis(c)].filter((part) => part).join(" "),
+      c.summary,
+    ]),
+  );
+  return `Usage: flagstaff <command> [<subcommand>] [arguments] [options]
+
+Command-line client of Flagstaff, the self-hosted feature-flag service.
+
+Commands:
+${pad(rows)}
+
+Options (every command):
+${pad(optionRows(GLOBAL_OPTIONS))}
+
+Output is a readable table; with --json, the server's JSON. Keys, flags, segments and check work on
+one project: --project or FLAGSTAFF_PROJECT. admin-key works on the database and needs no server.
+
+Exit codes:
+${exitCodes()}
+
+Run "flagstaff <command> --help" or "flagstaff <command> <subcommand> --help" for details.
+`;
+}
+
+function nounHelp(noun: Noun): string {
+  const rows = commandsOf(noun).map(([verb, c]): [string, string] => [`${verb} ${synopsis(c)}`.trim(), c.summary]);
+  return `Usage: flagstaff ${noun.name} <subcommand> [arguments] [options]
+
+${noun.summary}.
+
+Subcommands:
+${pad(rows)}
+
+Run "flagstaff ${noun.name} <subcommand> --help" for its options, "flagstaff --help" for the exit codes.
+`;
+}
+
+function commandHelp(commandLine: string, command: Command): string {
+  const own = command.options ?? {};
+  const sections = [`Usage: ${[commandLine, synopsis(command)].join(" ").trim()} [options]`, `${command.summary}.`];
+  if (Object.keys(own).length > 0) sections.push(`Options:\n${pad(optionRows(own))}`);
+  sections.push(`Options (every command):\n${pad(optionRows(GLOBAL_OPTIONS))}`);
+  sections.push(`Exit codes:\n${exitCodes()}`);
+  return `${sections.join("\n\n")}\n`;
+}
+
+// ---- run --------------------------------------------------------------------------------------------
+
+/** Runs the CLI on `argv` (without node and the script) and answers the exit code. */
+export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const end = argv.indexOf("--");
+  const json = (end === -1 ? argv : argv.slice(0, end)).includes("--json");
+  try {
+    return await dispatch(argv, env);
+  } catch (error) {
+    return reportError(error, json);
+  }
+}
+
+async function dispatch(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { words, rest } = splitCommand(argv);
+  const [nounName, verbName] = words;
+  if (nounName === undefined) {
+    const { values } = parseOptions(GLOBAL_OPTIONS, rest, "flagstaff");
+    if (values.version) writeOut(VERSION);
+    else if (values.help) writeOut(mainHelp());
+    else {
+      process.stderr.write(mainHelp());
+      return EXIT.usage;
+    }
+    return EXIT.ok;
+  }
+  const noun = NOUNS.find((n) => n.name === nounName);
+  if (!noun) throw new UsageError(`Unknown command "${nounName}".`);
+  let command = noun.command;
+  let commandLine = `flagstaff ${noun.name}`;
+  if (!command) {
+    if (verbName === undefined) {
+      const { values } = parseOptions(GLOBAL_OPTIONS, rest, commandLine);
+      if (values.help) {
+        writeOut(nounHelp(noun));
+        return EXIT.ok;
+      }
+      const verbs = Object.keys(noun.verbs ?? {}).join(", ");
+      throw new UsageError(`"${commandLine}" needs a subcommand: ${verbs}.`, commandLine);
+    }
+    command = noun.verbs?.[verbName];
+    if (!command) throw new UsageError(`Unknown subcommand "${verbName}" of "${commandLine}".`, commandLine);
+    commandLine = `${commandLine} ${verbName}`;
+  }
+  const { values, positionals } = parseOptions({ ...GLOBAL_OPTIONS, ...command.options }, rest, commandLine);
+  if (values.help) {
+    writeOut(commandHelp(commandLine, command));
+    return EXIT.ok;
+  }
+  if (values.version) {
+    writeOut(VERSION);
+    return EXIT.ok;
+  }
+  for (const [name, option] of Object.entries(command.options ?? {})) {
+    if (option.required && values[name] === undefined) throw new UsageError(`--${name} is required.`, commandLine);
+  }
+  const { min, max } = arity(command.args);
+  if (positionals.length < min || positionals.length > max) {
+    const expected = command.args ? `${commandLine} ${command.args}` : `${commandLine} without arguments`;
+    throw new UsageError(`Wrong number of arguments: expected ${expected}.`, commandLine);
+  }
+  await command.run(new Context(commandLine, positionals, values, env));
+  return EXIT.ok;
+}

@@ -1,0 +1,152 @@
+import { FlagstaffClient } from "@flagstaff/sdk";
+import { UsageError } from "./errors.js";
+import { writeJson, writeOut } from "./output.js";
+
+/** An option of a command, as parseArgs takes it plus what `--help` shows. */
+export interface OptionSpec {
+  readonly type: "string" | "boolean";
+  readonly multiple?: boolean;
+  readonly short?: string;
+  /** The value's placeholder in help, e.g. "<n>". */
+  readonly value?: string;
+  readonly description: string;
+  /** The command cannot run without it (shown in the synopsis, checked before the command runs). */
+  readonly required?: boolean;
+}
+
+export type Options = Record<string, OptionSpec>;
+
+/** One runnable command, e.g. `flags set`. */
+export interface Command {
+  /** Positional arguments as help shows them: `<x>` required, `[x]` optional, `...` repeatable (last only). */
+  readonly args?: string;
+  readonly summary: string;
+  readonly options?: Options;
+  run(ctx: Context): Promise<void>;
+}
+
+/** A noun with its verbs (`flags list`), or a noun that is a command itself (`check`). */
+export interface Noun {
+  readonly name: string;
+  readonly summary: string;
+  readonly verbs?: Record<string, Command>;
+  readonly command?: Command;
+}
+
+export const DEFAULT_URL = "http://127.0.0.1:8080";
+
+/** Options every command takes. */
+export const GLOBAL_OPTIONS: Options = {
+  url: { type: "string", value: "<url>", description: `Server address (env FLAGSTAFF_URL; default ${DEFAULT_URL})` },
+  key: { type: "string", value: "<key>", description: "API key (env FLAGSTAFF_API_KEY)" },
+  project: {
+    type: "string",
+    value: "<id>",
+    description: "Project of keys, flags, segments and check (env FLAGSTAFF_PROJECT)",
+  },
+  json: {
+    type: "boolean",
+    description: "Print raw JSON: lists as arrays of every page, errors as problem JSON on stderr",
+  },
+  timeout: { type: "string", value: "<ms>", description: "Milliseconds each request may take (default 5000; 0: none)" },
+  help: { type: "boolean", short: "h", description: "Show help (of the whole CLI, a noun or a command)" },
+  version: { type: "boolean", short: "V", description: "Print the version" },
+};
+
+type Value = string | boolean | (string | boolean)[] | undefined;
+
+/** What a command runs with: its arguments and options, configuration, and the SDK client. */
+export class Context {
+  private clientInstance: FlagstaffClient | undefined;
+
+  constructor(
+    /** `flagstaff flags set`: named in usage errors. */
+    readonly commandLine: string,
+    readonly args: readonly string[],
+    private readonly values: Record<string, Value>,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  get json(): boolean {
+    return this.values.json === true;
+  }
+
+  usage(message: string): UsageError {
+    return new UsageError(message, this.commandLine);
+  }
+
+  /** The positional argument at `index` (arity is checked before a command runs). */
+  arg(index: number): string {
+    return this.args[index] as string;
+  }
+
+  /** A string option, or undefined when it was not given. */
+  string(name: string): string | undefined {
+    const value = this.values[name];
+    return typeof value === "string" ? value : undefined;
+  }
+
+  /** A string option the command cannot do without. */
+  required(name: string): string {
+    const value = this.string(name);
+    if (value === undefined) throw this.usage(`--${name} is required.`);
+    return value;
+  }
+
+  /** Every value of a repeatable option. */
+  strings(name: string): string[] {
+    const value = this.values[name];
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+  }
+
+  /** A whole-number option such as a percentage; the server judges its range. */
+  integer(name: string): number | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    if (!/^-?\d+$/.test(raw.trim())) throw this.usage(`--${name} must be a whole number, got "${raw}".`);
+    return Number(raw);
+  }
+
+  /** The project of project-scoped commands: --project, else FLAGSTAFF_PROJECT. */
+  project(): string {
+    const project = this.string("project") ?? (this.env.FLAGSTAFF_PROJECT || undefined);
+    if (project === undefined) throw this.usage("No project: pass --project <id> or set FLAGSTAFF_PROJECT.");
+    return project;
+  }
+
+  /** The SDK client for --url/--key/--timeout or their environment variables. */
+  client(): FlagstaffClient {
+    if (this.clientInstance) return this.clientInstance;
+    const baseUrl = this.string("url") ?? (this.env.FLAGSTAFF_URL || DEFAULT_URL);
+    let parsed: URL;
+    try {
+      parsed = new URL(baseUrl);
+    } catch {
+      throw this.usage(`The server address "${baseUrl}" is not a URL.`);
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+      throw this.usage(`The server address must be http:// or https://, got "${baseUrl}".`);
+    }
+    const timeout = this.string("timeout");
+    if (timeout !== undefined && !/^\d+$/.test(timeout)) {
+      throw this.usage(`--timeout must be a whole number of milliseconds, got "${timeout}".`);
+    }
+    this.clientInstance = new FlagstaffClient({
+      baseUrl,
+      apiKey: this.string("key") ?? (this.env.FLAGSTAFF_API_KEY || undefined),
+      timeoutMs: timeout === undefined ? undefined : Number(timeout),
+    });
+    return this.clientInstance;
+  }
+
+  /** Prints `data` as JSON with --json, else the text `render` makes of it. */
+  print<T>(data: T, render: (data: T) => string): void {
+    if (this.json) writeJson(data);
+    else writeOut(render(data));
+  }
+
+  /** Prints a confirmation for an answer without a body (204): nothing with --json. */
+  done(message: string): void {
+    if (!this.json) writeOut(message);
+  }
+}

@@ -1,0 +1,92 @@
+import type { Segment } from "@flagstaff/sdk";
+import type { Noun } from "../command.js";
+import { clip, type Column, record, table } from "../output.js";
+
+const actorIds = (s: Segment) => s.latestActors.map((a) => a.actorId).join(", ");
+
+export const SEGMENT_COLUMNS: Column<Segment>[] = [
+  ["ID", (s) => s.id],
+  ["NAME", (s) => s.name],
+  ["DESCRIPTION", (s) => clip(s.description)],
+  ["LATEST ACTORS", (s) => clip(actorIds(s))],
+];
+
+const show = (s: Segment) =>
+  record({
+    id: s.id,
+    name: s.name,
+    description: s.description,
+    createdAt: s.createdAt,
+    latestActors: actorIds(s) || "-",
+  });
+
+export const segments: Noun = {
+  name: "segments",
+  summary: "Segments of a project: named lists of actors",
+  verbs: {
+    list: {
+      summary: "List the project's segments by name",
+      async run(ctx) {
+        const rows = await ctx.client().segments.list(ctx.project(), { limit: 100 }).toArray();
+        ctx.print(rows, (data) => table(data, SEGMENT_COLUMNS, "No segments."));
+      },
+    },
+    get: {
+      args: "<id>",
+      summary: "Show a segment with its 10 latest actors",
+      async run(ctx) {
+        ctx.print(await ctx.client().segments.get(ctx.project(), ctx.arg(0)), show);
+      },
+    },
+    create: {
+      summary: "Create a segment and print its id",
+      options: {
+        name: { type: "string", value: "<name>", description: "Name, unique in the project", required: true },
+        description: { type: "string", value: "<text>", description: "What the segment is" },
+      },
+      async run(ctx) {
+        const input = { name: ctx.required("name"), description: ctx.string("description") };
+        ctx.print(await ctx.client().segments.create(ctx.project(), input), show);
+      },
+    },
+    update: {
+      args: "<id>",
+      summary: "Rename a segment or change its description",
+      options: {
+        name: { type: "string", value: "<name>", description: "New name" },
+        description: { type: "string", value: "<text>", description: "New description" },
+      },
+      async run(ctx) {
+        const input = { name: ctx.string("name"), description: ctx.string("description") };
+        if (input.name === undefined && input.description === undefined) {
+          throw ctx.usage("Nothing to change: pass --name or --description.");
+        }
+        ctx.print(await ctx.client().segments.update(ctx.project(), ctx.arg(0), input), show);
+      },
+    },
+    "add-actors": {
+      args: "<id> <actor...>",
+      summary: "Add actors to a segment",
+      async run(ctx) {
+        const input = { addActors: ctx.args.slice(1) };
+        ctx.print(await ctx.client().segments.update(ctx.project(), ctx.arg(0), input), show);
+      },
+    },
+    "remove-actors": {
+      args: "<id> <actor...>",
+      summary: "Remove actors from a segment",
+      async run(ctx) {
+        const input = { removeActors: ctx.args.slice(1) };
+        ctx.print(await ctx.client().segments.update(ctx.project(), ctx.arg(0), input), show);
+      },
+    },
+    delete: {
+      args: "<id>",
+      summary: "Delete a segment and detach it from every flag",
+      async run(ctx) {
+        await ctx.client().segments.delete(ctx.project(), ctx.arg(0));
+        ctx.done(`Deleted segment ${ctx.arg(0)}.`);
+      },
+    },
+  },
+};

@@ -1,0 +1,385 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { type CliResult, closedPort, expectExit, harness, runCli, silentServer, type TestServer } from "./harness.js";
+
+const { ADMIN_KEY, DIALECTS, createKey, createProject, startServer } = harness;
+
+const SECRET = /fsk_[A-Za-z0-9_-]{43}/;
+
+/** Parses the CLI's stdout as JSON, after asserting it exited 0. */
+function json<T = any>(result: CliResult): T {
+  expectExit(result, 0);
+  return JSON.parse(result.stdout) as T;
+}
+
+/** Parses the CLI's stderr as problem details, after asserting the exit code; stdout must be empty. */
+function problem(result: CliResult, exitCode: number): any {
+  expectExit(result, exitCode);
+  assert.equal(result.stdout, "");
+  return JSON.parse(result.stderr);
+}
+
+/** Runs `attempt` until it answers true, for up to `ms`; answers whether it did. */
+async function eventually(attempt: () => Promise<boolean>, ms = 2000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await attempt()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+for (const dialect of DIALECTS) {
+  describe(`flagstaff CLI against a real server (${dialect})`, () => {
+    let server: TestServer;
+    /** Runs the CLI against the server with the admin key, then `args`. */
+    const admin = (...args: string[]) => runCli(["--url", server.url, "--key", ADMIN_KEY, ...args]);
+
+    before(async () => {
+      // SQLite servers see writes of other processes (admin-key) when they poll the change log.
+      server = await startServer({ dialect, env: { FEED_POLL_INTERVAL_MS: "100" } });
+    });
+    after(async () => {
+      await server?.close();
+    });
+
+    test("a full session: project, key, flag, targeting, segment, checks", async () => {
+      expectExit(await admin("projects", "create", "shop", "--name", "Web shop"), 0);
+      const created = expectExit(
+        await admin("keys", "create", "--project", "shop", "--role", "write", "--name", "ci"),
+        0,
+      );
+      assert.match(created.stdout, /Store this key now/);
+      const secret = SECRET.exec(created.stdout)?.[0];
+      assert.ok(secret, created.stdout);
+
+      // From here on, as the project's write key.
+      const cli = (...args: string[]) => runCli(["--url", server.url, "--key", secret, "--project", "shop", ...args]);
+      const check = async (...actors: string[]) => {
+        const result = expectExit(await cli("check", "new-checkout", ...actors.flatMap((a) => ["--actor", a])), 0);
+        return result.stdout.trim();
+      };
+
+      expectExit(await cli("flags", "create", "new-checkout", "--description", "One-page checkout"), 0);
+      assert.equal(await check(), "disabled");
+      assert.match(expectExit(await cli("flags", "enable", "new-checkout"), 0).stdout, /enabled/);
+      assert.equal(await check("anyone"), "enabled");
+      expectExit(await cli("flags", "disable", "new-checkout"), 0);
+      assert.equal(await check("anyone"), "disabled");
+
+      assert.match(expectExit(await cli("flags", "conditional", "new-checkout"), 0).stdout, /conditional/);
+      assert.equal(await check("anyone"), "disabled");
+      expectExit(await cli("flags", "set", "new-checkout", "--actors-percent", "100"), 0);
+      assert.equal(await check("anyone"), "enabled");
+      expectExit(await cli("flags", "set", "new-checkout", "--actors-percent", "0", "--calls-percent", "100"), 0);
+      assert.equal(await check(), "enabled");
+      expectExit(await cli("flags", "set", "new-checkout", "--calls-percent", "0", "--description", "1-page"), 0);
+      assert.equal(await check("anyone"), "disabled");
+
+      expectExit(await cli("flags", "add-actors", "new-checkout", "carol", "dave"), 0);
+      const segment = json(
+        await cli("segments", "create", "--name", "Beta testers", "--description", "Betas", "--json"),
+      );
+      assert.match(segment.id, /^seg_/);
+      expectExit(await cli("segments", "add-actors", segment.id, "alice", "bob"), 0);
+      expectExit(await cli("flags", "add-segments", "new-checkout", segment.id), 0);
+      assert.equal(await check("carol"), "enabled", "attached actor");
+      assert.equal(await check("dave"), "enabled", "attached actor");
+      assert.equal(await check("alice"), "enabled", "segment member");
+      assert.equal(await check("eve"), "disabled", "neither");
+      assert.equal(await check("eve", "bob"), "enabled", "any of several actors");
+      assert.equal(await check(), "disabled", "no actor");
+      assert.match(expectExit(await cli("flags", "segments", "new-checkout"), 0).stdout, new RegExp(segment.id));
+
+      expectExit(await cli("flags", "remove-actors", "new-checkout", "carol"), 0);
+      assert.equal(await check("carol"), "disabled");
+      expectExit(await cli("segments", "remove-actors", segment.id, "alice"), 0);
+      assert.equal(await check("alice"), "disabled");
+      assert.equal(await check("bob"), "enabled");
+      expectExit(await cli("flags", "remove-segments", "new-checkout", segment.id), 0);
+      assert.equal(await check("bob"), "disabled");
+      assert.match(expectExit(await cli("flags", "segments", "new-checkout"), 0).stdout, /No segments attached/);
+
+      const renamed = json(await cli("segments", "update", segment.id, "--name", "Early adopters", "--json"));
+      assert.equal(renamed.name, "Early adopters");
+      assert.equal(renamed.description, "Betas");
+
+      // A check key may check, and nothing else.
+      const checkKey = SECRET.exec(
+        expectExit(await admin("keys", "create", "--project", "shop", "--role", "check", "--name", "app"), 0).stdout,
+      )?.[0] as string;
+      const app = (...args: string[]) => runCli(["--url", server.url, "--key", checkKey, "--project", "shop", ...args]);
+      assert.equal(expectExit(await app("check", "new-checkout", "--actor", "dave"), 0).stdout, "enabled\n");
+      expectExit(await app("flags", "list"), 4);
+
+      const keys = json(await admin("keys", "list", "--project", "shop", "--json"));
+      assert.deepEqual(
+        keys.map((k: any) => [k.name, k.role]),
+        [
+          ["ci", "write"],
+          ["app", "check"],
+        ],
+      );
+      expectExit(await admin("keys", "revoke", keys[1].id, "--project", "shop"), 0);
+      expectExit(await app("check", "new-checkout"), 4);
+
+      assert.match(expectExit(await cli("segments", "delete", segment.id), 0).stdout, /Deleted segment/);
+      expectExit(await cli("segments", "get", segment.id), 3);
+      expectExit(await cli("flags", "delete", "new-checkout"), 0);
+      expectExit(await cli("flags", "get", "new-checkout"), 3);
+      expectExit(await admin("projects", "delete", "shop"), 0);
+      expectExit(await admin("projects", "get", "shop"), 3);
+      expectExit(await cli("flags", "list"), 4, "deleting a project revokes its keys");
+    });
+
+    test("--json prints what the server answers: objects, lists of every page, nothing for a delete", async () => {
+      const project = json(await admin("projects", "create", "json-p", "--name", "JSON", "--json"));
+      assert.deepEqual(project, (await server.request("GET", "/projects/json-p")).body);
+      assert.deepEqual(json(await admin("projects", "get", "json-p", "--json")), project);
+      assert.ok(json(await admin("projects", "list", "--json")).some((p: any) => p.id === "json-p"));
+
+      const p = ["--project", "json-p", "--json"];
+      const flag = json(await admin("flags", "create", "f1", "--description", "first", ...p));
+      assert.equal(flag.status, "disabled");
+      const patched = json(await admin("flags", "set", "f1", "--actors-percent", "25", ...p));
+      assert.equal(patched.percentageActors, 25);
+      assert.deepEqual(
+        json(await admin("flags", "get", "f1", ...p)),
+        (await server.request("GET", "/projects/json-p/flags/f1")).body,
+      );
+      assert.deepEqual(json(await admin("check", "f1", ...p)), { enabled: false });
+      assert.deepEqual(json(await admin("flags", "enable", "f1", ...p)).status, "enabled");
+      assert.deepEqual(json(await admin("check", "f1", "--actor", "x", ...p)), { enabled: true });
+
+      const segment = json(await admin("segments", "create", "--name", "S", ...p));
+      const withActors = json(await admin("segments", "add-actors", segment.id, "a1", "a2", ...p));
+      assert.deepEqual(
+        withActors.latestActors.map((a: any) => a.actorId),
+        ["a2", "a1"],
+      );
+      const served = await server.request("GET", `/projects/json-p/segments/${segment.id}`);
+      assert.deepEqual(json(await admin("segments", "get", segment.id, ...p)), served.body);
+      assert.deepEqual(json(await admin("segments", "list", ...p)), [served.body]);
+      json(await admin("flags", "add-segments", "f1", segment.id, ...p));
+      assert.deepEqual(json(await admin("flags", "segments", "f1", ...p)), [served.body]);
+
+      // Lists iterate every page: 105 more flags need two pages of 100.
+      for (let i = 0; i < 105; i += 15) {
+        await Promise.all(
+          Array.from({ length: Math.min(15, 105 - i) }, (_, j) => {
+            const name = `pag-${String(i + j).padStart(3, "0")}`;
+            return server.request("POST", `/projects/json-p/flags/${name}`, { body: { description: `bulk ${i + j}` } });
+          }),
+        );
+      }
+      const all = json(await admin("flags", "list", ...p));
+      assert.equal(all.length, 106);
+      assert.deepEqual(
+        all.map((f: any) => f.name),
+        ["f1", ...Array.from({ length: 105 }, (_, i) => `pag-${String(i).padStart(3, "0")}`)],
+      );
+      assert.equal(json(await admin("flags", "list", "--name", "PAG-00", ...p)).length, 10);
+      assert.deepEqual(
+        json(await admin("flags", "list", "--q", "bulk 42", ...p)).map((f: any) => f.name),
+        ["pag-042"],
+      );
+      const table = expectExit(await admin("flags", "list", "--project", "json-p"), 0).stdout;
+      assert.equal(table.split("\n").filter((line) => line.includes("pag-")).length, 105);
+
+      const deleted = expectExit(await admin("flags", "delete", "f1", ...p), 0);
+      assert.equal(deleted.stdout, "");
+      expectExit(await admin("projects", "delete", "json-p", "--json"), 0);
+    });
+
+    test("tables show the expected cells", async () => {
+      expectExit(await admin("projects", "create", "tables", "--name", "Table project"), 0);
+      const projects = expectExit(await admin("projects", "list"), 0).stdout;
+      assert.match(projects, /│ ID +│ NAME +│ CREATED +│/);
+      assert.match(projects, /│ tables +│ Table project +│ \d{4}-\d\d-\d\dT/);
+      assert.ok(!projects.includes("\u001b["), "no colour codes when not on a terminal");
+
+      const p = ["--project", "tables"];
+      expectExit(await admin("flags", "create", "banner", "--description", "Promo banner", ...p), 0);
+      expectExit(await admin("flags", "conditional", "banner", ...p), 0);
+      expectExit(await admin("flags", "set", "banner", "--actors-percent", "25", "--calls-percent", "5", ...p), 0);
+      const flags = expectExit(await admin("flags", "list", ...p), 0).stdout;
+      assert.match(flags, /│ NAME +│ STATUS +│ ACTORS % +│ CALLS % +│ DESCRIPTION +│ LAST CHECKED +│/);
+      assert.match(flags, /│ banner +│ conditional +│ 25 +│ 5 +│ Promo banner +│ never +│/);
+      const flag = expectExit(await admin("flags", "get", "banner", ...p), 0).stdout;
+      assert.match(flag, /│ status +│ conditional +│/);
+      assert.match(flag, /│ percentageActors +│ 25 +│/);
+      assert.match(flag, /│ description +│ Promo banner +│/);
+
+      const segment = json(await admin("segments", "create", "--name", "VIPs", "--json", ...p));
+      expectExit(await admin("segments", "add-actors", segment.id, "ann", "ben", ...p), 0);
+      const segments = expectExit(await admin("segments", "list", ...p), 0).stdout;
+      assert.match(segments, new RegExp(`│ ${segment.id} +│ VIPs +│ +│ ben, ann +│`));
+      assert.match(
+        expectExit(await admin("segments", "get", segment.id, ...p), 0).stdout,
+        /│ latestActors +│ ben, ann +│/,
+      );
+
+      expectExit(await admin("keys", "create", "--role", "read", "--name", "dashboard", ...p), 0);
+      assert.match(expectExit(await admin("keys", "list", ...p), 0).stdout, /│ key_\w+ +│ dashboard +│ read +│/);
+      assert.match(expectExit(await admin("flags", "list", "--name", "zzz", ...p), 0).stdout, /^No flags\.$/m);
+    });
+
+    test("exit codes: 2 usage, 3 not found, 4 auth, 5 conflict, 6 invalid, 7 unavailable", async () => {
+      const projectId = await createProject(server);
+      const p = ["--project", projectId];
+      await server.request("POST", `/projects/${projectId}/flags/exists`);
+
+      // 2: bad arguments never reach the server.
+      expectExit(await admin("flags", "get", ...p), 2);
+      expectExit(await admin("flags", "list"), 2);
+      assert.match((await admin("flags", "list")).stderr, /FLAGSTAFF_PROJECT/);
+      expectExit(await admin("flags", "set", "exists", "--actors-percent", "ten", ...p), 2);
+      expectExit(await admin("flags", "frobnicate", ...p), 2);
+
+      // 3: any *_not_found.
+      const missingFlag = expectExit(await admin("flags", "get", "nope", ...p), 3);
+      assert.match(missingFlag.stderr, /Flag "nope" does not exist/);
+      assert.match(missingFlag.stderr, /404 flag_not_found/);
+      expectExit(await admin("projects", "get", "no-such-project"), 3);
+      expectExit(await admin("segments", "get", "seg_nope", ...p), 3);
+      expectExit(await admin("flags", "add-segments", "exists", "seg_nope", ...p), 3);
+      expectExit(await admin("keys", "revoke", "key_nope", ...p), 3);
+      expectExit(await admin("check", "nope", ...p), 3);
+
+      // 4: no key, a wrong key (401); a key with too low a role or of another project (403).
+      expectExit(await runCli(["--url", server.url, "projects", "list"]), 4);
+      const wrong = expectExit(await runCli(["--url", server.url, "--key", "fsk_wrong", "flags", "list", ...p]), 4);
+      assert.match(wrong.stderr, /401 unauthorized/);
+      const { key: readKey } = await createKey(server, projectId, "read");
+      const reader = (...args: string[]) => runCli(["--url", server.url, "--key", readKey, ...args]);
+      expectExit(await reader("flags", "list", ...p), 0);
+      assert.match(expectExit(await reader("flags", "create", "x", ...p), 4).stderr, /403 forbidden/);
+      expectExit(await reader("flags", "list", "--project", "another"), 4);
+
+      // 5: conflicts.
+      expectExit(await admin("projects", "create", projectId, "--name", "again"), 5);
+      expectExit(await admin("flags", "create", "exists", ...p), 5);
+      expectExit(await admin("segments", "create", "--name", "dup", ...p), 0);
+      expectExit(await admin("segments", "create", "--name", "dup", ...p), 5);
+
+      // 6: the server refuses a value, with the field named.
+      const bad = expectExit(await admin("flags", "set", "exists", "--actors-percent", "33", ...p), 6);
+      assert.match(bad.stderr, /\/percentageActors: must be one of 0, 1, 2, 5, 10, 25, 50, 75, 100/);
+      expectExit(await admin("projects", "create", "my shop!", "--name", "x"), 6);
+      expectExit(await admin("keys", "create", "--role", "owner", "--name", "x", ...p), 6);
+      expectExit(await admin("flags", "create", "bad name", ...p), 6);
+      expectExit(await admin("flags", "get", "..", ...p), 6, "refused by the SDK (invalid_argument)");
+
+      // 7: nothing listens, or nothing answers in time.
+      const port = await closedPort();
+      const down = expectExit(
+        await runCli(["--url", `http://127.0.0.1:${port}`, "--key", ADMIN_KEY, "projects", "list"]),
+        7,
+      );
+      assert.match(down.stderr, /network_error/);
+      const silent = await silentServer();
+      try {
+        const started = Date.now();
+        const slow = expectExit(await runCli(["--url", silent.url, "--timeout", "300", "flags", "list", ...p]), 7);
+        assert.match(slow.stderr, /timeout/);
+        assert.ok(Date.now() - started < 5000);
+      } finally {
+        await silent.close();
+      }
+    });
+
+    test("with --json, errors are problem details on stderr", async () => {
+      const projectId = await createProject(server);
+      const notFound = problem(await admin("flags", "get", "nope", "--project", projectId, "--json"), 3);
+      assert.equal(notFound.code, "flag_not_found");
+      assert.equal(notFound.status, 404);
+      assert.equal(notFound.type, "urn:flagstaff:problem:flag_not_found");
+      await server.request("POST", `/projects/${projectId}/flags/f`);
+      const invalid = problem(
+        await admin("--json", "flags", "set", "f", "--calls-percent", "3", "--project", projectId),
+        6,
+      );
+      assert.equal(invalid.code, "invalid_request");
+      assert.deepEqual(invalid.errors, [
+        { path: "/percentageCalls", message: "must be one of 0, 1, 2, 5, 10, 25, 50, 75, 100" },
+      ]);
+      const usage = problem(await admin("flags", "get", "--json"), 2);
+      assert.equal(usage.code, "usage");
+      const down = problem(
+        await runCli(["--url", `http://127.0.0.1:${await closedPort()}`, "projects", "list", "--json"]),
+        7,
+      );
+      assert.equal(down.code, "network_error");
+    });
+
+    test("configuration comes from FLAGSTAFF_URL, FLAGSTAFF_API_KEY and FLAGSTAFF_PROJECT; options win", async () => {
+      const projectId = await createProject(server);
+      const other = await createProject(server);
+      await server.request("POST", `/projects/${projectId}/flags/from-env`);
+      const env = { FLAGSTAFF_URL: server.url, FLAGSTAFF_API_KEY: ADMIN_KEY, FLAGSTAFF_PROJECT: projectId };
+      const listed = json(await runCli(["flags", "list", "--json"], env));
+      assert.deepEqual(
+        listed.map((f: any) => f.name),
+        ["from-env"],
+      );
+      assert.equal(expectExit(await runCli(["check", "from-env"], env), 0).stdout, "disabled\n");
+
+      // Each option overrides its variable.
+      assert.deepEqual(json(await runCli(["flags", "list", "--json", "--project", other], env)), []);
+      const badEnv = {
+        ...env,
+        FLAGSTAFF_API_KEY: "fsk_wrong",
+        FLAGSTAFF_URL: `http://127.0.0.1:${await closedPort()}`,
+      };
+      expectExit(await runCli(["flags", "list"], badEnv), 7);
+      expectExit(await runCli(["flags", "list", "--url", server.url], badEnv), 4);
+      expectExit(await runCli(["flags", "list", "--url", server.url, "--key", ADMIN_KEY], badEnv), 0);
+    });
+
+    test("admin-key create/list/revoke work on the database, and the running server follows", async () => {
+      const database = ["--database-url", server.databaseUrl];
+      const asKey = (key: string) => runCli(["--url", server.url, "--key", key, "projects", "list"]);
+
+      const created = json(await runCli(["admin-key", "create", "--name", "ops laptop", "--json", ...database]));
+      assert.match(created.key, SECRET);
+      assert.match(created.id, /^key_/);
+      assert.equal(created.role, "admin");
+      assert.equal(created.projectId, null);
+      assert.ok(
+        await eventually(async () => (await asKey(created.key)).code === 0),
+        "the running server accepts the new admin key within 2 s",
+      );
+
+      const text = expectExit(await runCli(["admin-key", "create", ...database]), 0).stdout;
+      assert.match(text, /Store this key now/);
+      const second = SECRET.exec(text)?.[0] as string;
+      assert.ok(await eventually(async () => (await asKey(second)).code === 0));
+
+      const listed = json(await runCli(["admin-key", "list", "--json", ...database]));
+      assert.deepEqual(
+        listed.map((k: any) => k.name),
+        ["ADMIN_API_KEY", "ops laptop", "created with flagstaff admin-key"],
+      );
+      assert.ok(listed.every((k: any) => k.role === "admin" && k.projectId === null && !("key" in k)));
+      assert.match(
+        expectExit(await runCli(["admin-key", "list", ...database]), 0).stdout,
+        /│ key_\w+ +│ ops laptop +│/,
+      );
+
+      // DATABASE_URL works as well as --database-url.
+      const revoked = await runCli(["admin-key", "revoke", created.id], { DATABASE_URL: server.databaseUrl });
+      assert.match(expectExit(revoked, 0).stdout, /Revoked admin key/);
+      assert.ok(
+        await eventually(async () => (await asKey(created.key)).code === 4),
+        "the running server refuses the revoked key within 2 s",
+      );
+      expectExit(await asKey(second), 0);
+      expectExit(await asKey(ADMIN_KEY), 0);
+      expectExit(await runCli(["admin-key", "revoke", created.id, ...database]), 3);
+      const projectKey = await createKey(server, await createProject(server), "write");
+      expectExit(await runCli(["admin-key", "revoke", projectKey.id, ...database]), 3, "only admin keys");
+      expectExit(await runCli(["admin-key", "create", "--name", "", ...database]), 2);
+      expectExit(await runCli(["admin-key", "list"]), 2, "no database named");
+    });
+  });
+}
