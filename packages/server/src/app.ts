@@ -100,6 +100,29 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       raw.url?.includes("/check") ? logger : logger.child(bindings, options),
     // 4,096 leaves room for a 256-character actor id percent-encoded at 12 characters per code point.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096, querystringParser: parseQueryString },
+    // Requests Node's HTTP parser refuses (request line and headers over 16 KiB, broken HTTP) never
+    // reach Fastify's routing; they are answered as problem details on the raw socket.
+    clientErrorHandler: (error, socket) => {
+      const code = (error as { code?: string }).code;
+      if (code === "ECONNRESET" || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      const detail =
+        code === "HPE_HEADER_OVERFLOW"
+          ? "The request line and headers are larger than 16 KiB."
+          : "The request is not valid HTTP/1.1.";
+      const body = JSON.stringify({
+        type: "urn:flagstaff:problem:invalid_request",
+        title: "Invalid request",
+        status: 400,
+        detail,
+        code: "invalid_request",
+      });
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
     // Errors the router raises before any route is chosen are answered as problem details too.
     frameworkErrors: (error, _request, reply) => {
       const detail =

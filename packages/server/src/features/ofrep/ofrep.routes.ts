@@ -99,7 +99,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics): 
           400: Type.Ref("OfrepFailure"),
           404: Type.Ref("OfrepFailure"),
           500: Type.Object({ errorDetails: Type.String() }),
-          ...errorResponses(401, 403, 413, 415),
+          ...errorResponses(401, 403, 413, 415, 429),
         },
       },
     },
@@ -130,7 +130,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics): 
           304: Type.Null({ description: "Not modified" }),
           400: Type.Ref("OfrepBulkFailure"),
           500: Type.Object({ errorDetails: Type.String() }),
-          ...errorResponses(401, 403, 413, 415),
+          ...errorResponses(401, 403, 413, 415, 429),
         },
       },
     },
@@ -155,7 +155,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics): 
       schema: {
         tags: ["openfeature"],
         summary: "OFREP: what this service supports (extension)",
-        response: { 200: OfrepConfiguration, ...errorResponses(401, 403) },
+        response: { 200: OfrepConfiguration, ...errorResponses(400, 401, 403, 429, 500) },
       },
     },
     async () => ({
