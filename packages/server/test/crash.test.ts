@@ -6,47 +6,16 @@ import { performance } from "node:perf_hooks";
 import { after, before, describe, test } from "node:test";
 import type { Dialect } from "../src/config.js";
 import { type ServerProcess, spawnServer } from "./helpers/process.js";
-import { ADMIN_KEY, type ApiResponse, DIALECTS, type FreshDatabase, freshDatabase } from "./helpers/server.js";
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-interface CallOptions {
-  key?: string | null;
-  body?: unknown;
-  timeoutMs?: number;
-}
-
-async function call<T = any>(
-  base: string,
-  method: string,
-  path: string,
-  options: CallOptions = {},
-): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = {};
-  const key = options.key === undefined ? ADMIN_KEY : options.key;
-  if (key !== null) headers.authorization = `Bearer ${key}`;
-  let body: string | undefined;
-  if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers["content-type"] = "application/json";
-  }
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    body,
-    signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-  });
-  const text = await response.text();
-  let parsed: unknown = text;
-  if (text !== "" && /json/.test(response.headers.get("content-type") ?? "")) parsed = JSON.parse(text);
-  return { status: response.status, headers: response.headers, body: parsed as T, text };
-}
-
-async function must<T = any>(status: number, base: string, method: string, path: string, options: CallOptions = {}) {
-  const res = await call<T>(base, method, path, options);
-  assert.equal(res.status, status, `${method} ${path}: expected ${status}, got ${res.status} ${res.text}`);
-  return res.body;
-}
+import {
+  ADMIN_KEY,
+  type ApiResponse,
+  httpRequest as call,
+  DIALECTS,
+  expectStatus as must,
+  type FreshDatabase,
+  freshDatabase,
+  sleep,
+} from "./helpers/server.js";
 
 /** Runs `fn` over `items` with at most `limit` at a time. */
 async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>) {

@@ -4,7 +4,6 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -20,8 +19,11 @@ import {
   expectProblem,
   type FreshDatabase,
   freshDatabase,
+  httpRequest,
   type RequestOptions,
+  sleep,
 } from "./helpers/server.js";
+import { freePort } from "./helpers/process.js";
 
 /** The compiled entry point, beside the compiled test: dist/test/lifecycle.test.js → dist/src/main.js. */
 const MAIN = fileURLToPath(new URL("../src/main.js", import.meta.url));
@@ -45,51 +47,13 @@ const SERVER_VARIABLES = [
   "NODE_OPTIONS",
 ];
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 const inActorRollout = (flagName: string, actorId: string, percentage: number) =>
   crc32(Buffer.from(`${flagName}:${actorId}`, "utf8")) % 100_000 < percentage * 1000;
 
-/** A port nobody listens on right now: bind port 0, read it, let it go. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      probe.close(() => (port > 0 ? resolve(port) : reject(new Error("no port"))));
-    });
-  });
-}
-
-/** One HTTP request with a deadline, parsing JSON answers (like the harness's httpRequest). */
-async function call<T = any>(
-  baseUrl: string,
-  method: string,
-  path: string,
-  options: RequestOptions & { timeoutMs?: number } = {},
-): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = { ...(options.headers ?? {}) };
-  const key = options.key === undefined ? ADMIN_KEY : options.key;
-  if (key !== null) headers.authorization = `Bearer ${key}`;
-  let body: string | Buffer | undefined;
-  if (options.rawBody !== undefined) body = options.rawBody;
-  else if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers["content-type"] ??= "application/json";
-  }
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers,
-    body: body as BodyInit | undefined,
-    signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-  });
-  const text = await response.text();
-  let parsed: unknown = text;
-  if (text !== "" && /json/.test(response.headers.get("content-type") ?? "")) parsed = JSON.parse(text);
-  return { status: response.status, headers: response.headers, body: parsed as T, text };
-}
+/** One HTTP request with a deadline (10 s unless given), through the harness. */
+const call = <T = any>(baseUrl: string, method: string, path: string, options: RequestOptions = {}) =>
+  httpRequest<T>(baseUrl, method, path, { timeoutMs: 10_000, ...options });
 
 interface Exit {
   code: number | null;

@@ -13,6 +13,9 @@ import {
   expectProblem,
   type FreshDatabase,
   freshDatabase,
+  expectStatus as must,
+  httpRequest as call,
+  sleep,
 } from "./helpers/server.js";
 import { TcpProxy } from "./helpers/tcp-proxy.js";
 
@@ -20,46 +23,6 @@ const SKIP = DIALECTS.includes("postgres") ? false : "PostgreSQL not available";
 /** The pool gives up connecting after 3 s, so a write may take that long before it answers 503. */
 const WRITE_DEADLINE_MS = 6000;
 const RECOVERY_MS = 10_000;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-interface CallOptions {
-  key?: string | null;
-  body?: unknown;
-  timeoutMs?: number;
-}
-
-async function call<T = any>(
-  base: string,
-  method: string,
-  path: string,
-  options: CallOptions = {},
-): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = {};
-  const key = options.key === undefined ? ADMIN_KEY : options.key;
-  if (key !== null) headers.authorization = `Bearer ${key}`;
-  let body: string | undefined;
-  if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers["content-type"] = "application/json";
-  }
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    body,
-    signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-  });
-  const text = await response.text();
-  let parsed: unknown = text;
-  if (text !== "" && /json/.test(response.headers.get("content-type") ?? "")) parsed = JSON.parse(text);
-  return { status: response.status, headers: response.headers, body: parsed as T, text };
-}
-
-async function must<T = any>(status: number, base: string, method: string, path: string, options: CallOptions = {}) {
-  const res = await call<T>(base, method, path, options);
-  assert.equal(res.status, status, `${method} ${path}: expected ${status}, got ${res.status} ${res.text}`);
-  return res.body;
-}
 
 const actorsQuery = (actors: readonly string[]) =>
   actors.length === 0 ? "" : `?${actors.map((a) => `actorIds=${encodeURIComponent(a)}`).join("&")}`;

@@ -9,11 +9,13 @@ import { inActorRollout } from "@flagstaff/core";
 import { type ServerProcess, spawnServer } from "./helpers/process.js";
 import {
   ADMIN_KEY,
-  type ApiResponse,
   DIALECTS,
   expectProblem,
   type FreshDatabase,
   freshDatabase,
+  expectStatus as must,
+  httpRequest as call,
+  sleep,
 } from "./helpers/server.js";
 import { TcpProxy } from "./helpers/tcp-proxy.js";
 
@@ -22,49 +24,6 @@ const SKIP = DIALECTS.includes("postgres") ? false : "PostgreSQL not available";
 const PROPAGATION_MS = 2000;
 /** How long an instance that lost its connection may take to catch up once the database is back. */
 const REPAIR_MS = 3000;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-interface CallOptions {
-  /** API key; the admin key unless given; null for none. */
-  key?: string | null;
-  body?: unknown;
-  timeoutMs?: number;
-}
-
-/** One HTTP request with a deadline; JSON answers parsed. */
-async function call<T = any>(
-  base: string,
-  method: string,
-  path: string,
-  options: CallOptions = {},
-): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = {};
-  const key = options.key === undefined ? ADMIN_KEY : options.key;
-  if (key !== null) headers.authorization = `Bearer ${key}`;
-  let body: string | undefined;
-  if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers["content-type"] = "application/json";
-  }
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    body,
-    signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-  });
-  const text = await response.text();
-  let parsed: unknown = text;
-  if (text !== "" && /json/.test(response.headers.get("content-type") ?? "")) parsed = JSON.parse(text);
-  return { status: response.status, headers: response.headers, body: parsed as T, text };
-}
-
-/** Calls and insists on one status; answers the body. */
-async function must<T = any>(status: number, base: string, method: string, path: string, options: CallOptions = {}) {
-  const res = await call<T>(base, method, path, options);
-  assert.equal(res.status, status, `${method} ${path} on ${base}: expected ${status}, got ${res.status} ${res.text}`);
-  return res.body;
-}
 
 /** The query string of a check for some actors. */
 const actorsQuery = (actors: readonly string[]) =>

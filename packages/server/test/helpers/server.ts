@@ -63,6 +63,23 @@ export interface RequestOptions {
    * Turn it off only for requests that are junk on purpose.
    */
   conformance?: boolean;
+  /** Abort the request after this many milliseconds (default: no limit), so no test can hang on it. */
+  timeoutMs?: number;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Sends a request, insists on one status, and answers the body. */
+export async function expectStatus<T = any>(
+  status: number,
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<T> {
+  const res = await httpRequest<T>(baseUrl, method, path, options);
+  if (res.status !== status) throw new Error(`${method} ${path}: expected ${status}, got ${res.status} ${res.text}`);
+  return res.body;
 }
 
 export interface TestServer {
@@ -113,7 +130,12 @@ export async function httpRequest<T = any>(
   // it shuts down). A failure here is retried after the answer; a server that is down fails the request
   // itself, as it would without the check.
   const document = conformance ? await loadDocument(baseUrl).catch(() => undefined) : undefined;
-  const response = await fetch(`${baseUrl}${path}`, { method, headers, body: body as BodyInit | undefined });
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers,
+    body: body as BodyInit | undefined,
+    signal: options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs),
+  });
   const text = await response.text();
   let parsed: unknown = text;
   if (text !== "" && /json/.test(response.headers.get("content-type") ?? "")) parsed = JSON.parse(text);
