@@ -15,6 +15,11 @@ export class CheckRecorder {
   /** Being written right now: still answered by `pendingFor`, so reads never step back mid-flush. */
   private flushing = new Map<string, number>();
   private running: Promise<void> | undefined;
+  /**
+   * The batch written last, kept until the next flush: a read that fetched its row just before that
+   * write committed still answers the time it had noted, instead of the older stored one.
+   */
+  private written = new Map<string, number>();
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -24,12 +29,13 @@ export class CheckRecorder {
 
   /** The time noted for a flag and not yet written, so reads on this instance are never behind. */
   pendingFor(flagId: string): number | undefined {
-    return this.pending.get(flagId) ?? this.flushing.get(flagId);
+    return this.pending.get(flagId) ?? this.flushing.get(flagId) ?? this.written.get(flagId);
   }
 
   forget(flagId: string): void {
     this.pending.delete(flagId);
     this.flushing.delete(flagId);
+    this.written.delete(flagId);
   }
 
   get size(): number {
@@ -73,6 +79,7 @@ export class CheckRecorder {
           )
           .execute();
       }
+      this.written = batch;
     } catch (error) {
       // Put back what was not written, unless a newer check has noted a later time meanwhile.
       for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
