@@ -339,7 +339,8 @@ function chart(results) {
   const maxRps = Math.max(...list.flatMap((s) => [s.server.rps, s.bare.rps])) * 1.15;
   const maxP99 = Math.max(10, ...list.map((s) => s.server.p99)) * 1.15;
   const bw = panel / (list.length * 3);
-  let svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">\n`;
+  let svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11" role="img">\n`;
+  svg += `<title>Flagstaff check throughput and p99 latency against a bare node:http server (${results.dialect})</title>\n`;
   svg += `<rect width="${W}" height="${H}" fill="white"/>\n`;
   svg += `<text x="${pad}" y="20" font-size="13">Throughput, req/s (${results.dialect})</text>\n`;
   svg += `<text x="${2 * pad + panel}" y="20" font-size="13">Check p99 latency, ms (target 10)</text>\n`;

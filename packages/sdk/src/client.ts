@@ -37,7 +37,7 @@ export interface FlagstaffClientOptions {
   retries?: number;
   /** Base of the exponential backoff: retry n waits retryDelayMs × 2^(n-1), unless Retry-After says (default 300). */
   retryDelayMs?: number;
-  /** Longest wait before a retry; a longer Retry-After makes the error surface at once (default 10000). */
+  /** Longest wait before a retry, for backoff and for Retry-After alike (default 10000). */
   maxRetryDelayMs?: number;
   /** The fetch to use (default `globalThis.fetch`). */
   fetch?: FetchLike;

@@ -1,3 +1,4 @@
+import ky, { HTTPError, TimeoutError } from "ky";
 import { FlagstaffError, isProblemDetails } from "./errors.js";
 
 /** The part of `fetch` the client uses; pass your own to add headers, count requests or use a polyfill. */
@@ -58,18 +59,6 @@ export function queryString(query: Record<string, QueryValue> | undefined): stri
   return parts.length === 0 ? "" : `?${parts.join("&")}`;
 }
 
-/** Milliseconds a Retry-After header asks to wait (delta-seconds or an HTTP date), or undefined. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
-  if (value === null) return undefined;
-  const text = value.trim();
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.ceil(Number(text) * 1000);
-  const date = Date.parse(text);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, date - now);
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 function describe(error: unknown): string {
   if (error instanceof Error) {
     const cause = (error as { cause?: unknown }).cause;
@@ -79,7 +68,11 @@ function describe(error: unknown): string {
   return String(error);
 }
 
-/** Sends requests with a timeout per attempt and retries idempotent ones on 429, 503 and network errors. */
+/**
+ * Sends requests through ky: a timeout per attempt, and retries of idempotent requests on 429, 503 and
+ * network errors, with exponential backoff or the server's Retry-After. Timeouts are not retried, so a
+ * request never takes much over `timeoutMs` per attempt.
+ */
 export class Transport {
   /** Creates a transport over the given settings. */
   constructor(private readonly settings: TransportSettings) {}
@@ -87,35 +80,8 @@ export class Transport {
   /** Sends a request and answers its parsed JSON body (undefined for 204), or throws a FlagstaffError. */
   async request<T>(spec: RequestSpec): Promise<TransportResponse<T>> {
     const url = `${this.settings.baseUrl}${spec.path}${queryString(spec.query)}`;
+    const { timeoutMs, retryDelayMs, maxRetryDelayMs } = this.settings;
     const retries = IDEMPOTENT.has(spec.method) ? Math.max(0, spec.retries ?? this.settings.retries) : 0;
-    for (let attempt = 0; ; attempt++) {
-      const sent = await this.attempt(spec, url);
-      let failure: FlagstaffError;
-      let retryAfter: number | undefined;
-      if (FlagstaffError.is(sent)) {
-        // Only a network error may be retried; a timeout is not, so a request never takes much over timeoutMs.
-        if (sent.code !== "network_error") throw sent;
-        failure = sent;
-      } else {
-        const outcome = this.interpret<T>(spec, url, sent.response, sent.text);
-        if (!FlagstaffError.is(outcome)) return outcome;
-        if (!RETRY_STATUSES.has(sent.response.status)) throw outcome;
-        failure = outcome;
-        retryAfter = parseRetryAfter(sent.response.headers.get("retry-after"));
-      }
-      if (attempt >= retries) throw failure;
-      const backoff = Math.min(this.settings.retryDelayMs * 2 ** attempt, this.settings.maxRetryDelayMs);
-      const delay = retryAfter ?? backoff;
-      if (delay > this.settings.maxRetryDelayMs) throw failure;
-      await sleep(delay);
-    }
-  }
-
-  /** Sends one attempt; answers the response and its text, or the transport failure (never throws). */
-  private async attempt(
-    spec: RequestSpec,
-    url: string,
-  ): Promise<{ response: Response; text: string } | FlagstaffError> {
     const headers: Record<string, string> = {
       accept: "application/json, application/problem+json",
       ...this.settings.headers,
@@ -123,33 +89,41 @@ export class Transport {
     if (spec.auth !== false && this.settings.apiKey !== undefined) {
       headers.authorization = `Bearer ${this.settings.apiKey}`;
     }
-    let body: string | undefined;
-    if (spec.body !== undefined) {
-      body = JSON.stringify(spec.body);
-      headers["content-type"] = "application/json";
-    }
-    const controller = new AbortController();
-    let timedOut = false;
-    const { timeoutMs } = this.settings;
-    const timer =
-      timeoutMs > 0 && Number.isFinite(timeoutMs)
-        ? setTimeout(() => {
-            timedOut = true;
-            controller.abort();
-          }, timeoutMs)
-        : undefined;
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    if (body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
     try {
-      const response = await this.settings.fetch(url, {
+      response = await ky(url, {
         method: spec.method,
         headers,
         body,
-        signal: controller.signal,
+        timeout: timeoutMs > 0 && Number.isFinite(timeoutMs) ? timeoutMs : false,
+        retry: {
+          limit: retries,
+          methods: [...IDEMPOTENT].map((m) => m.toLowerCase()),
+          statusCodes: [...RETRY_STATUSES],
+          afterStatusCodes: [...RETRY_STATUSES],
+          maxRetryAfter: maxRetryDelayMs,
+          backoffLimit: maxRetryDelayMs,
+          delay: (attempt) => retryDelayMs * 2 ** (attempt - 1),
+        },
+        // ky hands fetch a Request; the client's FetchLike takes a URL and init, as `fetch` users expect.
+        fetch: (input, init) => {
+          const request = input instanceof Request ? input : undefined;
+          const target = request ? request.url : String(input);
+          return this.settings.fetch(target, {
+            method: spec.method,
+            headers,
+            body,
+            signal: request?.signal ?? init?.signal ?? null,
+          });
+        },
       });
-      const text = spec.method === "HEAD" ? "" : await response.text();
-      return { response, text };
     } catch (error) {
-      if (timedOut) {
-        return new FlagstaffError({
+      if (error instanceof HTTPError) {
+        response = error.response;
+      } else if (error instanceof TimeoutError) {
+        throw new FlagstaffError({
           status: 0,
           code: "timeout",
           detail: `No answer to ${spec.method} ${url} within ${timeoutMs} ms.`,
@@ -157,18 +131,21 @@ export class Transport {
           url,
           cause: error,
         });
+      } else {
+        throw new FlagstaffError({
+          status: 0,
+          code: "network_error",
+          detail: `${spec.method} ${url} failed: ${describe(error)}`,
+          method: spec.method,
+          url,
+          cause: error,
+        });
       }
-      return new FlagstaffError({
-        status: 0,
-        code: "network_error",
-        detail: `${spec.method} ${url} failed: ${describe(error)}`,
-        method: spec.method,
-        url,
-        cause: error,
-      });
-    } finally {
-      if (timer !== undefined) clearTimeout(timer);
     }
+    const text = spec.method === "HEAD" ? "" : await response.text();
+    const outcome = this.interpret<T>(spec, url, response, text);
+    if (FlagstaffError.is(outcome)) throw outcome;
+    return outcome;
   }
 
   private interpret<T>(
