@@ -13,3 +13,4 @@ export {
   type Percentage,
   type SegmentMembership,
 } from "./evaluation.js";
+export { API_ERROR_CODES, type ApiErrorCode } from "./api-errors.js";

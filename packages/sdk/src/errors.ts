@@ -1,3 +1,4 @@
+import type { ApiErrorCode } from "@flagstaff/core";
 /** One offending value of a validation error: where (`/field`, `/query/name`, `/params/name`) and why. */
 export interface FieldError {
   path: string;
@@ -23,24 +24,7 @@ export interface ProblemDetails {
  * `invalid_argument` (a path parameter that cannot be sent, such as "" or "..").
  */
 export type FlagstaffErrorCode =
-  | "invalid_request"
-  | "unauthorized"
-  | "forbidden"
-  | "project_not_found"
-  | "flag_not_found"
-  | "segment_not_found"
-  | "key_not_found"
-  | "actor_not_found"
-  | "not_found"
-  | "method_not_allowed"
-  | "project_exists"
-  | "flag_exists"
-  | "segment_exists"
-  | "payload_too_large"
-  | "unsupported_media_type"
-  | "rate_limited"
-  | "unavailable"
-  | "internal"
+  | ApiErrorCode
   | "network_error"
   | "timeout"
   | "http_error"

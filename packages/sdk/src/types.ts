@@ -1,8 +1,7 @@
-/** A flag's status: on for everyone, off for everyone, or on by the targeting rules. */
-export type FlagStatus = "enabled" | "disabled" | "conditional";
+import type { FlagStatus, Percentage } from "@flagstaff/core";
 
-/** The only percentages a rollout may take. */
-export type Percentage = 0 | 1 | 2 | 5 | 10 | 25 | 50 | 75 | 100;
+/** A flag's status and the allowed percentages, as the evaluation rules define them. */
+export type { FlagStatus, Percentage } from "@flagstaff/core";
 
 /** The role of a project API key. */
 export type KeyRole = "write" | "read" | "check";

@@ -1,23 +1,7 @@
-/** Every machine-readable error code the API answers with. */
-export type ErrorCode =
-  | "invalid_request"
-  | "unauthorized"
-  | "forbidden"
-  | "project_not_found"
-  | "flag_not_found"
-  | "segment_not_found"
-  | "key_not_found"
-  | "actor_not_found"
-  | "not_found"
-  | "method_not_allowed"
-  | "project_exists"
-  | "flag_exists"
-  | "segment_exists"
-  | "payload_too_large"
-  | "unsupported_media_type"
-  | "rate_limited"
-  | "unavailable"
-  | "internal";
+import type { ApiErrorCode } from "@flagstaff/core";
+
+/** Every machine-readable error code the API answers with (the list lives in @flagstaff/core). */
+export type ErrorCode = ApiErrorCode;
 
 export interface FieldError {
   /** JSON Pointer to the offending value, e.g. `/percentageActors` or `/query/limit`. */
