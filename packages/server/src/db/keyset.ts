@@ -5,7 +5,8 @@ import type { PageQuery, SortKey } from "../pagination.js";
 // are untyped here; the repositories that call it pass literal column names of their own tables.
 type AnyQuery = SelectQueryBuilder<any, any, any>;
 
-function after(eb: ExpressionBuilder<any, any>, columns: readonly string[], key: SortKey, op: ">" | "<") {
+/** Rows whose sort key lies strictly past `key` in the direction of `op`, over one or two columns. */
+function pastKey(eb: ExpressionBuilder<any, any>, columns: readonly string[], key: SortKey, op: ">" | "<") {
   const [c1, c2] = columns as [string, string | undefined];
   const [k1, k2] = key as [string, string | undefined];
   if (c2 === undefined || k2 === undefined) return eb(eb.ref(c1), op, k1);
@@ -18,7 +19,7 @@ export function keysetPage<Q extends AnyQuery>(query: Q, columns: readonly strin
   let q = query as AnyQuery;
   if (page.direction !== "first") {
     const key = page.key;
-    q = q.where((eb) => after(eb, columns, key, descending ? "<" : ">"));
+    q = q.where((eb) => pastKey(eb, columns, key, descending ? "<" : ">"));
   }
   for (const column of columns) q = q.orderBy(column, descending ? "desc" : "asc");
   return q.limit(page.limit + 1) as Q;
@@ -31,5 +32,5 @@ export function beyondKey<Q extends AnyQuery>(
   side: "before" | "after",
   key: SortKey,
 ): Q {
-  return (query as AnyQuery).where((eb) => after(eb, columns, key, side === "before" ? "<" : ">")).limit(1) as Q;
+  return (query as AnyQuery).where((eb) => pastKey(eb, columns, key, side === "before" ? "<" : ">")).limit(1) as Q;
 }
