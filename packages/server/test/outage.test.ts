@@ -9,6 +9,7 @@ import { type ServerProcess, spawnServer } from "./helpers/process.js";
 import {
   ADMIN_KEY,
   type ApiResponse,
+  checkState,
   DIALECTS,
   expectProblem,
   type FreshDatabase,
@@ -23,18 +24,6 @@ const SKIP = DIALECTS.includes("postgres") ? false : "PostgreSQL not available";
 /** The pool gives up connecting after 3 s, so a write may take that long before it answers 503. */
 const WRITE_DEADLINE_MS = 6000;
 const RECOVERY_MS = 10_000;
-
-const actorsQuery = (actors: readonly string[]) =>
-  actors.length === 0 ? "" : `?${actors.map((a) => `actorIds=${encodeURIComponent(a)}`).join("&")}`;
-
-async function checkState(base: string, project: string, flag: string, actors: readonly string[] = [], key?: string) {
-  const res = await call(base, "GET", `/projects/${project}/flags/${flag}/check${actorsQuery(actors)}`, {
-    key,
-    timeoutMs: 2000,
-  });
-  if (res.status === 200) return String(res.body.enabled);
-  return `${res.status} ${res.body?.code ?? res.text}`;
-}
 
 async function waitFor(
   what: string,

@@ -9,6 +9,7 @@ import { inActorRollout } from "@flagstaff/core";
 import { type ServerProcess, spawnServer } from "./helpers/process.js";
 import {
   ADMIN_KEY,
+  checkState,
   DIALECTS,
   expectProblem,
   type FreshDatabase,
@@ -24,25 +25,6 @@ const SKIP = DIALECTS.includes("postgres") ? false : "PostgreSQL not available";
 const PROPAGATION_MS = 2000;
 /** How long an instance that lost its connection may take to catch up once the database is back. */
 const REPAIR_MS = 3000;
-
-/** The query string of a check for some actors. */
-const actorsQuery = (actors: readonly string[]) =>
-  actors.length === 0 ? "" : `?${actors.map((a) => `actorIds=${encodeURIComponent(a)}`).join("&")}`;
-
-/** What a check answers, as a short string: "true", "false", or "<status> <code>". */
-async function checkState(base: string, project: string, flag: string, actors: readonly string[] = [], key?: string) {
-  const res = await call(
-    base,
-    "GET",
-    `/projects/${project}/flags/${encodeURIComponent(flag)}/check${actorsQuery(actors)}`,
-    {
-      key,
-      timeoutMs: 2000,
-    },
-  );
-  if (res.status === 200) return String(res.body.enabled);
-  return `${res.status} ${res.body?.code ?? res.text}`;
-}
 
 /**
  * Polls `probe` until it answers `expected`, at most `timeoutMs` after `since`. Answers the delay from

@@ -82,6 +82,21 @@ export async function expectStatus<T = any>(
   return res.body;
 }
 
+/** What a check answers, as a short string: "true", "false", or "<status> <code>" (2 s deadline). */
+export async function checkState(
+  baseUrl: string,
+  project: string,
+  flag: string,
+  actors: readonly string[] = [],
+  key?: string,
+): Promise<string> {
+  const query = actors.length === 0 ? "" : `?${actors.map((a) => `actorIds=${encodeURIComponent(a)}`).join("&")}`;
+  const path = `/projects/${project}/flags/${encodeURIComponent(flag)}/check${query}`;
+  const res = await httpRequest(baseUrl, "GET", path, { key, timeoutMs: 2000 });
+  if (res.status === 200) return String(res.body.enabled);
+  return `${res.status} ${res.body?.code ?? res.text}`;
+}
+
 export interface TestServer {
   readonly url: string;
   readonly dialect: Dialect;
