@@ -15,8 +15,10 @@ export const API_ERROR_CODES = [
   "segment_exists",
   "payload_too_large",
   "unsupported_media_type",
+  "request_timeout",
   "rate_limited",
   "unavailable",
+  "busy",
   "internal",
 ] as const;
 

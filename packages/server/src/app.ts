@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import rateLimit from "@fastify/rate-limit";
 import Fastify, {
   type FastifyInstance,
+  type FastifyRequest,
   type FastifyServerOptions,
   LogController,
   type preValidationHookHandler,
@@ -20,6 +21,7 @@ import { notifyChangeSet, PostgresListener } from "./features/evaluation/postgre
 import { checkRoutes } from "./features/evaluation/check.routes.js";
 import { CheckRecorder } from "./features/evaluation/check-recorder.js";
 import { Checker } from "./features/evaluation/checker.js";
+import { Snapshot } from "./features/evaluation/snapshot.js";
 import { flagRoutes } from "./features/flags/flag.routes.js";
 import { Metrics } from "./features/metrics/metrics.js";
 import { metricsRoutes } from "./features/metrics/metrics.routes.js";
@@ -39,9 +41,11 @@ import { SegmentService } from "./features/segments/segment.service.js";
 import { authenticate } from "./http/auth.js";
 import { installMethodNotAllowed } from "./http/method-not-allowed.js";
 import { registerApiReference, registerOpenApi } from "./http/openapi.js";
-import { rejectNulCharacters } from "./http/nul-characters.js";
+import { answerClientError } from "./http/client-errors.js";
 import { errorHandler, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
+import { inspectRequestStrings } from "./http/request-strings.js";
+import { setResponseHeaders } from "./http/response-headers.js";
 import { NoQuery, Problem } from "./http/schemas.js";
 import { buildValidatorCompiler } from "./http/validation.js";
 
@@ -92,37 +96,20 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   const app = Fastify({
     ...loggerOptions,
     bodyLimit: BODY_LIMIT,
-    // Checks are the hot path: logging each at info level would cost more than answering it.
-    logController: new LogController({ disableRequestLogging: (request) => request.url.includes("/check") }),
-    // Nor does a check need a child logger of its own (an allocation per request): errors on it are
-    // logged by the parent, without a request id.
-    childLoggerFactory: (logger, bindings, options, raw) =>
-      raw.url?.includes("/check") ? logger : logger.child(bindings, options),
+    // Routes that set `config.requestLogging: false` (the check: logging each at info level would cost
+    // more than answering it) are not logged per request; see the onRoute hook below.
+    logController: new LogController({
+      disableRequestLogging: (request) =>
+        (request as Partial<FastifyRequest>).routeOptions?.config.requestLogging === false,
+    }),
     // 4,096 leaves room for a 256-character actor id percent-encoded at 12 characters per code point.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096, querystringParser: parseQueryString },
-    // Requests Node's HTTP parser refuses (request line and headers over 16 KiB, broken HTTP) never
-    // reach Fastify's routing; they are answered as problem details on the raw socket.
-    clientErrorHandler: (error, socket) => {
-      const code = (error as { code?: string }).code;
-      if (code === "ECONNRESET" || !socket.writable) {
-        socket.destroy();
-        return;
-      }
-      const detail =
-        code === "HPE_HEADER_OVERFLOW"
-          ? "The request line and headers are larger than 16 KiB."
-          : "The request is not valid HTTP/1.1.";
-      const body = JSON.stringify({
-        type: "urn:flagstaff:problem:invalid_request",
-        title: "Invalid request",
-        status: 400,
-        detail,
-        code: "invalid_request",
-      });
-      socket.end(
-        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
-    },
+    clientErrorHandler: answerClientError,
+    // A client that trickles its headers or body holds a socket for nothing: it is answered 408 and
+    // closed once the header or request timeout passes. Node checks every connectionsCheckingInterval,
+    // so the bound is the timeout plus at most one second. Idle keep-alive connections are not affected.
+    requestTimeout: config.requestTimeoutMs,
+    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: 1000 },
     // Errors the router raises before any route is chosen are answered as problem details too.
     frameworkErrors: (error, _request, reply) => {
       const detail =
@@ -135,14 +122,17 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const postgres = database.dialect === "postgres";
-  const feed = new ChangeFeed(db, clock, app.log, postgres ? { announce: notifyChangeSet, repeatableRead: true } : {});
+  const snapshot = new Snapshot();
+  const metrics = new Metrics(snapshot);
+  const feed = new ChangeFeed(db, clock, app.log, {
+    snapshot,
+    ...(postgres ? { announce: notifyChangeSet, repeatableRead: true } : {}),
+    onCaughtUp: (set) => {
+      if (set.at !== undefined) metrics.recordFeedLag((Date.now() - set.at) / 1000);
+    },
+  });
   // Listen before loading, so nothing committed between the load's read and the first notification is missed.
-  const metrics = new Metrics(feed.snapshot);
-  const listener = postgres
-    ? new PostgresListener(config.databaseLocation, feed, app.log, (set) => {
-        if (set.at !== undefined && set.origin !== feed.instanceId) metrics.recordFeedLag((Date.now() - set.at) / 1000);
-      })
-    : undefined;
+  const listener = postgres ? new PostgresListener(config.databaseLocation, feed, app.log) : undefined;
   await listener?.start();
   await feed.load();
   const recorder = new CheckRecorder(db);
@@ -169,14 +159,22 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   // Route-level rules, attached only where they apply so the check path carries none of them:
   // - unknown query parameters are refused everywhere, as unknown body fields are;
   // - a body left out counts as `{}` (every body field is optional where the operation allows it);
-  // - NUL characters are refused wherever a value can reach the database (checks and OFREP never do).
+  // - strings must be well-formed Unicode and values nest at most MAX_NESTING levels; NUL characters are
+  //   refused too wherever a value can reach the database (OFREP never does). The check is left out: it
+  //   has no body, its query is flat, and percent-decoding never yields a lone surrogate.
+  const storedStrings = inspectRequestStrings({ refuseNul: true });
+  const evaluatedStrings = inspectRequestStrings({ refuseNul: false });
   app.addHook("onRoute", (route) => {
+    // Nor does such a route need a child logger per request (an allocation): errors on it are logged by
+    // the parent, without a request id.
+    if (route.config?.requestLogging === false) route.childLoggerFactory = (logger) => logger;
     const access = route.config?.access;
     if (access === undefined || access === "public" || !route.schema) return;
     if (!route.schema.querystring) route.schema.querystring = NoQuery;
     const hooks: preValidationHookHandler[] = [];
     if (route.schema.body !== undefined) hooks.push(defaultEmptyBody);
-    if (access !== "check" && access !== "evaluate") hooks.push(rejectNulCharacters);
+    if (access === "evaluate") hooks.push(evaluatedStrings);
+    else if (access !== "check") hooks.push(storedStrings);
     route.preValidation = [route.preValidation ?? [], hooks].flat() as preValidationHookHandler[];
   });
 
@@ -194,6 +192,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
         new AppError(429, "rate_limited", `Over ${context.max} requests per minute; retry in ${context.after}.`),
     });
   }
+  app.addHook("onRequest", setResponseHeaders);
   app.addHook("onRequest", authenticate(feed.snapshot));
   app.addHook("onResponse", (request, reply, done) => {
     metrics.recordRequest(

@@ -20,6 +20,10 @@ export interface Config {
   /** How often the snapshot compares its versions with the database, in milliseconds. */
   readonly feedPollIntervalMs: number;
   readonly metricsPublic: boolean;
+  /** Longest time a request may take to arrive whole, headers and body, in milliseconds. */
+  readonly requestTimeoutMs: number;
+  /** Longest time a request's headers may take to arrive, in milliseconds (at most requestTimeoutMs). */
+  readonly headersTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -70,6 +74,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (adminApiKey !== undefined && adminApiKey.length < 16) {
     throw new ConfigError("ADMIN_API_KEY must be at least 16 characters long");
   }
+  const requestTimeoutMs = integer(env, "REQUEST_TIMEOUT_MS", 30_000, 1000, 3_600_000);
+  const headersTimeoutMs = integer(env, "HEADERS_TIMEOUT_MS", 10_000, 1000, 3_600_000);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      `HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not be longer than REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    );
+  }
   return Object.freeze({
     host: env.HOST || "127.0.0.1",
     port: integer(env, "PORT", 8080, 0, 65535),
@@ -83,5 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checkFlushIntervalMs: integer(env, "CHECK_FLUSH_INTERVAL_MS", 1000, 10, 1000),
     feedPollIntervalMs: integer(env, "FEED_POLL_INTERVAL_MS", 5000, 50, 3_600_000),
     metricsPublic: boolean(env, "METRICS_PUBLIC", false),
+    requestTimeoutMs,
+    headersTimeoutMs,
   });
 }

@@ -30,4 +30,6 @@ export const flagNotFound = (name: string) => new AppError(404, "flag_not_found"
 export const segmentNotFound = (id: string) =>
   new AppError(404, "segment_not_found", `Segment "${id}" does not exist.`);
 export const unavailable = () =>
-  new AppError(503, "unavailable", "The database is unreachable; the change was not made. Try again shortly.");
+  new AppError(503, "unavailable", "The database is unreachable; nothing was changed. Try again shortly.");
+export const busy = (detail = "The server is busy; nothing was changed. Try again shortly.") =>
+  new AppError(503, "busy", detail);

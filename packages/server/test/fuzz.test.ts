@@ -414,6 +414,8 @@ class FuzzTarget {
         if (res.status === 405) assert.ok(res.headers.allow, `${where} → 405 without Allow`);
         if (res.status === 401) assert.ok(res.headers["www-authenticate"], `${where} → 401 without WWW-Authenticate`);
       }
+      // No lone surrogate is ever stored, so none is ever answered (JSON escapes one as \udXXX).
+      assert.doesNotMatch(res.text, /\\ud[89a-f][0-9a-f]{2}/i, `${where} → ${res.status} answered a lone surrogate`);
       if (ok && req.method === "DELETE") {
         await this.rebuild();
         return;
@@ -463,10 +465,21 @@ const notJson = fc
 
 /** Values of every JSON type, with the allowed and nearly-allowed values of the known fields mixed in. */
 const CONTROL = ["\u0000", "a\u0000b", "\u0001", "\u001f", "\u007f", "\u0085", "\u2028", "\ud800", "\ufeff"];
+/** Ill-formed UTF-16: lone high and low surrogates, and a pair in the wrong order. */
+const LONE_SURROGATES = ["\ud800", "x\ud800", "\udfffx", "a\udc00\ud800b", "\ud83d", "u1\udbff"];
+/** Bodies nested far past any real one, bare or under a known field (a recursive walk overflows on them). */
+const deepBody = fc
+  .tuple(fc.integer({ min: 33, max: 25_000 }), fc.constantFrom("", '{"addActors":', '{"context":{"x":'))
+  .map(([levels, prefix]) => {
+    const close = prefix === "" ? "" : prefix.startsWith('{"context"') ? "}}" : "}";
+    return `${prefix}${"[".repeat(levels)}${"]".repeat(levels)}${close}`;
+  });
 const fieldValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
   fc.constantFrom(...CONTROL),
   fc.array(fc.constantFrom(...CONTROL), { minLength: 1, maxLength: 2 }),
+  fc.constantFrom(...LONE_SURROGATES),
+  fc.array(fc.constantFrom(...LONE_SURROGATES, "u1", "u2"), { minLength: 1, maxLength: 3 }),
   fc.constantFrom(0, 1, 2, 3, 5, 10, 25, 50, 50.5, 75, 100, 101, -1, 1e308, -0, "50", "25"),
   fc.constantFrom("enabled", "disabled", "conditional", "Enabled", "", " ", "on", "write", "read", "check", "admin"),
   fc.constantFrom("https://example.com/a.png", "javascript:alert(1)", "http://", "ftp://x"),
@@ -513,6 +526,7 @@ const bodyArb = (op: Operation): fc.Arbitrary<FuzzRequest["body"]> =>
       arbitrary: fc.array(fc.nat(255), { maxLength: 40 }).map((bytes) => ({ kind: "bytes" as const, bytes })),
     },
     { weight: 1, arbitrary: fc.constant({ kind: "big" as const }) },
+    { weight: 1, arbitrary: deepBody.map((text) => ({ kind: "text" as const, text })) },
   );
 
 const contentTypeArb: fc.Arbitrary<string | null> = fc.oneof(

@@ -133,7 +133,18 @@ for (const dialect of DIALECTS) {
         headers: { "if-none-match": etag },
       });
       assert.equal(otherContext.status, 200, "a different context is a different answer");
+      // Writes that evaluation does not see leave the tag alone: a description, a key, a segment's name.
       await server.request("PATCH", `/projects/${project}/flags/off`, { body: { description: "touched" } });
+      await createKey(server, project, "read");
+      await server.request("PATCH", `/projects/${project}/segments/${segment}`, { body: { name: "beta testers" } });
+      await server.request("PATCH", `/projects/${project}/flags/targeted`, { body: { addActors: ["alice"] } });
+      const invisible = await server.request("POST", "/ofrep/v1/evaluate/flags", {
+        key: checkKey,
+        body,
+        headers: { "if-none-match": etag },
+      });
+      assert.equal(invisible.status, 304, "nothing evaluation sees changed");
+      await server.request("PATCH", `/projects/${project}/flags/off`, { body: { percentageCalls: 5 } });
       const changed = await server.request("POST", "/ofrep/v1/evaluate/flags", {
         key: checkKey,
         body,
@@ -141,6 +152,43 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(changed.status, 200);
       assert.notEqual(changed.headers.get("etag"), etag);
+      await server.request("PATCH", `/projects/${project}/flags/off`, { body: { percentageCalls: 0 } });
+    });
+
+    test("ETags are per project: another project's tag never earns a 304, even with the same history", async () => {
+      // Two fresh projects written identically have the same stream versions.
+      const [a, b] = [await createProject(server), await createProject(server)];
+      const keys: string[] = [];
+      for (const p of [a, b]) {
+        await server.request("POST", `/projects/${p}/flags/same`, {});
+        keys.push((await createKey(server, p, "check")).key);
+      }
+      const body = { context: { targetingKey: "alice" } };
+      const fromA = await server.request("POST", "/ofrep/v1/evaluate/flags", { key: keys[0], body });
+      assert.equal(fromA.status, 200);
+      const tagA = fromA.headers.get("etag") as string;
+      const fromB = await server.request("POST", "/ofrep/v1/evaluate/flags", {
+        key: keys[1],
+        body,
+        headers: { "if-none-match": tagA },
+      });
+      assert.equal(fromB.status, 200, "project B must get its own flags, not a 304 for A's tag");
+      assert.notEqual(fromB.headers.get("etag"), tagA);
+    });
+
+    test("unknown query parameters are ignored on every OFREP route, as OFREP providers add their own", async () => {
+      const single = await server.request("POST", "/ofrep/v1/evaluate/flags/on?flagConfigEtag=abc&future=1", {
+        key: checkKey,
+        body: { context: {} },
+      });
+      assert.equal(single.status, 200, single.text);
+      const bulk = await server.request("POST", "/ofrep/v1/evaluate/flags?flagConfigEtag=abc&x[]=1", {
+        key: checkKey,
+        body: { context: {} },
+      });
+      assert.equal(bulk.status, 200, bulk.text);
+      const configuration = await server.request("GET", "/ofrep/v1/configuration?anything=else", { key: checkKey });
+      assert.equal(configuration.status, 200, configuration.text);
     });
 
     test("the configuration endpoint describes boolean flags and polling", async () => {

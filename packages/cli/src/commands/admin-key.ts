@@ -90,12 +90,12 @@ async function withDatabase<T>(ctx: Context, work: (handle: DatabaseHandle, serv
         .map((e) => (e instanceof Error ? e.message : ""))
         .filter((m) => m !== "")
         .pop() ?? "";
-    if (chain.some((e) => server.isUnavailableError(e))) {
-      throw new CliError(EXIT.unavailable, "unavailable", `The database does not answer: ${reason}`);
-    }
     if (driverCode === "3D000") throw new CliError(EXIT.notFound, "database_not_found", reason);
     if (typeof driverCode === "string" && driverCode.startsWith("28")) {
       throw new CliError(EXIT.auth, "unauthorized", `The database refused the login: ${reason}`);
+    }
+    if (chain.some((e) => server.classifyDatabaseError(e) !== undefined)) {
+      throw new CliError(EXIT.unavailable, "unavailable", `The database does not answer: ${reason}`);
     }
     throw error;
   } finally {

@@ -55,6 +55,17 @@ function openSqlite(location: string): DatabaseHandle {
   };
 }
 
+/** How long a request waits for a pooled connection (or for a new one to open) before it is answered 503. */
+const CONNECT_TIMEOUT_MS = 3000;
+
+/**
+ * Thrown when a request waited CONNECT_TIMEOUT_MS for a pooled connection while every connection was in
+ * use: the database answers, this instance is saturated. Answered as 503 `busy`, not as an outage.
+ */
+export class DatabaseBusyError extends Error {
+  override name = "DatabaseBusyError";
+}
+
 function openPostgres(
   config: Pick<Config, "databaseLocation" | "databasePoolSize">,
   options: OpenOptions,
@@ -62,8 +73,8 @@ function openPostgres(
   const pool = new pg.Pool({
     connectionString: config.databaseLocation,
     max: config.databasePoolSize,
-    // Fail a request quickly with 503 rather than hang while PostgreSQL is unreachable.
-    connectionTimeoutMillis: 3000,
+    // Fail a request quickly with 503 rather than hang while PostgreSQL is unreachable or saturated.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
   });
   // A client that loses its connection emits "error"; unhandled, that would end the process. The pool
@@ -73,7 +84,20 @@ function openPostgres(
   pool.on("connect", (client) => {
     client.on("error", (error) => options.onPoolError?.(error));
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // pg-pool reports the same timeout whether it waited for a busy pool or for PostgreSQL to answer a new
+  // connection; only the pool's state when the wait began tells "busy" from "unreachable".
+  const connect = async () => {
+    const saturated = pool.totalCount >= config.databasePoolSize && pool.idleCount === 0;
+    try {
+      return await pool.connect();
+    } catch (error) {
+      if (saturated && error instanceof Error && /timeout exceeded when trying to connect/i.test(error.message)) {
+        throw new DatabaseBusyError("every pooled database connection stayed in use");
+      }
+      throw error;
+    }
+  };
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }) });
   return {
     db,
     dialect: "postgres",
@@ -89,7 +113,14 @@ function openPostgres(
   };
 }
 
-const PG_CONNECTION_CODES = new Set(["57P01", "57P02", "57P03", "53300"]);
+/**
+ * SQLSTATEs that mean "the database cannot serve this session", whatever the query: connection
+ * exceptions (class 08), insufficient resources (class 53, 53300 too many connections among them),
+ * administrator shutdown and crash (57P01–57P03), a database that does not exist (3D000) or refuses
+ * connections (55000, e.g. ALLOW_CONNECTIONS false), and refused credentials (28000, 28P01).
+ */
+const PG_UNAVAILABLE_CLASSES = ["08", "53"];
+const PG_UNAVAILABLE_CODES = new Set(["57P01", "57P02", "57P03", "55000", "3D000", "28000", "28P01"]);
 const NODE_CONNECTION_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -98,18 +129,26 @@ const NODE_CONNECTION_CODES = new Set([
   "ENOTFOUND",
   "EHOSTUNREACH",
 ]);
+const SQLITE_UNAVAILABLE_CODES = new Set(["SQLITE_BUSY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_FULL"]);
+/** Failures with no code: a lost or timed-out connection, and handles already closed (pool, driver, SQLite). */
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|driver has already been destroyed|database connection is not open/i;
 
-/** Whether an error means the database could not be reached (answer 503), not that the query was wrong. */
-export function isUnavailableError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
+/**
+ * What a database error means for the caller: `busy` (this instance is saturated), `unavailable` (the
+ * database cannot be reached or will not serve us), or undefined (the query itself failed: a bug, or a
+ * constraint the service handles). The one place that decides which failures are worth a retry.
+ */
+export function classifyDatabaseError(error: unknown): "busy" | "unavailable" | undefined {
+  if (error instanceof DatabaseBusyError) return "busy";
+  if (!(error instanceof Error)) return undefined;
   const code = (error as { code?: unknown }).code;
   if (typeof code === "string") {
-    if (code.startsWith("08") || PG_CONNECTION_CODES.has(code) || NODE_CONNECTION_CODES.has(code)) return true;
-    if (code === "SQLITE_BUSY" || code === "SQLITE_IOERR" || code === "SQLITE_CANTOPEN") return true;
+    if (PG_UNAVAILABLE_CLASSES.includes(code.slice(0, 2)) && code.length === 5) return "unavailable";
+    if (PG_UNAVAILABLE_CODES.has(code) || NODE_CONNECTION_CODES.has(code)) return "unavailable";
+    if (SQLITE_UNAVAILABLE_CODES.has(code)) return "unavailable";
   }
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
-    error.message,
-  );
+  return UNAVAILABLE_MESSAGES.test(error.message) ? "unavailable" : undefined;
 }
 
 /** Whether an error is a unique-constraint violation: a concurrent create of the same name. */

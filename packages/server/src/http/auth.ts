@@ -14,6 +14,8 @@ export type Access = "public" | "admin" | "write" | "read" | "check" | "evaluate
 declare module "fastify" {
   interface FastifyContextConfig {
     access?: Access;
+    /** false: the route's requests are not logged one by one (the check: logging would cost more than answering). */
+    requestLogging?: boolean;
   }
   interface FastifyRequest {
     principal?: Principal;

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { isUnavailableError } from "../db/database.js";
-import { AppError, type ErrorCode, type FieldError } from "../errors.js";
+import { classifyDatabaseError } from "../db/database.js";
+import { AppError, busy, type ErrorCode, type FieldError, unavailable } from "../errors.js";
 
 const TITLES: Record<ErrorCode, string> = {
   invalid_request: "Invalid request",
@@ -18,24 +18,37 @@ const TITLES: Record<ErrorCode, string> = {
   segment_exists: "Segment already exists",
   payload_too_large: "Payload too large",
   unsupported_media_type: "Unsupported media type",
+  request_timeout: "Request timeout",
   rate_limited: "Too many requests",
   unavailable: "Service unavailable",
+  busy: "Server busy",
   internal: "Internal server error",
 };
 
-/** Sends an AppError as RFC 9457 problem details. */
-export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
-  const body = {
+/** How long a client should wait before retrying a 503, in seconds: long enough for a pool to drain. */
+export const RETRY_AFTER_SECONDS = 1;
+
+/** An AppError as an RFC 9457 problem details document. */
+export function problemBody(error: AppError): string {
+  return JSON.stringify({
     type: `urn:flagstaff:problem:${error.code}`,
     title: TITLES[error.code],
     status: error.status,
     detail: error.detail,
     code: error.code,
     ...(error.errors ? { errors: error.errors } : {}),
-  };
+  });
+}
+
+/** Sends an AppError as RFC 9457 problem details. */
+export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.status === 401) reply.header("www-authenticate", 'Bearer realm="flagstaff"');
+  if (error.status === 503 && !reply.hasHeader("retry-after")) reply.header("retry-after", RETRY_AFTER_SECONDS);
+  // Refused before its body arrived (a 401 or 413 on the headers alone): the connection cannot be reused
+  // until the rest is read, which a slow or hostile client may never send, so it is closed instead.
+  if (!reply.request.raw.complete) reply.header("connection", "close");
   // A string payload is sent as it is, bypassing the route's response serializers.
-  return reply.code(error.status).type("application/problem+json").send(JSON.stringify(body));
+  return reply.code(error.status).type("application/problem+json").send(problemBody(error));
 }
 
 interface AjvError {
@@ -132,8 +145,11 @@ export function toAppError(error: unknown): AppError {
   if (error instanceof SyntaxError && fe.statusCode === 400) {
     return new AppError(400, "invalid_request", "The request body is not valid JSON.");
   }
-  if (isUnavailableError(error)) {
-    return new AppError(503, "unavailable", "The database is unreachable. Try again shortly.");
+  switch (classifyDatabaseError(error)) {
+    case "busy":
+      return busy();
+    case "unavailable":
+      return unavailable();
   }
   if (typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) {
     if (fe.statusCode === 413) return new AppError(413, "payload_too_large", "The request body is larger than 1 MiB.");

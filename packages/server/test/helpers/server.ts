@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { buildApp, type Service } from "../../src/app.js";
+import { type AppDeps, buildApp, type Service } from "../../src/app.js";
 import type { Clock, RandomSource } from "../../src/clock.js";
 import { type Config, type Dialect, loadConfig } from "../../src/config.js";
 import { type DatabaseHandle, openDatabase } from "../../src/db/database.js";
@@ -119,6 +119,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   clock?: Clock;
   random?: RandomSource;
+  /** A pino logger to log through (silence by default). */
+  logger?: AppDeps["logger"];
 }
 
 /**
@@ -177,7 +179,7 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
     database: handle,
     clock: options.clock,
     random: options.random,
-    logger: false,
+    logger: options.logger ?? false,
   });
   const address = await service.app.listen({ host: "127.0.0.1", port: 0 });
   let stopped = false;

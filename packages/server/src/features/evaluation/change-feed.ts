@@ -2,9 +2,8 @@ import type { FlagStatus } from "@flagstaff/core";
 import { randomUUID } from "node:crypto";
 import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
-import { isUnavailableError } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
-import { AppError, unavailable } from "../../errors.js";
+import { busy } from "../../errors.js";
 import { type Change, type ChangeSet, GLOBAL_STREAM, type Role } from "./changes.js";
 import {
   nextStreamVersion,
@@ -29,12 +28,21 @@ export interface FeedLogger {
 
 /** How long a change set may wait for an earlier version before the feed reads the log itself. */
 const GAP_WAIT_MS = 100;
+/**
+ * Writes to one stream waiting their turn beyond this many are refused as busy: a project whose writes
+ * are stuck (its version row held elsewhere) must not pile up requests without bound.
+ */
+const MAX_QUEUED_WRITES = 256;
 
 export interface FeedOptions {
+  /** The snapshot to keep; a new, empty one by default. */
+  readonly snapshot?: Snapshot;
   /** Announces a change set to other instances, inside the write transaction (PostgreSQL NOTIFY). */
   readonly announce?: (trx: Transaction<Database>, set: ChangeSet) => Promise<void>;
   /** Read the snapshot under REPEATABLE READ, so a load sees one consistent state (PostgreSQL). */
   readonly repeatableRead?: boolean;
+  /** Called for each change set that another instance wrote, once it is in the snapshot (for metrics). */
+  readonly onCaughtUp?: (set: ChangeSet) => void;
 }
 
 /**
@@ -43,19 +51,25 @@ export interface FeedOptions {
  * applies it to this instance's snapshot before the caller answers. Replicas catch up from the log.
  */
 export class ChangeFeed {
-  readonly snapshot = new Snapshot();
+  readonly snapshot: Snapshot;
   /** Identifies this instance in the change sets it writes. */
   readonly instanceId = randomUUID();
   private readonly waiting = new Map<string, Map<number, { set: ChangeSet; done: () => void }[]>>();
   /** Until the first load, announced change sets only wait: the load decides what is already in. */
   private loaded = false;
+  /** Streams with a catch-up running, and whether another was asked for meanwhile. */
+  private readonly catchingUp = new Map<string, { again: boolean }>();
+  /** Per stream: the tail of the queue of writes, and how many wait in it. */
+  private readonly writeQueues = new Map<string, { tail: Promise<void>; length: number }>();
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly logger: FeedLogger,
     private readonly options: FeedOptions = {},
-  ) {}
+  ) {
+    this.snapshot = options.snapshot ?? new Snapshot();
+  }
 
   private readTransaction() {
     const begin = this.db.transaction();
@@ -69,6 +83,8 @@ export class ChangeFeed {
       const rows = await readEvaluationRows(trx);
       this.fill(rows);
       for (const [stream, version] of versions) this.snapshot.versions.set(stream, version);
+      for (const [projectId, project] of this.snapshot.projects)
+        project.evaluationVersion = versions.get(projectId) ?? 0;
     });
     this.loaded = true;
     for (const stream of [...this.waiting.keys()]) this.drain(stream);
@@ -77,9 +93,12 @@ export class ChangeFeed {
 
   /**
    * Runs `work` in one transaction on `stream` (a project id, or GLOBAL_STREAM). Any error rolls the
-   * whole write back. A database that cannot be reached becomes 503 `unavailable`.
+   * whole write back. Writes to one stream take turns here, before they take a pooled connection: they
+   * would serialise on the stream's version row anyway, and a busy project must not hold every
+   * connection while its writes wait for that lock, starving the reads and writes of other projects.
    */
   async write<T>(stream: string, work: (trx: Transaction<Database>) => Promise<WriteOutcome<T>>): Promise<T> {
+    const release = await this.takeTurn(stream);
     let set: ChangeSet;
     let result: T;
     try {
@@ -97,14 +116,34 @@ export class ChangeFeed {
         await this.options.announce?.(trx, changeSet);
         return { set: changeSet, result: outcome.result };
       }));
-    } catch (error) {
-      if (error instanceof AppError) throw error;
-      if (isUnavailableError(error)) throw unavailable();
-      throw error;
+    } finally {
+      release();
     }
     // A feed that was never loaded holds no snapshot (the CLI writes through one): it only records.
     if (this.loaded) await this.deliver(set);
     return result;
+  }
+
+  /** Waits until every earlier write to `stream` has finished; answers the function that ends this one's turn. */
+  private async takeTurn(stream: string): Promise<() => void> {
+    const queue = this.writeQueues.get(stream) ?? { tail: Promise.resolve(), length: 0 };
+    if (queue.length >= MAX_QUEUED_WRITES) {
+      throw busy(`Too many writes to "${stream}" are waiting; nothing was changed. Try again shortly.`);
+    }
+    const previous = queue.tail;
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    queue.tail = mine;
+    queue.length++;
+    this.writeQueues.set(stream, queue);
+    await previous;
+    return () => {
+      queue.length--;
+      if (queue.length === 0) this.writeQueues.delete(stream);
+      release();
+    };
   }
 
   /**
@@ -156,6 +195,32 @@ export class ChangeFeed {
     if (byVersion.size === 0) this.waiting.delete(stream);
   }
 
+  /**
+   * Catches a stream up from the log, soon: at most one catch-up per stream runs at a time, and hints
+   * that arrive meanwhile make it run once more. A hint naming a version this instance already has (its
+   * own writes, announced back) costs nothing. Failures are logged; the periodic reconcile repairs them.
+   */
+  catchUpSoon(stream: string, version?: number): void {
+    if (version !== undefined && version <= (this.snapshot.versions.get(stream) ?? 0)) return;
+    const running = this.catchingUp.get(stream);
+    if (running) {
+      running.again = true;
+      return;
+    }
+    const state = { again: false };
+    this.catchingUp.set(stream, state);
+    const run = (): void => {
+      state.again = false;
+      this.catchUp(stream)
+        .catch((error) => this.logger.warn({ err: error, stream }, "feed catch-up failed; the reconcile retries"))
+        .finally(() => {
+          if (state.again) run();
+          else this.catchingUp.delete(stream);
+        });
+    };
+    run();
+  }
+
   /** Reads what this instance missed of a stream from the log; reloads the stream when the log was pruned. */
   async catchUp(stream: string): Promise<void> {
     const applied = this.snapshot.versions.get(stream) ?? 0;
@@ -168,7 +233,9 @@ export class ChangeFeed {
       return;
     }
     for (const set of sets) {
-      if (set.version === (this.snapshot.versions.get(stream) ?? 0) + 1) this.snapshot.apply(set);
+      if (set.version !== (this.snapshot.versions.get(stream) ?? 0) + 1) continue;
+      this.snapshot.apply(set);
+      this.options.onCaughtUp?.(set);
     }
     this.drain(stream);
   }
@@ -196,6 +263,8 @@ export class ChangeFeed {
       } else {
         this.snapshot.dropProject(stream);
         this.fill(await readEvaluationRows(trx, stream));
+        const project = this.snapshot.projects.get(stream);
+        if (project) project.evaluationVersion = versions.get(stream) ?? 0;
       }
       this.snapshot.versions.set(stream, versions.get(stream) ?? 0);
     });

@@ -26,7 +26,7 @@ export function checkRoutes(app: TypedApp, checker: Checker, metrics: Metrics): 
   app.get(
     "/projects/:projectId/flags/:flagName/check",
     {
-      config: { access: "check" },
+      config: { access: "check", requestLogging: false },
       schema: {
         tags: ["evaluation"],
         summary: "Check whether a flag is enabled, optionally for given actors",

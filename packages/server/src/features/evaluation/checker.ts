@@ -39,8 +39,11 @@ export class Checker {
     return out;
   }
 
-  /** The version of a project's evaluation state: it moves whenever any of its flags may answer differently. */
-  versionOf(projectId: string): number {
-    return this.snapshot.versions.get(projectId) ?? 0;
+  /**
+   * The version of a project's evaluation state: it moves whenever any of its flags may answer
+   * differently, and only then. Undefined for a project that does not exist.
+   */
+  evaluationVersionOf(projectId: string): number | undefined {
+    return this.snapshot.projects.get(projectId)?.evaluationVersion;
   }
 }

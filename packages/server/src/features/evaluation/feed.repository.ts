@@ -28,12 +28,17 @@ export async function recordChangeSet(trx: Transaction<Database>, set: ChangeSet
 export async function readChangeSetsSince(db: Executor, stream: string, version: number): Promise<ChangeSet[]> {
   const rows = await db
     .selectFrom("feed_changes")
-    .select(["version", "change"])
+    .select(["version", "change", "created_at"])
     .where("stream", "=", stream)
     .where("version", ">", version)
     .orderBy("version")
     .execute();
-  return rows.map((r) => ({ stream, version: Number(r.version), changes: JSON.parse(r.change) as Change[] }));
+  return rows.map((r) => ({
+    stream,
+    version: Number(r.version),
+    changes: JSON.parse(r.change) as Change[],
+    at: Date.parse(r.created_at),
+  }));
 }
 
 export async function readStreamVersion(db: Executor, stream: string): Promise<number> {

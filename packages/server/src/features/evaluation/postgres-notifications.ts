@@ -7,25 +7,42 @@ import type { ChangeSet } from "./changes.js";
 
 export const CHANNEL = "flagstaff_changes";
 
-/** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; larger change sets send only their version. */
-const MAX_PAYLOAD_BYTES = 7900;
+/** Longer notifications are not ours: ours name a stream (a project id or "") and a version. */
+const MAX_PAYLOAD_CHARS = 1024;
 
 /**
- * Announces a change set to every listening instance. Runs inside the write transaction, so PostgreSQL
- * delivers it exactly when (and only if) the transaction commits.
+ * Tells every listening instance that a stream moved to a new version. Runs inside the write
+ * transaction, so PostgreSQL delivers it exactly when (and only if) the transaction commits. It carries
+ * no changes: a listener reads those from the change log.
  */
 export async function notifyChangeSet(trx: Transaction<Database>, set: ChangeSet): Promise<void> {
-  let payload = JSON.stringify(set);
-  if (Buffer.byteLength(payload, "utf8") > MAX_PAYLOAD_BYTES) {
-    payload = JSON.stringify({ stream: set.stream, version: set.version });
-  }
-  await sql`select pg_notify(${CHANNEL}, ${payload})`.execute(trx);
+  await sql`select pg_notify(${CHANNEL}, ${JSON.stringify({ stream: set.stream, version: set.version })})`.execute(trx);
 }
 
 /**
- * Listens for change sets on one dedicated connection (pg-listen) and hands them to the feed. pg-listen
- * reconnects with backoff for as long as it takes and probes the connection every few seconds; after a
- * reconnect the feed reconciles, because notifications sent while nobody listened are only in the log.
+ * The stream (and version) a notification names, or undefined when it is not one of ours. Any database login may
+ * NOTIFY on the channel, so the payload is only ever a hint of where to look; what changed is read from
+ * the change log, which needs table rights.
+ */
+export function readNotification(payload: unknown): { stream: string; version: number | undefined } | undefined {
+  if (typeof payload !== "string" || payload.length > MAX_PAYLOAD_CHARS) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(payload);
+  } catch {
+    return undefined;
+  }
+  const { stream, version } = (parsed ?? {}) as { stream?: unknown; version?: unknown };
+  if (typeof stream !== "string" || stream.length > 256) return undefined;
+  return { stream, version: Number.isSafeInteger(version) ? (version as number) : undefined };
+}
+
+/**
+ * Listens for change notifications on one dedicated connection (pg-listen) and has the feed catch up
+ * from the log. pg-listen reconnects with backoff for as long as it takes and probes the connection
+ * every few seconds; after a reconnect the feed reconciles, because notifications sent while nobody
+ * listened are only in the log. Nothing a notification says can change the snapshot by itself, and no
+ * failure here ends the process: it leads to a reconcile instead.
  */
 export class PostgresListener {
   private readonly subscriber: pgListen.Subscriber;
@@ -35,8 +52,6 @@ export class PostgresListener {
     connectionString: string,
     private readonly feed: ChangeFeed,
     private readonly logger: FeedLogger,
-    /** Called when an announced change set from another instance is in the snapshot. */
-    private readonly onApplied: (set: ChangeSet) => void = () => {},
   ) {
     this.subscriber = pgListen.default.default(
       { connectionString, connectionTimeoutMillis: 3000 },
@@ -44,19 +59,22 @@ export class PostgresListener {
         paranoidChecking: 5000,
         retryInterval: (attempt: number) => Math.min(5000, 100 * 2 ** attempt),
         retryTimeout: Number.POSITIVE_INFINITY,
+        // Payloads are read by readNotification, never parsed blindly.
+        parse: (text: string) => text,
       },
     );
     this.subscriber.notifications.on(CHANNEL, (payload: unknown) => this.receive(payload));
     this.subscriber.events.on("connected", () => {
-      if (this.everConnected) {
-        this.feed.reconcile().catch((error) => this.logger.warn({ err: error }, "reconcile after reconnect failed"));
-      }
+      if (this.everConnected) this.reconcile("reconnected");
       this.everConnected = true;
     });
     this.subscriber.events.on("reconnect", (attempt) => {
       if (attempt === 1 || attempt % 10 === 0) this.logger.warn({ attempt }, "change notifications lost; reconnecting");
     });
-    this.subscriber.events.on("error", (error) => this.logger.error({ err: error }, "change notifications failed"));
+    this.subscriber.events.on("error", (error) => {
+      this.logger.error({ err: error }, "change notifications failed");
+      this.reconcile("listener error");
+    });
   }
 
   async start(): Promise<void> {
@@ -65,16 +83,25 @@ export class PostgresListener {
   }
 
   private receive(payload: unknown): void {
-    const set = payload as Partial<ChangeSet> | null;
-    if (!set || typeof set.stream !== "string" || typeof set.version !== "number") return;
-    if (Array.isArray(set.changes)) {
-      const full = set as ChangeSet;
-      this.feed.deliver(full).then((fresh) => {
-        if (fresh) this.onApplied(full);
-      });
-    } else {
-      this.feed.catchUp(set.stream).catch((error) => this.logger.warn({ err: error }, "feed catch-up failed"));
+    try {
+      const notice = readNotification(payload);
+      if (notice === undefined) {
+        const text = typeof payload === "string" ? payload : String(payload);
+        this.logger.warn(
+          { payload: text.slice(0, 200), length: text.length },
+          "ignored a change notification that is not ours",
+        );
+        return;
+      }
+      this.feed.catchUpSoon(notice.stream, notice.version);
+    } catch (error) {
+      this.logger.error({ err: error }, "could not handle a change notification");
+      this.reconcile("notification failure");
     }
+  }
+
+  private reconcile(why: string): void {
+    this.feed.reconcile().catch((error) => this.logger.warn({ err: error, why }, "reconcile failed; the poll retries"));
   }
 
   async stop(): Promise<void> {

@@ -24,6 +24,11 @@ export class ProjectState {
   readonly flagsById = new Map<string, FlagState>();
   /** Members of every segment that has any, by segment id. */
   readonly segmentMembers = new Map<string, Set<string>>();
+  /**
+   * The stream version of the last change that could make any check of this project answer
+   * differently; writes that evaluation does not see (keys, descriptions, segment names) leave it.
+   */
+  evaluationVersion = 0;
   private sortedNames: string[] | undefined;
 
   /** Flag names in ascending (code unit) order, rebuilt lazily after a create or delete. */
@@ -107,28 +112,43 @@ export class Snapshot {
 
   /** Applies one committed change set; the caller guarantees version order. */
   apply(set: ChangeSet): void {
-    for (const change of set.changes) this.applyChange(change);
+    for (const change of set.changes) {
+      if (!this.applyChange(change)) continue;
+      const project = "projectId" in change && change.projectId ? this.projects.get(change.projectId) : undefined;
+      if (project) project.evaluationVersion = set.version;
+    }
     this.versions.set(set.stream, set.version);
   }
 
-  private applyChange(change: Change): void {
+  /** Applies one change; answers whether any evaluation of its project may now answer differently. */
+  private applyChange(change: Change): boolean {
     switch (change.kind) {
       case "project.created":
-        if (!this.projects.has(change.projectId)) this.projects.set(change.projectId, new ProjectState());
-        return;
+        if (this.projects.has(change.projectId)) return false;
+        this.projects.set(change.projectId, new ProjectState());
+        return true;
       case "project.deleted":
         this.dropProject(change.projectId);
-        return;
+        return false;
       case "key.created":
         this.putKey(change.id, change.hash, change.role, change.projectId);
-        return;
+        return false;
       case "key.deleted":
         this.deleteKey(change.id);
-        return;
+        return false;
       case "flag.upserted": {
         const project = this.projects.get(change.projectId);
-        if (!project) return;
+        if (!project) return false;
         const current = project.flagsById.get(change.flag.id);
+        const changed =
+          current === undefined ||
+          current.status !== change.flag.status ||
+          current.percentageActors !== change.flag.percentageActors ||
+          current.percentageCalls !== change.flag.percentageCalls ||
+          change.addActors.some((id) => !current.actors.has(id)) ||
+          change.removeActors.some((id) => current.actors.has(id)) ||
+          change.addSegments.some((id) => !current.segments.has(id)) ||
+          change.removeSegments.some((id) => current.segments.has(id));
         const flag: FlagState = current ?? {
           ...change.flag,
           actors: new Set<string>(),
@@ -143,26 +163,38 @@ export class Snapshot {
         for (const segmentId of change.addSegments) flag.segments.add(segmentId);
         for (const segmentId of change.removeSegments) flag.segments.delete(segmentId);
         project.putFlag(flag);
-        return;
+        return changed;
       }
-      case "flag.deleted":
-        this.projects.get(change.projectId)?.deleteFlag(change.id);
-        return;
+      case "flag.deleted": {
+        const project = this.projects.get(change.projectId);
+        if (!project?.flagsById.has(change.id)) return false;
+        project.deleteFlag(change.id);
+        return true;
+      }
       case "segment.members": {
         const project = this.projects.get(change.projectId);
-        if (!project) return;
+        if (!project) return false;
         let members = project.segmentMembers.get(change.segmentId);
         if (!members) {
           members = new Set<string>();
           project.segmentMembers.set(change.segmentId, members);
         }
-        for (const actorId of change.add) members.add(actorId);
-        for (const actorId of change.remove) members.delete(actorId);
-        return;
+        let changed = false;
+        for (const actorId of change.add) {
+          if (!members.has(actorId)) {
+            members.add(actorId);
+            changed = true;
+          }
+        }
+        for (const actorId of change.remove) changed = members.delete(actorId) || changed;
+        return changed;
       }
-      case "segment.deleted":
-        this.projects.get(change.projectId)?.deleteSegment(change.segmentId);
-        return;
+      case "segment.deleted": {
+        const project = this.projects.get(change.projectId);
+        if (!project) return false;
+        project.deleteSegment(change.segmentId);
+        return true;
+      }
     }
   }
 }

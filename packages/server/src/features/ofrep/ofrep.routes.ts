@@ -38,14 +38,21 @@ const success = (key: string, evaluation: Evaluation) => ({
   metadata: {},
 });
 
-/** An ETag for a bulk answer: it changes when any flag of the project or the context changes. */
-function bulkTag(version: number, body: OfrepBody | undefined): string {
-  const context = createHash("sha256")
-    .update(JSON.stringify(body?.context ?? {}))
+/**
+ * An ETag for a bulk answer: a digest of the project, the version of its evaluation state and the
+ * context, so it changes when any flag's answer may change or the context does, and two projects never
+ * share one (a key of one project presenting another's tag gets the full answer, never a 304).
+ */
+function bulkTag(projectId: string, version: number, body: OfrepBody | undefined): string {
+  const digest = createHash("sha256")
+    .update(JSON.stringify([projectId, version, body?.context ?? {}]))
     .digest("base64url")
-    .slice(0, 16);
-  return `"${version}-${context}"`;
+    .slice(0, 32);
+  return `"${digest}"`;
 }
+
+/** OFREP clients add query parameters of their own (flagConfigEtag, …) and will add more: they are ignored. */
+const AnyQuery = Type.Object({}, { additionalProperties: true, description: "Ignored" });
 
 /** Whether an If-None-Match header names the tag (weak comparison, as RFC 9110 asks for GET-like reads). */
 function matches(ifNoneMatch: string | undefined, tag: string): boolean {
@@ -93,6 +100,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics): 
           "OpenFeature Remote Evaluation Protocol. The API key (any role, sent as Bearer or X-API-Key) names the " +
           "project. context.targetingKey is the actor; context.actorIds adds more.",
         params: Type.Object({ key: Type.String() }),
+        querystring: AnyQuery,
         body: OfrepRequest,
         response: {
           200: Type.Ref("OfrepEvaluation"),
@@ -124,6 +132,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics): 
           "Answers with an ETag; a request whose If-None-Match names it gets 304 until a flag of the project " +
           "or the context changes.",
         headers: Type.Object({ "if-none-match": Type.Optional(Type.String()) }),
+        querystring: AnyQuery,
         body: OfrepRequest,
         response: {
           200: Type.Ref("OfrepBulk"),
@@ -137,7 +146,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics): 
     (request, reply) => {
       const projectId = request.principal?.projectId as string;
       const body = request.body as OfrepBody;
-      const tag = bulkTag(checker.versionOf(projectId), body);
+      const tag = bulkTag(projectId, checker.evaluationVersionOf(projectId) ?? 0, body);
       reply.header("etag", tag);
       if (matches(request.headers["if-none-match"], tag)) return reply.code(304).send(null);
       const flags = checker.checkAll(projectId, actorsOf(body)).map(({ name, evaluation }) => {
@@ -155,6 +164,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics): 
       schema: {
         tags: ["openfeature"],
         summary: "OFREP: what this service supports (extension)",
+        querystring: AnyQuery,
         response: { 200: OfrepConfiguration, ...errorResponses(400, 401, 403, 429, 500) },
       },
     },
