@@ -190,3 +190,91 @@ describe(`in Chromium: the OpenFeature web SDK on another origin [${dialect}]`, 
     }
   });
 });
+
+describe(`in Chromium: /docs over plain HTTP on a host name other than localhost [${dialect}]`, {
+  skip: browserSkip,
+}, () => {
+  let server: TestServer | undefined;
+  let browser: Browser | undefined;
+  let project: string;
+  let checkKey: string;
+
+  before(
+    async () => {
+      server = await startServer({ dialect });
+      project = await createProject(server);
+      checkKey = (await createKey(server, project, "check")).key;
+      await server.request("POST", `/projects/${project}/flags/banner`, {});
+      await server.request("PATCH", `/projects/${project}/flags/banner`, {
+        body: { status: "conditional", addActors: ["alice@example.com"] },
+      });
+      // Browsers never upgrade localhost or 127.0.0.1 to https, so the page is opened by another name.
+      browser = await launchChromium(["--host-resolver-rules=MAP flagstaff.test 127.0.0.1"]);
+    },
+    { timeout: 60_000 },
+  );
+  after(
+    async () => {
+      await closeBrowser(browser);
+      await server?.close();
+    },
+    { timeout: 30_000 },
+  );
+
+  test("the UI renders, and Try it out on the check sends an actor id and shows the 200", {
+    timeout: 60_000,
+  }, async () => {
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    const failed: string[] = [];
+    page.on("requestfailed", (request) => failed.push(`${request.url()}: ${request.failure()?.errorText}`));
+    try {
+      await page.goto(`http://flagstaff.test:${new URL(server!.url).port}/docs/`);
+      await page
+        .locator(".opblock")
+        .first()
+        .waitFor()
+        .catch((error) => {
+          throw new Error(`no operation rendered; failed requests: ${failed.join(" | ") || "none"}: ${error}`);
+        });
+      assert.ok((await page.locator(".opblock").count()) > 20, "the operations list");
+      await page.screenshot({ path: join(SCREENSHOTS, "docs-operations.png") });
+
+      await page.locator(".auth-wrapper button.authorize").click();
+      const dialog = page.locator(".modal-ux");
+      await dialog.locator("#auth-bearer-value").fill(checkKey);
+      await dialog.locator("button.authorize").click();
+      await dialog.locator("button.btn-done").click();
+
+      const check = page.locator(
+        '.opblock:has(.opblock-summary-path[data-path="/projects/{projectId}/flags/{flagName}/check"])',
+      );
+      await check.locator(".opblock-summary").click();
+      await check.locator("button.try-out__btn").click();
+      await check.locator('tr[data-param-name="projectId"] input').fill(project);
+      await check.locator('tr[data-param-name="flagName"] input').fill("banner");
+      await check.locator('tr[data-param-name="actorIds"] button.json-schema-form-item-add').click();
+      await check.locator('tr[data-param-name="actorIds"] input').fill("alice@example.com");
+      const answer = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith("/check"));
+      await check.locator("button.execute").click();
+      const response = await answer.catch(async (error) => {
+        const shown = await check
+          .locator(".validation-errors")
+          .textContent({ timeout: 1_000 })
+          .catch(() => "none");
+        throw new Error(`Execute sent no request (validation errors: ${shown}): ${error}`);
+      });
+      assert.equal(response.status(), 200);
+      assert.deepEqual(await response.json(), { enabled: true });
+      const shown = check.locator(".live-responses-table .response .response-col_status");
+      await shown.first().waitFor();
+      assert.equal((await shown.first().textContent())?.trim(), "200");
+      await check.locator(".live-responses-table").scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(SCREENSHOTS, "docs-try-it-out.png") });
+      assert.deepEqual(failed, [], "every asset loaded");
+    } finally {
+      await context.close();
+    }
+  });
+});
