@@ -9,7 +9,10 @@ const ALLOWED_HEADERS = ["Authorization", "Content-Type", "If-None-Match", "If-M
  */
 const EXPOSED_HEADERS = ["ETag", "Location", "Retry-After", "WWW-Authenticate"];
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
-/** Pollers would otherwise repeat the preflight every few seconds; revoking an origin still takes effect at once, because every real answer is checked too. */
+/**
+ * Browsers cache a preflight for 5 s by default, so a poller would repeat it every few polls. Removing an
+ * origin still takes effect at once: browsers check every real answer too.
+ */
 const PREFLIGHT_MAX_AGE_S = 600;
 
 /**
