@@ -39,6 +39,7 @@ import { segmentRoutes } from "./features/segments/segment.routes.js";
 import { SegmentSchema } from "./features/segments/segment.schemas.js";
 import { SegmentService } from "./features/segments/segment.service.js";
 import { authenticate } from "./http/auth.js";
+import { registerCors } from "./http/cors.js";
 import { installMethodNotAllowed } from "./http/method-not-allowed.js";
 import { registerApiReference, registerOpenApi } from "./http/openapi.js";
 import { answerClientError } from "./http/client-errors.js";
@@ -193,6 +194,8 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     });
   }
   app.addHook("onRequest", setResponseHeaders);
+  // Before authentication: preflights carry no key and are answered by the CORS hook itself.
+  await registerCors(app, config.corsAllowedOrigins);
   app.addHook("onRequest", authenticate(feed.snapshot));
   app.addHook("onResponse", (request, reply, done) => {
     metrics.recordRequest(

@@ -24,6 +24,8 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** Longest time a request's headers may take to arrive, in milliseconds (at most requestTimeoutMs). */
   readonly headersTimeoutMs: number;
+  /** Origins whose pages may call the API (CORS); empty turns CORS off, `["*"]` allows every origin. */
+  readonly corsAllowedOrigins: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -48,6 +50,41 @@ function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
   if (["1", "true", "yes"].includes(raw.toLowerCase())) return true;
   if (["0", "false", "no"].includes(raw.toLowerCase())) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** An entry's origin as a browser would send it in `Origin`, or undefined if it is not an http(s) URL. */
+function originOf(entry: string): string | undefined {
+  try {
+    const url = new URL(entry);
+    return url.protocol === "http:" || url.protocol === "https:" ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Browsers send `Origin` in one exact spelling (lower-case host, no default port, no slash) and it is
+ * compared as a string, so an entry spelled any other way would never match: it is refused, not fixed up.
+ */
+function corsOrigins(env: NodeJS.ProcessEnv): readonly string[] {
+  const raw = env.CORS_ALLOWED_ORIGINS;
+  if (raw === undefined || raw.trim() === "") return [];
+  const entries = raw.split(",").map((entry) => entry.trim());
+  if (entries.includes("*")) {
+    if (entries.length > 1)
+      throw new ConfigError("CORS_ALLOWED_ORIGINS: * allows every origin, so it must stand alone");
+    return ["*"];
+  }
+  for (const entry of entries) {
+    const origin = originOf(entry);
+    if (origin !== entry) {
+      const hint = origin === undefined ? "" : `; did you mean ${origin}?`;
+      throw new ConfigError(
+        `CORS_ALLOWED_ORIGINS must list origins such as https://app.example.com or http://localhost:5173 (scheme, host and port only), got "${entry}"${hint}`,
+      );
+    }
+  }
+  return [...new Set(entries)];
 }
 
 function parseDatabaseUrl(url: string): { dialect: Dialect; location: string } {
@@ -96,5 +133,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPublic: boolean(env, "METRICS_PUBLIC", false),
     requestTimeoutMs,
     headersTimeoutMs,
+    corsAllowedOrigins: Object.freeze(corsOrigins(env)),
   });
 }

@@ -20,6 +20,21 @@ describe(`interactive API reference [${DIALECTS[0]}]`, () => {
     assert.deepEqual(served.body.paths, canonical.body.paths);
   });
 
+  test("the page's CSP stays strict but never upgrades to https, so /docs works over plain HTTP on any host", async () => {
+    for (const path of ["/docs/", "/docs/static/swagger-initializer.js"]) {
+      const csp = (await server.request("GET", path, { key: null })).headers.get("content-security-policy") ?? "";
+      assert.doesNotMatch(csp, /upgrade-insecure-requests/, path);
+      for (const directive of [
+        "default-src 'self'",
+        "object-src 'none'",
+        "script-src-attr 'none'",
+        "base-uri 'self'",
+      ]) {
+        assert.ok(csp.includes(directive), `${path}: ${directive} in ${csp}`);
+      }
+    }
+  });
+
   test("the UI's own assets are served locally (no CDN)", async () => {
     const page = await server.request("GET", "/docs/", { key: null });
     for (const src of page.text.matchAll(/(?:src|href)="\.?\/?([^"]+\.(?:js|css))"/g)) {

@@ -96,6 +96,62 @@ describe("the OpenAPI document", () => {
     assert.deepEqual(broken, []);
   });
 
+  // Swagger UI's "Try it out" checks values with new RegExp(pattern), without the u flag; the server's
+  // Ajv compiles the same pattern with it. A pattern that means something else without it (\p{…}, for
+  // one) makes the reference UI refuse values the server takes.
+  test("every pattern means the same with and without the u flag", () => {
+    const patterns = new Set<string>();
+    const walk = (value: unknown) => {
+      if (Array.isArray(value)) value.forEach(walk);
+      else if (value !== null && typeof value === "object") {
+        for (const [key, v] of Object.entries(value)) {
+          if (key === "pattern" && typeof v === "string") patterns.add(v);
+          else walk(v);
+        }
+      }
+    };
+    walk(doc);
+    assert.ok(patterns.size >= 3, [...patterns].join(" "));
+    const samples = ["alice", "alice@example.com", "p-1", "a:b.c_d", ".", "..", "...", "👍", "\uD83D", "x\uDC4Dy", ""];
+    for (let unit = 0; unit <= 0xffff; unit++) {
+      const c = String.fromCharCode(unit);
+      samples.push(c, `a${c}b`);
+    }
+    for (const pattern of patterns) {
+      const plain = new RegExp(pattern);
+      const unicode = new RegExp(pattern, "u");
+      const differ = samples.filter((sample) => plain.test(sample) !== unicode.test(sample));
+      assert.deepEqual(differ.slice(0, 5), [], `${pattern} differs without the u flag`);
+    }
+  });
+
+  test("actor ids: the pattern refuses exactly the control characters (Unicode Cc) and the ids . and ..", () => {
+    const params = doc.paths["/projects/{projectId}/flags/{flagName}/check"].get.parameters as Json[];
+    const pattern = params.find((p) => p.name === "actorIds")?.schema.items.pattern;
+    assert.equal(typeof pattern, "string");
+    const meaning = /^(?!\.{1,2}$)\P{Cc}+$/u;
+    const samples = [
+      "alice",
+      ".",
+      "..",
+      "...",
+      ".a",
+      "👍",
+      "\uD83D",
+      "a\u0000",
+      "a\u0085b",
+      "\u00A0",
+      "\u200B",
+      "\uFEFF",
+    ];
+    for (let unit = 0; unit <= 0xffff; unit++) samples.push(`id${String.fromCharCode(unit)}`);
+    for (const flags of ["", "u"]) {
+      const actual = new RegExp(pattern, flags);
+      const differ = samples.filter((sample) => actual.test(sample) !== meaning.test(sample));
+      assert.deepEqual(differ.slice(0, 5), [], `with flags "${flags}"`);
+    }
+  });
+
   test("describes every route the server registers, and only those", () => {
     // HEAD is Fastify's automatic twin of each GET; /openapi.json and /docs are the document itself.
     const registered = registeredRoutes(server).filter((r) => {

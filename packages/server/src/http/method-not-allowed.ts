@@ -12,6 +12,8 @@ const METHODS: HTTPMethod[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", 
 export function installMethodNotAllowed(app: FastifyInstance): void {
   const routes = FindMyWay();
   app.addHook("onRoute", (route) => {
+    // The catch-all OPTIONS route that answers CORS preflights is no operation of any path.
+    if (route.url === "*") return;
     for (const method of ([] as string[]).concat(route.method)) {
       if (!routes.hasRoute(method as HTTPMethod, route.url)) routes.on(method as HTTPMethod, route.url, () => {});
     }

@@ -39,5 +39,9 @@ export async function registerApiReference(app: FastifyInstance): Promise<void> 
     routePrefix: "/docs",
     uiConfig: { docExpansion: "list", deepLinking: true, persistAuthorization: true },
     staticCSP: true,
+    // The stock policy ends in upgrade-insecure-requests, which sends every asset to https: opened over
+    // plain HTTP on any host but localhost (which browsers never upgrade), /docs stayed blank. Only that
+    // directive goes; the rest of the policy stays as strict.
+    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ""),
   });
 }

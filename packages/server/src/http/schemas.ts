@@ -11,10 +11,12 @@ export const Limits = {
     pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$",
     description: "1–128 characters of A–Z a–z 0–9 . _ - :, starting with a letter or digit",
   }),
+  // The control characters (Unicode's Cc: C0, DEL and C1) are spelled out rather than written \P{Cc},
+  // which needs the u flag: Ajv sets it, but Swagger UI's "Try it out" does not, and refused every id.
   actorId: Type.String({
     minLength: 1,
     maxLength: 256,
-    pattern: "^(?!\\.{1,2}$)\\P{Cc}+$",
+    pattern: "^(?!\\.{1,2}$)[^\\u0000-\\u001F\\u007F-\\u009F]+$",
     description: "1–256 characters, no control characters, other than . and ..",
   }),
   description: Type.String({ maxLength: 1024 }),

@@ -1,0 +1,280 @@
+// Flagstaff as a real browser sees it: Debian's Chromium driven by playwright-core. Without Chromium
+// these tests fail (see helpers/browser.ts); .ci/run installs it.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import {
+  browserSkip,
+  closeBrowser,
+  launchChromium,
+  openFeatureModules,
+  SCREENSHOTS,
+  type StaticSite,
+  serveStatic,
+  until,
+} from "./helpers/browser.js";
+import { createKey, createProject, DIALECTS, startServer, type TestServer } from "./helpers/server.js";
+
+const dialect = DIALECTS[0] ?? "sqlite";
+const POLL_MS = 300;
+
+/** What the page keeps in `window.flagstaff` for the test to read. */
+interface PageState {
+  ready: boolean;
+  value: boolean | undefined;
+  /** `flagsChanged` of each ConfigurationChanged event, in order. */
+  changes: string[][];
+  errors: string[];
+}
+
+const PAGE_SCRIPT = `
+import { OFREPWebProvider } from "@openfeature/ofrep-web-provider";
+import { OpenFeature, ProviderEvents } from "@openfeature/web-sdk";
+
+const settings = Object.fromEntries(new URLSearchParams(location.search));
+const state = (window.flagstaff = { ready: false, value: undefined, changes: [], errors: [] });
+const client = OpenFeature.getClient();
+
+function render() {
+  state.value = client.getBooleanValue(settings.flag, false);
+  document.getElementById("flag").textContent = settings.flag;
+  document.getElementById("actor").textContent = settings.actor;
+  const value = document.getElementById("value");
+  value.textContent = state.value ? "on" : "off";
+  value.className = state.value ? "on" : "off";
+  document.getElementById("changes").textContent = String(state.changes.length);
+}
+
+client.addHandler(ProviderEvents.ConfigurationChanged, (details) => {
+  state.changes.push(details?.flagsChanged ?? []);
+  render();
+});
+try {
+  await OpenFeature.setContext({ targetingKey: settings.actor });
+  await OpenFeature.setProviderAndWait(
+    new OFREPWebProvider({
+      baseUrl: settings.baseUrl,
+      headers: [["Authorization", "Bearer " + settings.key]],
+      pollInterval: Number(settings.pollInterval),
+    }),
+  );
+  render();
+  state.ready = true;
+} catch (error) {
+  state.errors.push(String(error));
+  document.getElementById("value").textContent = "error: " + error;
+}
+`;
+
+const pageHtml = (importMap: string) => `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<link rel="icon" href="data:,">
+<title>Flagstaff from another origin</title>
+<script type="importmap">${importMap}</script>
+<style>
+  body { font: 18px system-ui, sans-serif; margin: 2rem; }
+  .on { color: #087f23; } .off { color: #b00020; }
+  strong { font-size: 2rem; }
+</style>
+</head>
+<body>
+<h1>Flagstaff from another origin</h1>
+<p>OpenFeature web SDK with the OFREP web provider, polling every ${POLL_MS} ms.</p>
+<p>Flag <code id="flag">?</code> for actor <code id="actor">?</code> is <strong id="value">loading…</strong></p>
+<p>Configuration changes seen: <span id="changes">0</span></p>
+<script type="module" src="/page.js"></script>
+</body>
+</html>`;
+
+describe(`in Chromium: the OpenFeature web SDK on another origin [${dialect}]`, { skip: browserSkip }, () => {
+  let site: StaticSite | undefined;
+  let server: TestServer | undefined;
+  let browser: Browser | undefined;
+  let project: string;
+  let checkKey: string;
+
+  before(
+    async () => {
+      const { files, importMap } = openFeatureModules();
+      files.set("/", { type: "text/html; charset=utf-8", body: pageHtml(importMap) });
+      files.set("/page.js", { type: "text/javascript", body: PAGE_SCRIPT });
+      site = await serveStatic(files);
+      server = await startServer({ dialect, env: { CORS_ALLOWED_ORIGINS: site.origin } });
+      project = await createProject(server);
+      checkKey = (await createKey(server, project, "check")).key;
+      await server.request("POST", `/projects/${project}/flags/banner`, {});
+      browser = await launchChromium();
+    },
+    { timeout: 60_000 },
+  );
+  after(
+    async () => {
+      await closeBrowser(browser);
+      await Promise.allSettled([site?.close(), server?.close()]);
+    },
+    { timeout: 30_000 },
+  );
+
+  test("reads a flag, sees each change exactly once, and gets 304 on every poll in between", {
+    timeout: 60_000,
+  }, async () => {
+    const api = server!;
+    const context = await browser!.newContext();
+    const page: Page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    const problems: string[] = [];
+    page.on("pageerror", (error) => problems.push(error.message));
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(message.text());
+    });
+    // Statuses of the provider's bulk evaluations, in order (the preflight is not among them).
+    const polls: number[] = [];
+    page.on("response", (response) => {
+      if (response.request().method() === "POST" && new URL(response.url()).pathname === "/ofrep/v1/evaluate/flags") {
+        polls.push(response.status());
+      }
+    });
+    const state = () => page.evaluate(() => (globalThis as unknown as { flagstaff: PageState }).flagstaff);
+    const explain = () => `polls ${polls.join(",")}; page problems: ${problems.join(" | ") || "none"}`;
+
+    /** Waits for the page to show `value` after `changes` events, then for two quiet polls (304) after it. */
+    async function expectPage(value: boolean, changes: number, screenshot: string): Promise<void> {
+      await page
+        .waitForFunction(
+          ([v, c]) => {
+            const s = (globalThis as unknown as { flagstaff?: PageState }).flagstaff;
+            return s?.ready === true && s.value === v && s.changes.length >= c;
+          },
+          [value, changes] as const,
+          { timeout: 10_000 },
+        )
+        .catch((error) => {
+          throw new Error(`the page never showed ${value} after ${changes} changes (${explain()}): ${error}`);
+        });
+      const seen = polls.length;
+      await until(
+        () => polls.slice(seen).filter((s) => s === 304).length >= 2,
+        10_000,
+        () => `two 304s; ${explain()}`,
+      );
+      const now = await state();
+      assert.equal(now.value, value);
+      assert.deepEqual(now.changes, Array(changes).fill(["banner"]), "one ConfigurationChanged per change");
+      await page.screenshot({ path: join(SCREENSHOTS, screenshot) });
+    }
+
+    try {
+      const query = new URLSearchParams({
+        baseUrl: api.url,
+        key: checkKey,
+        flag: "banner",
+        actor: "alice",
+        pollInterval: String(POLL_MS),
+      });
+      await page.goto(`${site!.origin}/?${query}`);
+      await expectPage(false, 0, "ofrep-web-1-initial.png");
+      await api.request("PATCH", `/projects/${project}/flags/banner`, {
+        body: { status: "conditional", addActors: ["alice"] },
+      });
+      await expectPage(true, 1, "ofrep-web-2-on.png");
+      await api.request("PATCH", `/projects/${project}/flags/banner`, { body: { status: "disabled" } });
+      await expectPage(false, 2, "ofrep-web-3-off.png");
+      // The first evaluation and one per change are 200; every other poll was answered 304.
+      assert.match(polls.join(","), /^200(,304)+,200(,304)+,200(,304)+$/, explain());
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe(`in Chromium: /docs over plain HTTP on a host name other than localhost [${dialect}]`, {
+  skip: browserSkip,
+}, () => {
+  let server: TestServer | undefined;
+  let browser: Browser | undefined;
+  let project: string;
+  let checkKey: string;
+
+  before(
+    async () => {
+      server = await startServer({ dialect });
+      project = await createProject(server);
+      checkKey = (await createKey(server, project, "check")).key;
+      await server.request("POST", `/projects/${project}/flags/banner`, {});
+      await server.request("PATCH", `/projects/${project}/flags/banner`, {
+        body: { status: "conditional", addActors: ["alice@example.com"] },
+      });
+      // Browsers never upgrade localhost or 127.0.0.1 to https, so the page is opened by another name.
+      browser = await launchChromium(["--host-resolver-rules=MAP flagstaff.test 127.0.0.1"]);
+    },
+    { timeout: 60_000 },
+  );
+  after(
+    async () => {
+      await closeBrowser(browser);
+      await server?.close();
+    },
+    { timeout: 30_000 },
+  );
+
+  test("the UI renders, and Try it out on the check sends an actor id and shows the 200", {
+    timeout: 60_000,
+  }, async () => {
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    const failed: string[] = [];
+    page.on("requestfailed", (request) => failed.push(`${request.url()}: ${request.failure()?.errorText}`));
+    try {
+      await page.goto(`http://flagstaff.test:${new URL(server!.url).port}/docs/`);
+      await page
+        .locator(".opblock")
+        .first()
+        .waitFor()
+        .catch((error) => {
+          throw new Error(`no operation rendered; failed requests: ${failed.join(" | ") || "none"}: ${error}`);
+        });
+      assert.ok((await page.locator(".opblock").count()) > 20, "the operations list");
+      await page.screenshot({ path: join(SCREENSHOTS, "docs-operations.png") });
+
+      await page.locator(".auth-wrapper button.authorize").click();
+      const dialog = page.locator(".modal-ux");
+      await dialog.locator("#auth-bearer-value").fill(checkKey);
+      await dialog.locator("button.authorize").click();
+      await dialog.locator("button.btn-done").click();
+
+      const check = page.locator(
+        '.opblock:has(.opblock-summary-path[data-path="/projects/{projectId}/flags/{flagName}/check"])',
+      );
+      await check.locator(".opblock-summary").click();
+      await check.locator("button.try-out__btn").click();
+      await check.locator('tr[data-param-name="projectId"] input').fill(project);
+      await check.locator('tr[data-param-name="flagName"] input').fill("banner");
+      await check.locator('tr[data-param-name="actorIds"] button.json-schema-form-item-add').click();
+      await check.locator('tr[data-param-name="actorIds"] input').fill("alice@example.com");
+      const answer = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith("/check"));
+      await check.locator("button.execute").click();
+      const response = await answer.catch(async (error) => {
+        const shown = await check
+          .locator(".validation-errors")
+          .textContent({ timeout: 1_000 })
+          .catch(() => "none");
+        throw new Error(`Execute sent no request (validation errors: ${shown}): ${error}`);
+      });
+      assert.equal(response.status(), 200);
+      assert.deepEqual(await response.json(), { enabled: true });
+      const shown = check.locator(".live-responses-table .response .response-col_status");
+      await shown.first().waitFor();
+      assert.equal((await shown.first().textContent())?.trim(), "200");
+      await check.locator(".live-responses-table").scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(SCREENSHOTS, "docs-try-it-out.png") });
+      assert.deepEqual(failed, [], "every asset loaded");
+    } finally {
+      await context.close();
+    }
+  });
+});
