@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { crc32 } from "node:zlib";
-import SQLite from "better-sqlite3";
+import { SQLite } from "../src/db/sqlite-driver.js";
 import pg from "pg";
 import type { Dialect } from "../src/config.js";
 import {

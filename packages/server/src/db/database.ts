@@ -1,10 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import type { Config, Dialect } from "../config.js";
 import type { Database } from "./schema.js";
+import { SQLite } from "./sqlite-driver.js";
 
 export interface DatabaseHandle {
   readonly db: Kysely<Database>;
