@@ -164,15 +164,16 @@ describe("replicas: three server processes on one PostgreSQL database", { skip: 
       body: { status: "conditional", addActors: ["alice"] },
     });
     since = performance.now();
+    // Waited for on bob: alice was already enabled (status enabled), so only bob tells the change arrived.
     await propagated(
       delays,
       "conditional + addActors",
       [B, C],
-      "true",
-      (i) => checkState(i.url, p, "f", ["alice"]),
+      "false",
+      (i) => checkState(i.url, p, "f", ["bob"]),
       since,
     );
-    for (const i of all()) assert.equal(await checkState(i.url, p, "f", ["bob"]), "false", `bob on ${i.name}`);
+    for (const i of all()) assert.equal(await checkState(i.url, p, "f", ["alice"]), "true", `alice on ${i.name}`);
     for (const i of all()) assert.equal(await checkState(i.url, p, "f"), "false", `no actors on ${i.name}`);
 
     // removeActors.
