@@ -14,9 +14,9 @@ import { fork, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { FLAG, freshDatabase, seed } from "./fixtures.mjs";
+import { freePort, MAIN, onInterrupt, POSTGRES_URL, sleep, stopChild, track } from "./instances.mjs";
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -28,8 +28,6 @@ const DIALECT = args.postgres ? "postgres" : "sqlite";
 const DURATION = Number(args.duration ?? 10);
 const ROUNDS = Number(args.rounds ?? 3);
 const CONNECTIONS = Number(args.connections ?? 100);
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/postgres";
-const MAIN = fileURLToPath(new URL("../packages/server/dist/src/main.js", import.meta.url));
 const LOAD = fileURLToPath(new URL("./load.mjs", import.meta.url));
 const BARE = fileURLToPath(new URL("./bare-server.mjs", import.meta.url));
 const CHECK_KEY = `fsk_bench_check_${randomBytes(8).toString("hex")}`;
@@ -41,16 +39,7 @@ const SCENARIOS = [
   { name: "100,000 flags + 1M-member segment", flags: 100_000, members: 1_000_000 },
 ].filter((_, i) => (args.scenario ? i + 1 === Number(args.scenario) : !args.quick || i === 0));
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function freePort() {
-  const s = createServer().listen(0, "127.0.0.1");
-  await once(s, "listening");
-  const { port } = s.address();
-  s.close();
-  return port;
-}
 
 /** 1,000 check paths with 1–3 actorIds each: segment members, the attached actor, and strangers (rollout). */
 function checkPaths(members) {
@@ -78,7 +67,7 @@ function checkPaths(members) {
 }
 
 async function load(spec) {
-  const child = spawn(process.execPath, [LOAD, JSON.stringify(spec)], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = track(spawn(process.execPath, [LOAD, JSON.stringify(spec)], { stdio: ["ignore", "pipe", "inherit"] }));
   let out = "";
   child.stdout.on("data", (d) => {
     out += d;
@@ -116,17 +105,19 @@ async function startServer(url) {
   const nodeArgs = args.profile
     ? ["--cpu-prof", `--cpu-prof-dir=${args.profile === "true" ? "bench/profiles" : args.profile}`]
     : [];
-  const child = spawn(process.execPath, [...nodeArgs, MAIN], {
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "warn",
-      ADMIN_API_KEY: ADMIN_KEY,
-    },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
+  const child = track(
+    spawn(process.execPath, [...nodeArgs, MAIN], {
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "warn",
+        ADMIN_API_KEY: ADMIN_KEY,
+      },
+      stdio: ["ignore", "ignore", "inherit"],
+    }),
+  );
   const base = `http://127.0.0.1:${port}`;
   // Cold start: process start until a check answers correctly (member-0 is in the attached segment).
   for (;;) {
@@ -142,11 +133,6 @@ async function startServer(url) {
   return { child, base, coldStartMs: performance.now() - started };
 }
 
-async function stop(child) {
-  child.kill("SIGTERM");
-  await once(child, "exit");
-}
-
 async function main() {
   const results = {
     dialect: DIALECT,
@@ -157,7 +143,7 @@ async function main() {
     scenarios: [],
   };
   const barePort = await freePort();
-  const bare = fork(BARE, [], { env: { ...process.env, PORT: String(barePort) } });
+  const bare = track(fork(BARE, [], { env: { ...process.env, PORT: String(barePort) } }));
   await once(bare, "message");
   const bareUrl = `http://127.0.0.1:${barePort}`;
   console.log(
@@ -166,6 +152,7 @@ async function main() {
   try {
     for (const scenario of SCENARIOS) {
       const database = await freshDatabase(DIALECT, POSTGRES_URL);
+      const forgetDatabase = onInterrupt(database.drop);
       const seedStart = performance.now();
       await seed(database.url, { ...scenario, checkKey: CHECK_KEY, adminKey: ADMIN_KEY });
       const seedMs = performance.now() - seedStart;
@@ -203,11 +190,12 @@ async function main() {
         entry.writesAndLists = await writesAndLists(server.base);
       results.scenarios.push(entry);
       printScenario(entry);
-      await stop(server.child);
+      await stopChild(server.child);
       await database.drop();
+      forgetDatabase();
     }
   } finally {
-    bare.kill("SIGTERM");
+    await stopChild(bare);
   }
   printSummary(results);
   mkdirSync(new URL("./results/", import.meta.url), { recursive: true });

@@ -1,113 +1,170 @@
 #!/usr/bin/env node
-// Propagation benchmark: 3 server processes on one PostgreSQL database; 1,000 changes on instance A;
-// for each, the time from A acknowledging the write until a check on B (and on C) reflects it.
-// Usage: npm run bench:propagation  (BENCH_POSTGRES_URL, BENCH_CHANGES to override)
-import { spawn } from "node:child_process";
+// Propagation benchmark: 3 server processes on one PostgreSQL database.
+//  - Flag changes: 1,000 changes on instance A; for each, the time from A acknowledging the write until a
+//    check on B (and on C) reflects it.
+//  - Key revocations: 300 project keys, each accepted on B and C first; each is revoked on A, and timed
+//    from A's 204 until the first 401 for that key on B (and on C).
+// Each wait is bounded: a change or revocation not seen within 5 s is counted and reported as a failure.
+// Usage: npm run bench:propagation  (BENCH_POSTGRES_URL, BENCH_CHANGES, BENCH_REVOCATIONS to override;
+//        --no-save to leave bench/results alone)
 import { randomBytes } from "node:crypto";
-import { once } from "node:events";
-import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
-import pg from "pg";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { freshDatabase } from "./fixtures.mjs";
+import { call, fail, onInterrupt, POSTGRES_URL, percentile, startInstance, stopInstances } from "./instances.mjs";
 
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/postgres";
 const CHANGES = Number(process.env.BENCH_CHANGES || 1000);
-const MAIN = fileURLToPath(new URL("../packages/server/dist/src/main.js", import.meta.url));
+const REVOCATIONS = Number(process.env.BENCH_REVOCATIONS || 300);
+/** How long a change may take to show on another instance before it counts as a failure. */
+const BOUND_MS = 5000;
+/** Per-request timeout of a poll; a timed-out poll is retried until the bound. */
+const POLL_TIMEOUT_MS = 1000;
 const ADMIN = `fsk_bench_${randomBytes(12).toString("hex")}`;
-const auth = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
+const CHECK_PATH = "/projects/bench/flags/f/check";
 
-async function freePort() {
-  const s = createServer().listen(0, "127.0.0.1");
-  await once(s, "listening");
-  const { port } = s.address();
-  s.close();
-  return port;
-}
-
-async function startInstance(databaseUrl) {
-  const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      ADMIN_API_KEY: ADMIN,
-      LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
+/**
+ * Polls `url + CHECK_PATH` with `key` in a tight loop until `done(status, body)` holds or BOUND_MS has
+ * passed since `since`. Answers the milliseconds from `since`, or null (with the last status) on failure.
+ */
+async function pollUntil(url, key, since, done) {
+  let last = "no answer";
+  while (performance.now() - since < BOUND_MS) {
     try {
-      if ((await fetch(`${url}/healthz`)).ok) return { url, child };
-    } catch {}
-    await new Promise((r) => setTimeout(r, 50));
+      const res = await fetch(url + CHECK_PATH, {
+        headers: { authorization: `Bearer ${key}` },
+        signal: AbortSignal.timeout(POLL_TIMEOUT_MS),
+      });
+      const body = await res.json();
+      last = res.status;
+      if (done(res.status, body)) return { ms: performance.now() - since };
+    } catch (error) {
+      last = error.name === "TimeoutError" ? "timeout" : error.message;
+    }
   }
-  throw new Error("instance did not start");
+  return { ms: null, last };
 }
 
-const call = async (url, method, path, body) => {
-  const res = await fetch(url + path, { method, headers: auth, body: body && JSON.stringify(body) });
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.json();
-};
+/** Times one event (already acknowledged at `acked`) on each instance in `observers`, concurrently. */
+async function timeOn(observers, key, acked, done, into, what) {
+  await Promise.all(
+    Object.entries(observers).map(async ([label, instance]) => {
+      const { ms, last } = await pollUntil(instance.url, key, acked, done);
+      if (ms === null) into[label].failures.push({ what, last });
+      else into[label].ms.push(ms);
+    }),
+  );
+}
 
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const tally = (labels) => Object.fromEntries(labels.map((label) => [label, { ms: [], failures: [] }]));
+
+function stats({ ms, failures }) {
+  const sorted = [...ms].sort((x, y) => x - y);
+  const round = (v) => (v === undefined ? null : Math.round(v * 100) / 100);
+  return {
+    count: ms.length + failures.length,
+    p50: round(percentile(sorted, 50)),
+    p99: round(percentile(sorted, 99)),
+    max: round(sorted[sorted.length - 1]),
+    failures,
+  };
+}
 
 async function main() {
-  const name = `flagstaff_bench_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const dbUrl = new URL(POSTGRES_URL);
-  dbUrl.pathname = `/${name}`;
+  const database = await freshDatabase("postgres", POSTGRES_URL);
+  const forgetDatabase = onInterrupt(database.drop);
   const instances = [];
+  const results = {
+    dialect: "postgres",
+    instances: 3,
+    node: process.version,
+    date: new Date().toISOString(),
+    loadAverage: loadavg()[0],
+  };
   try {
-    instances.push(await startInstance(dbUrl.toString()));
-    instances.push(await startInstance(dbUrl.toString()), await startInstance(dbUrl.toString()));
+    instances.push(await startInstance(database.url, { adminKey: ADMIN }));
+    instances.push(
+      await startInstance(database.url, { adminKey: ADMIN }),
+      await startInstance(database.url, { adminKey: ADMIN }),
+    );
     const [a, b, c] = instances;
-    await call(a.url, "POST", "/projects", { id: "bench", name: "bench" });
-    await call(a.url, "POST", "/projects/bench/flags/f", {});
-    const delays = { B: [], C: [] };
+    const observers = { B: b, C: c };
+    await call(a.url, ADMIN, "POST", "/projects", { id: "bench", name: "bench" });
+    await call(a.url, ADMIN, "POST", "/projects/bench/flags/f", {});
+
+    // Flag changes: enable, disable, enable… on A; wait for a check on B and C to show each.
+    const flagChanges = tally(["B", "C"]);
     for (let i = 1; i <= CHANGES; i++) {
       const enabled = i % 2 === 1;
-      await call(a.url, "PATCH", "/projects/bench/flags/f", { status: enabled ? "enabled" : "disabled" });
+      await call(a.url, ADMIN, "PATCH", "/projects/bench/flags/f", { status: enabled ? "enabled" : "disabled" });
       const acked = performance.now();
-      await Promise.all(
-        [
-          ["B", b],
-          ["C", c],
-        ].map(async ([label, inst]) => {
-          for (;;) {
-            const res = await fetch(`${inst.url}/projects/bench/flags/f/check`, { headers: auth });
-            if ((await res.json()).enabled === enabled) break;
-            if (performance.now() - acked > 5000) throw new Error(`change ${i} never reached ${label}`);
-          }
-          delays[label].push(performance.now() - acked);
-        }),
-      );
+      await timeOn(observers, ADMIN, acked, (_, body) => body.enabled === enabled, flagChanges, `change ${i}`);
     }
-    console.log(
-      `Propagation on PostgreSQL, 3 instances, ${CHANGES} changes on A (time from A's 200 to a check showing it):`,
-    );
-    console.log("| instance | p50 ms | p99 ms | max ms |");
-    console.log("|---|---|---|---|");
-    for (const [label, list] of Object.entries(delays)) {
-      const sorted = [...list].sort((x, y) => x - y);
-      const f = (v) => v.toFixed(2);
-      console.log(
-        `| ${label} | ${f(percentile(sorted, 50))} | ${f(percentile(sorted, 99))} | ${f(sorted[sorted.length - 1])} |`,
-      );
+
+    // Key revocations. Every key is first seen working on B and C, so that a 401 can only mean revoked.
+    const keys = [];
+    for (let i = 0; i < REVOCATIONS; i++) {
+      const key = await call(a.url, ADMIN, "POST", "/projects/bench/keys", { role: "check", name: `revoke-${i}` });
+      keys.push(key);
     }
+    const accepted = tally(["B", "C"]);
+    for (const key of keys) {
+      await timeOn(observers, key.key, performance.now(), (status) => status === 200, accepted, key.id);
+    }
+    const unseen = [...accepted.B.failures, ...accepted.C.failures];
+    if (unseen.length > 0) throw new Error(`new keys never accepted by B or C: ${JSON.stringify(unseen)}`);
+    const revocations = tally(["B", "C"]);
+    for (const key of keys) {
+      await call(a.url, ADMIN, "DELETE", `/projects/bench/keys/${key.id}`);
+      const acked = performance.now();
+      await timeOn(observers, key.key, acked, (status) => status === 401, revocations, key.id);
+    }
+
+    results.flagChanges = { count: CHANGES, B: stats(flagChanges.B), C: stats(flagChanges.C) };
+    results.revocations = { count: REVOCATIONS, B: stats(revocations.B), C: stats(revocations.C) };
   } finally {
-    for (const inst of instances) inst.child.kill("SIGTERM");
-    await Promise.all(instances.map((i) => once(i.child, "exit")));
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
+    await stopInstances(instances);
+    await database.drop();
+    forgetDatabase();
   }
+
+  const lines = [
+    `Propagation on PostgreSQL, 3 instances (A, B, C), each wait bounded at ${BOUND_MS / 1000} s ` +
+      `(load average before the run ${results.loadAverage.toFixed(2)}):`,
+    `- flag change: ${CHANGES} PATCHes on A, from A's 200 until a check on B/C shows the change`,
+    `- key revocation: ${REVOCATIONS} project keys revoked on A, from A's 204 until B/C first answer 401 to that key`,
+    "",
+    "| what | instance | p50 ms | p99 ms | max ms | not seen within the bound |",
+    "|---|---|---|---|---|---|",
+  ];
+  const f = (v) => (v === null ? "–" : v.toFixed(2));
+  for (const [what, figures] of [
+    ["flag change", results.flagChanges],
+    ["key revocation", results.revocations],
+  ]) {
+    for (const label of ["B", "C"]) {
+      const s = figures[label];
+      lines.push(
+        `| ${what} | ${label} | ${f(s.p50)} | ${f(s.p99)} | ${f(s.max)} | ${s.failures.length} of ${s.count} |`,
+      );
+    }
+  }
+  const failed = [
+    ...results.flagChanges.B.failures.map((x) => ({ ...x, on: "B" })),
+    ...results.flagChanges.C.failures.map((x) => ({ ...x, on: "C" })),
+    ...results.revocations.B.failures.map((x) => ({ ...x, on: "B" })),
+    ...results.revocations.C.failures.map((x) => ({ ...x, on: "C" })),
+  ];
+  for (const x of failed) lines.push(`- not seen on ${x.on} within ${BOUND_MS} ms: ${x.what} (last answer: ${x.last})`);
+  console.log(lines.join("\n"));
+  if (!process.argv.includes("--no-save")) {
+    mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
+    writeFileSync(
+      new URL("./results/propagation-postgres.json", import.meta.url),
+      `${JSON.stringify(results, null, 2)}\n`,
+    );
+    writeFileSync(new URL("./results/propagation-postgres.md", import.meta.url), `${lines.join("\n")}\n`);
+  }
+  if (failed.length > 0) process.exitCode = 1;
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+main().catch(fail);
