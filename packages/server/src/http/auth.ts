@@ -47,7 +47,7 @@ const HASH_CACHE_SIZE = 1024;
 /**
  * SHA-256 of presented keys, remembered for the keys seen most recently: the check path then costs a
  * map lookup instead of a hash. The cache holds hashes of keys, valid or not, never principals, so a
- * revocation takes effect at once.
+ * revocation takes effect as soon as it is in this instance's snapshot.
  */
 function keyHasher(): (key: string) => string {
   const cache = new Map<string, string>();

@@ -33,6 +33,11 @@ const GAP_WAIT_MS = 100;
  * are stuck (its version row held elsewhere) must not pile up requests without bound.
  */
 const MAX_QUEUED_WRITES = 256;
+/**
+ * Writes to one stream that may hold a connection at once. They serialise on the stream's version row
+ * anyway, so more would only wait on that lock inside PostgreSQL, each holding a pooled connection.
+ */
+const WRITES_PER_STREAM = 1;
 
 export interface FeedOptions {
   /** The snapshot to keep; a new, empty one by default. */
@@ -59,8 +64,8 @@ export class ChangeFeed {
   private loaded = false;
   /** Streams with a catch-up running, and whether another was asked for meanwhile. */
   private readonly catchingUp = new Map<string, { again: boolean }>();
-  /** Per stream: the tail of the queue of writes, and how many wait in it. */
-  private readonly writeQueues = new Map<string, { tail: Promise<void>; length: number }>();
+  /** Per stream: writes holding a slot, and the writes waiting for one, in arrival order. */
+  private readonly writeSlots = new Map<string, { active: number; waiting: (() => void)[] }>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -124,25 +129,29 @@ export class ChangeFeed {
     return result;
   }
 
-  /** Waits until every earlier write to `stream` has finished; answers the function that ends this one's turn. */
+  /**
+   * Waits for one of the stream's WRITES_PER_STREAM slots (first come, first served); answers the
+   * function that hands the slot on when this write is done.
+   */
   private async takeTurn(stream: string): Promise<() => void> {
-    const queue = this.writeQueues.get(stream) ?? { tail: Promise.resolve(), length: 0 };
-    if (queue.length >= MAX_QUEUED_WRITES) {
-      throw busy(`Too many writes to "${stream}" are waiting; nothing was changed. Try again shortly.`);
+    let slots = this.writeSlots.get(stream);
+    if (!slots) {
+      slots = { active: 0, waiting: [] };
+      this.writeSlots.set(stream, slots);
     }
-    const previous = queue.tail;
-    let release!: () => void;
-    const mine = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    queue.tail = mine;
-    queue.length++;
-    this.writeQueues.set(stream, queue);
-    await previous;
+    const mine = slots;
+    if (mine.active < WRITES_PER_STREAM) {
+      mine.active++;
+    } else {
+      if (mine.waiting.length >= MAX_QUEUED_WRITES) {
+        throw busy(`Too many writes to "${stream}" are waiting; nothing was changed. Try again shortly.`);
+      }
+      await new Promise<void>((resolve) => mine.waiting.push(resolve));
+    }
     return () => {
-      queue.length--;
-      if (queue.length === 0) this.writeQueues.delete(stream);
-      release();
+      const next = mine.waiting.shift();
+      if (next) next();
+      else if (--mine.active === 0) this.writeSlots.delete(stream);
     };
   }
 
