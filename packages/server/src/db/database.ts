@@ -129,7 +129,7 @@ const NODE_CONNECTION_CODES = new Set([
   "ENOTFOUND",
   "EHOSTUNREACH",
 ]);
-const SQLITE_UNAVAILABLE_CODES = new Set(["SQLITE_BUSY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_FULL"]);
+const SQLITE_UNAVAILABLE_CODES = new Set(["SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_FULL"]);
 /** Failures with no code: a lost or timed-out connection, and handles already closed (pool, driver, SQLite). */
 const UNAVAILABLE_MESSAGES =
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|driver has already been destroyed|database connection is not open/i;
@@ -143,6 +143,8 @@ export function classifyDatabaseError(error: unknown): "busy" | "unavailable" | 
   if (error instanceof DatabaseBusyError) return "busy";
   if (!(error instanceof Error)) return undefined;
   const code = (error as { code?: unknown }).code;
+  // The file stayed locked (by another process) past busy_timeout: contention, not an outage.
+  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return "busy";
   if (typeof code === "string") {
     if (PG_UNAVAILABLE_CLASSES.includes(code.slice(0, 2)) && code.length === 5) return "unavailable";
     if (PG_UNAVAILABLE_CODES.has(code) || NODE_CONNECTION_CODES.has(code)) return "unavailable";

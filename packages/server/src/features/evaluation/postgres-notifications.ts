@@ -47,6 +47,7 @@ export function readNotification(payload: unknown): { stream: string; version: n
 export class PostgresListener {
   private readonly subscriber: pgListen.Subscriber;
   private everConnected = false;
+  private stopped = false;
 
   constructor(
     connectionString: string,
@@ -57,7 +58,11 @@ export class PostgresListener {
       { connectionString, connectionTimeoutMillis: 3000 },
       {
         paranoidChecking: 5000,
-        retryInterval: (attempt: number) => Math.min(5000, 100 * 2 ** attempt),
+        // pg-listen's reconnect loop never looks at close(): throwing here is what ends it once stopped.
+        retryInterval: (attempt: number) => {
+          if (this.stopped) throw new Error("change notifications were stopped");
+          return Math.min(5000, 100 * 2 ** attempt);
+        },
         retryTimeout: Number.POSITIVE_INFINITY,
         // Payloads are read by readNotification, never parsed blindly.
         parse: (text: string) => text,
@@ -65,6 +70,11 @@ export class PostgresListener {
     );
     this.subscriber.notifications.on(CHANNEL, (payload: unknown) => this.receive(payload));
     this.subscriber.events.on("connected", () => {
+      if (this.stopped) {
+        // A reconnect that was under way when the listener stopped: let the connection go at once.
+        this.subscriber.close().catch(() => {});
+        return;
+      }
       if (this.everConnected) this.reconcile("reconnected");
       this.everConnected = true;
     });
@@ -72,6 +82,7 @@ export class PostgresListener {
       if (attempt === 1 || attempt % 10 === 0) this.logger.warn({ attempt }, "change notifications lost; reconnecting");
     });
     this.subscriber.events.on("error", (error) => {
+      if (this.stopped) return;
       this.logger.error({ err: error }, "change notifications failed");
       this.reconcile("listener error");
     });
@@ -105,6 +116,7 @@ export class PostgresListener {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.subscriber.close();
   }
 }
