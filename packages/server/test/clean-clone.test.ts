@@ -60,12 +60,17 @@ function killTree(child: ChildProcess): void {
   }
 }
 
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
 interface Started {
   readonly child: ChildProcess;
   output(): string;
   stdout(): string;
   /** Resolves with the exit code (null after a signal) when the process and its pipes are done. */
-  readonly closed: Promise<number | null>;
+  readonly closed: Promise<Exit>;
 }
 
 function start(command: string, args: readonly string[], cwd: string, env: Record<string, string>): Started {
@@ -75,14 +80,14 @@ function start(command: string, args: readonly string[], cwd: string, env: Recor
   let stderr = "";
   child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const closed = new Promise<number | null>((resolve) => {
+  const closed = new Promise<Exit>((resolve) => {
     child.once("error", (error) => {
       stderr += `\n[spawn error] ${error.message}`;
-      resolve(null);
+      resolve({ code: null, signal: null });
     });
-    child.once("close", (code) => {
+    child.once("close", (code, signal) => {
       children.delete(child);
-      resolve(code);
+      resolve({ code, signal });
     });
   });
   return {
@@ -111,13 +116,13 @@ async function run(
   const timedOut = new Promise<"timeout">((resolve) => {
     timer = setTimeout(() => resolve("timeout"), options.timeoutMs);
   });
-  const code = await Promise.race([started.closed, timedOut]);
+  const exit = await Promise.race([started.closed, timedOut]);
   clearTimeout(timer);
-  if (code === "timeout") {
+  if (exit === "timeout") {
     killTree(started.child);
     throw new Error(`timed out after ${options.timeoutMs} ms\n${started.output()}`);
   }
-  return { code, stdout: started.stdout(), output: started.output() };
+  return { code: exit.code, stdout: started.stdout(), output: started.output() };
 }
 
 async function runOk(command: string, args: readonly string[], options: Parameters<typeof run>[2]): Promise<Ran> {
@@ -146,8 +151,12 @@ async function healthy(url: string, server: Started, since: number, deadlineMs: 
   }
 }
 
-/** SIGTERM to the process group (npm and the server alike), then the exit code; SIGKILL past the deadline. */
-async function stop(server: Started): Promise<number | null> {
+/**
+ * SIGTERM to the process group, as a terminal's Ctrl-C or a service manager's stop reaches npm and the server
+ * alike; answers how the leader ended (npm ends on the signal itself; a server run directly exits 0).
+ * SIGKILL past the deadline.
+ */
+async function stop(server: Started): Promise<Exit> {
   if (server.child.pid !== undefined && server.child.exitCode === null) {
     try {
       process.kill(-server.child.pid, "SIGTERM");
@@ -159,13 +168,22 @@ async function stop(server: Started): Promise<number | null> {
   const late = new Promise<"late">((resolve) => {
     timer = setTimeout(() => resolve("late"), 15_000);
   });
-  const code = await Promise.race([server.closed, late]);
+  const exit = await Promise.race([server.closed, late]);
   clearTimeout(timer);
-  if (code === "late") {
+  if (exit === "late") {
     killTree(server.child);
     throw new Error(`the server did not stop within 15 s\n${server.output()}`);
   }
-  return code;
+  return exit;
+}
+
+/** Stops `npm start`: npm ends on the signal, the server exits by itself (it must not outlive the test). */
+async function stopNpmStart(server: Started): Promise<void> {
+  const exit = await stop(server);
+  assert.ok(
+    exit.code === 0 || exit.signal === "SIGTERM",
+    `npm start ended with ${JSON.stringify(exit)}\n${server.output()}`,
+  );
 }
 
 async function status(url: string, path: string, key: string): Promise<number> {
@@ -234,7 +252,7 @@ describe("a clean clone of HEAD", { concurrency: true }, () => {
       generated = GENERATED_KEY.exec(first.server.stdout())?.[0] as string;
       assert.equal(await status(first.url, "/projects", generated), 200);
     } finally {
-      assert.equal(await stop(first.server), 0, first.server.output());
+      await stopNpmStart(first.server);
     }
 
     // 2. Admin-key recovery from the repository, with the server stopped.
@@ -253,7 +271,7 @@ describe("a clean clone of HEAD", { concurrency: true }, () => {
       assert.doesNotMatch(second.server.output(), /building/i);
       assert.equal(await status(second.url, "/projects", recovered), 200);
     } finally {
-      assert.equal(await stop(second.server), 0, second.server.output());
+      await stopNpmStart(second.server);
     }
 
     // 4. A changed source is built before the server starts.
@@ -264,7 +282,7 @@ describe("a clean clone of HEAD", { concurrency: true }, () => {
     try {
       assert.match(third.server.output(), /building the server/);
     } finally {
-      assert.equal(await stop(third.server), 0, third.server.output());
+      await stopNpmStart(third.server);
     }
   });
 
@@ -378,7 +396,7 @@ describe("a clean clone of HEAD", { concurrency: true }, () => {
       assert.equal((await check(port)).code, 0, "healthy on the PORT the server listens on");
       assert.notEqual((await check(await freePort())).code, 0, "unhealthy where nothing listens");
     } finally {
-      assert.equal(await stop(server), 0, server.output());
+      assert.deepEqual(await stop(server), { code: 0, signal: null }, server.output());
     }
   });
 });
