@@ -223,6 +223,8 @@ describe("a clean clone of HEAD", { concurrency: true }, () => {
   test("npm ci; then npx flagstaff, npm start (fast with nothing changed, rebuilt when a source changed) and npm run admin-key", {
     timeout: 600_000,
   }, async (t) => {
+    const dirty = spawnSync("git", ["status", "--porcelain"], { cwd: REPO, encoding: "utf8" }).stdout.trim();
+    if (dirty !== "") t.diagnostic("the checkout has uncommitted changes; this tests HEAD, without them");
     const installing = performance.now();
     await runOk("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: clone, timeoutMs: 300_000 });
     t.diagnostic(`npm ci, with the prepare build: ${Math.round(performance.now() - installing)} ms`);
