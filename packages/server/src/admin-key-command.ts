@@ -1,6 +1,6 @@
 // `flagstaff-server admin-key create|list|revoke`: admin keys straight in the database. The HTTP API cannot
 // manage admin keys, and this needs no running server and no key, so it is also the way back in when every
-// admin key is lost. It reads DATABASE_URL as the server does, and each write records a change set on the
+// admin key is lost. It reads DATABASE_URL as the server does (with the same default), and each write records a change set on the
 // global stream exactly as the server's own writes do, so running servers apply it: at once on PostgreSQL
 // (NOTIFY), within FEED_POLL_INTERVAL_MS on SQLite.
 import { existsSync } from "node:fs";
@@ -43,7 +43,8 @@ Subcommands:
   revoke <keyId>          Revoke an admin key
 
 Options:
-  --database-url <url>  The server's DATABASE_URL: file:<path> or postgres://… (default: env DATABASE_URL)
+  --database-url <url>  The server's database: file:<path> or postgres://… (default: DATABASE_URL, else the
+                        server's default, file:./data/flags.db)
   --json                Print JSON; errors as problem JSON on stderr
   -h, --help            Show this help
 
@@ -119,9 +120,9 @@ function causes(error: unknown): unknown[] {
   return chain;
 }
 
-/** Opens the database at `url`, brings its schema up to date, runs `work`, closes it. */
+/** Opens the database at `url` (the server's default without one), brings its schema up to date, runs `work`. */
 async function withDatabase<T>(url: string | undefined, work: (handle: DatabaseHandle) => Promise<T>): Promise<T> {
-  if (url === undefined || url === "") throw usage("--database-url is required (or set DATABASE_URL).");
+  if (url === "") throw usage("--database-url must not be empty.");
   let config: Config;
   try {
     config = loadConfig({ DATABASE_URL: url, DATABASE_POOL_SIZE: "2", LOG_LEVEL: "silent" });

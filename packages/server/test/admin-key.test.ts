@@ -42,6 +42,23 @@ function json<T = any>(result: Result): T {
   return JSON.parse(result.stdout) as T;
 }
 
+/** Runs the server's entry point as a process with only PATH and `env` as its environment. */
+async function spawnMain(argv: readonly string[], env: Record<string, string>, cwd?: string): Promise<Result> {
+  const child = spawn(process.execPath, [MAIN_JS, ...argv], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  clearTimeout(timer);
+  return { code: code ?? -1, stdout, stderr };
+}
+
 /** Runs `attempt` until it answers true, for up to `ms`; answers whether it did. */
 async function eventually(attempt: () => Promise<boolean>, ms = 3000): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -72,14 +89,16 @@ describe("admin-key without a database", () => {
   test("usage errors exit 2 and say what is wrong", async () => {
     const file = ["--database-url", "file:/nonexistent/flags.db"];
     assert.match(expectExit(await adminKey(["rotate", ...file]), 2).stderr, /Unknown subcommand "rotate"/);
-    assert.match(expectExit(await adminKey(["list"]), 2).stderr, /--database-url is required/);
+    assert.match(expectExit(await adminKey(["list", "--database-url", ""]), 2).stderr, /must not be empty/);
     assert.match(expectExit(await adminKey(["list", "--colour", ...file]), 2).stderr, /Unknown option '--colour'/);
     expectExit(await adminKey(["list", "--database-url", "mysql://db"]), 2);
     expectExit(await adminKey(["create", "--name", "", ...file]), 2);
     expectExit(await adminKey(["list", "--name", "x", ...file]), 2);
     expectExit(await adminKey(["revoke", ...file]), 2);
     expectExit(await adminKey(["revoke", "key_a", "key_b", ...file]), 2);
-    const problem = JSON.parse(expectExit(await adminKey(["list", "--json"]), 2).stderr);
+    const problem = JSON.parse(
+      expectExit(await adminKey(["list", "--json", "--database-url", "mysql://db"]), 2).stderr,
+    );
     assert.equal(problem.code, "usage");
   });
 
@@ -148,20 +167,18 @@ for (const dialect of DIALECTS) {
       expectExit(await adminKey(["revoke", projectKey.id, ...database]), 3, "only admin keys");
     });
 
-    test("the server's entry point runs it: flagstaff-server admin-key list", async () => {
-      const child = spawn(process.execPath, [MAIN_JS, "admin-key", "list", "--json"], {
-        env: { PATH: process.env.PATH ?? "", DATABASE_URL: server.databaseUrl },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-      const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
-      clearTimeout(timer);
-      assert.equal(code, 0, `stdout:\n${stdout}\nstderr:\n${stderr}`);
-      assert.ok(JSON.parse(stdout).some((k: any) => k.name === "ADMIN_API_KEY"));
+    test("the server's entry point runs it, with the server's default database", async () => {
+      const list = await spawnMain(["admin-key", "list", "--json"], { DATABASE_URL: server.databaseUrl });
+      expectExit(list, 0);
+      assert.ok(JSON.parse(list.stdout).some((k: any) => k.name === "ADMIN_API_KEY"));
+      // No DATABASE_URL: the server's default, file:./data/flags.db, here in an empty folder.
+      const cwd = mkdtempSync(join(tmpdir(), "flagstaff-admin-key-"));
+      try {
+        const fallback = await spawnMain(["admin-key", "list"], {}, cwd);
+        assert.match(expectExit(fallback, 3).stderr, /No database file at \S*data\/flags\.db/);
+      } finally {
+        rmSync(cwd, { recursive: true, force: true });
+      }
     });
   });
 }
