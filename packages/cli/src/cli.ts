@@ -1,16 +1,18 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { type Command, Context, GLOBAL_OPTIONS, type Noun, type Options } from "./command.js";
-import { adminKey } from "./commands/admin-key.js";
 import { check } from "./commands/check.js";
 import { flags } from "./commands/flags.js";
 import { keys } from "./commands/keys.js";
 import { projects } from "./commands/projects.js";
 import { segments } from "./commands/segments.js";
 import { EXIT, EXIT_CODE_HELP, reportError, UsageError } from "./errors.js";
-import { writeOut } from "./output.js";
+import { type CliIo, writeOut } from "./output.js";
 
-const NOUNS: readonly Noun[] = [projects, keys, adminKey, flags, segments, check];
+export { EXIT } from "./errors.js";
+export type { CliIo, Writer } from "./output.js";
+
+const NOUNS: readonly Noun[] = [projects, keys, flags, segments, check];
 
 const VERSION: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
 
@@ -118,7 +120,8 @@ Options (every command):
 ${pad(optionRows(GLOBAL_OPTIONS))}
 
 Output is a readable table; with --json, the server's JSON. Keys, flags, segments and check work on
-one project: --project or FLAGSTAFF_PROJECT. admin-key works on the database and needs no server.
+one project: --project or FLAGSTAFF_PROJECT. Admin keys are managed beside the server, not over the API:
+"flagstaff-server admin-key --help" (or "npm run admin-key -- --help" in the server's repository).
 
 Exit codes:
 ${exitCodes()}
@@ -151,31 +154,44 @@ function commandHelp(commandLine: string, command: Command): string {
 
 // ---- run --------------------------------------------------------------------------------------------
 
-/** Runs the CLI on `argv` (without node and the script) and answers the exit code. */
-export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/** The running process's environment and standard streams. */
+export const processIo = (): CliIo => ({ env: process.env, stdout: process.stdout, stderr: process.stderr });
+
+/**
+ * Runs the CLI on `argv` (without node and the script) and answers its exit code; it never exits the process.
+ * Configuration comes from `io.env` and output goes to `io.stdout` and `io.stderr` only.
+ */
+export async function run(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   const end = argv.indexOf("--");
   const json = (end === -1 ? argv : argv.slice(0, end)).includes("--json");
   try {
-    return await dispatch(argv, env);
+    return await dispatch(argv, io);
   } catch (error) {
-    return reportError(error, json);
+    return reportError(error, json, io.stderr);
   }
 }
 
-async function dispatch(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   const { words, rest } = splitCommand(argv);
   const [nounName, verbName] = words;
   if (nounName === undefined) {
     const { values } = parseOptions(GLOBAL_OPTIONS, rest, "flagstaff");
-    if (values.version) writeOut(VERSION);
-    else if (values.help) writeOut(mainHelp());
+    if (values.version) writeOut(io.stdout, VERSION);
+    else if (values.help) writeOut(io.stdout, mainHelp());
     else {
-      process.stderr.write(mainHelp());
+      io.stderr.write(mainHelp());
       return EXIT.usage;
     }
     return EXIT.ok;
   }
   const noun = NOUNS.find((n) => n.name === nounName);
+  if (!noun && nounName === "admin-key") {
+    // It needs the database, not the API, so it lives with the server now.
+    throw new UsageError(
+      'Unknown command "admin-key": admin keys are managed beside the server, in its database. Run ' +
+        '"flagstaff-server admin-key --help" (in the repository: "npm run admin-key -- --help").',
+    );
+  }
   if (!noun) throw new UsageError(`Unknown command "${nounName}".`);
   let command = noun.command;
   let commandLine = `flagstaff ${noun.name}`;
@@ -183,7 +199,7 @@ async function dispatch(argv: readonly string[], env: NodeJS.ProcessEnv): Promis
     if (verbName === undefined) {
       const { values } = parseOptions(GLOBAL_OPTIONS, rest, commandLine);
       if (values.help) {
-        writeOut(nounHelp(noun));
+        writeOut(io.stdout, nounHelp(noun));
         return EXIT.ok;
       }
       const verbs = Object.keys(noun.verbs ?? {}).join(", ");
@@ -195,11 +211,11 @@ async function dispatch(argv: readonly string[], env: NodeJS.ProcessEnv): Promis
   }
   const { values, positionals } = parseOptions({ ...GLOBAL_OPTIONS, ...command.options }, rest, commandLine);
   if (values.help) {
-    writeOut(commandHelp(commandLine, command));
+    writeOut(io.stdout, commandHelp(commandLine, command));
     return EXIT.ok;
   }
   if (values.version) {
-    writeOut(VERSION);
+    writeOut(io.stdout, VERSION);
     return EXIT.ok;
   }
   for (const [name, option] of Object.entries(command.options ?? {})) {
@@ -210,6 +226,6 @@ async function dispatch(argv: readonly string[], env: NodeJS.ProcessEnv): Promis
     const expected = command.args ? `${commandLine} ${command.args}` : `${commandLine} without arguments`;
     throw new UsageError(`Wrong number of arguments: expected ${expected}.`, commandLine);
   }
-  await command.run(new Context(commandLine, positionals, values, env));
+  await command.run(new Context(commandLine, positionals, values, io));
   return EXIT.ok;
 }

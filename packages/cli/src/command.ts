@@ -1,6 +1,6 @@
 import { FlagstaffClient } from "@flagstaff/sdk";
 import { UsageError } from "./errors.js";
-import { writeJson, writeOut } from "./output.js";
+import { type CliIo, writeJson, writeOut } from "./output.js";
 
 /** An option of a command, as parseArgs takes it plus what `--help` shows. */
 export interface OptionSpec {
@@ -64,7 +64,7 @@ export class Context {
     readonly commandLine: string,
     readonly args: readonly string[],
     private readonly values: Record<string, Value>,
-    private readonly env: NodeJS.ProcessEnv,
+    private readonly io: CliIo,
   ) {}
 
   get json(): boolean {
@@ -109,7 +109,7 @@ export class Context {
 
   /** The project of project-scoped commands: --project, else FLAGSTAFF_PROJECT. */
   project(): string {
-    const project = this.string("project") ?? (this.env.FLAGSTAFF_PROJECT || undefined);
+    const project = this.string("project") ?? (this.io.env.FLAGSTAFF_PROJECT || undefined);
     if (project === undefined) throw this.usage("No project: pass --project <id> or set FLAGSTAFF_PROJECT.");
     return project;
   }
@@ -117,7 +117,7 @@ export class Context {
   /** The SDK client for --url/--key/--timeout or their environment variables. */
   client(): FlagstaffClient {
     if (this.clientInstance) return this.clientInstance;
-    const baseUrl = this.string("url") ?? (this.env.FLAGSTAFF_URL || DEFAULT_URL);
+    const baseUrl = this.string("url") ?? (this.io.env.FLAGSTAFF_URL || DEFAULT_URL);
     let parsed: URL;
     try {
       parsed = new URL(baseUrl);
@@ -133,7 +133,7 @@ export class Context {
     }
     this.clientInstance = new FlagstaffClient({
       baseUrl,
-      apiKey: this.string("key") ?? (this.env.FLAGSTAFF_API_KEY || undefined),
+      apiKey: this.string("key") ?? (this.io.env.FLAGSTAFF_API_KEY || undefined),
       timeoutMs: timeout === undefined ? undefined : Number(timeout),
     });
     return this.clientInstance;
@@ -141,12 +141,12 @@ export class Context {
 
   /** Prints `data` as JSON with --json, else the text `render` makes of it. */
   print<T>(data: T, render: (data: T) => string): void {
-    if (this.json) writeJson(data);
-    else writeOut(render(data));
+    if (this.json) writeJson(this.io.stdout, data);
+    else writeOut(this.io.stdout, render(data));
   }
 
   /** Prints a confirmation for an answer without a body (204): nothing with --json. */
   done(message: string): void {
-    if (!this.json) writeOut(message);
+    if (!this.json) writeOut(this.io.stdout, message);
   }
 }

@@ -1,4 +1,5 @@
 import { FlagstaffError } from "@flagstaff/sdk";
+import type { Writer } from "./output.js";
 
 /** The exit codes of `flagstaff`, documented in `flagstaff --help` and the README. */
 export const EXIT = {
@@ -16,7 +17,7 @@ export const EXIT_CODE_HELP: readonly [number, string][] = [
   [EXIT.ok, "success (also for a check that answers disabled)"],
   [EXIT.unexpected, "unexpected error (500 internal, a bug, an answer that is not the API's)"],
   [EXIT.usage, "usage error: unknown command or option, missing or malformed argument"],
-  [EXIT.notFound, "not found: any *_not_found (404), or no database file for admin-key"],
+  [EXIT.notFound, "not found: any *_not_found (404)"],
   [EXIT.auth, "authentication or authorisation: 401 (no or bad key), 403 (role too low, other project)"],
   [EXIT.conflict, "conflict: 409 (project, flag or segment exists)"],
   [EXIT.invalid, "invalid request: 400, 413, 415 (the server refused a value)"],
@@ -80,11 +81,11 @@ function problemOf(error: unknown): Record<string, unknown> {
   return { type: `urn:flagstaff:problem:${code}`, status: 0, detail, code };
 }
 
-/** Writes the error to stderr (problem JSON with `json`) and answers its exit code. */
-export function reportError(error: unknown, json: boolean): number {
+/** Writes the error to `stderr` (problem JSON with `json`) and answers its exit code. */
+export function reportError(error: unknown, json: boolean, stderr: Writer): number {
   const exitCode = exitCodeOf(error);
   if (json) {
-    process.stderr.write(`${JSON.stringify(problemOf(error), null, 2)}\n`);
+    stderr.write(`${JSON.stringify(problemOf(error), null, 2)}\n`);
     return exitCode;
   }
   const lines: string[] = [];
@@ -99,6 +100,6 @@ export function reportError(error: unknown, json: boolean): number {
       `flagstaff: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
     );
   }
-  process.stderr.write(`${lines.join("\n")}\n`);
+  stderr.write(`${lines.join("\n")}\n`);
   return exitCode;
 }

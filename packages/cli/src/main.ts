@@ -1,5 +1,5 @@
-#!/usr/bin/env node
-import { run } from "./cli.js";
+// The `flagstaff` command (bin/flagstaff.js imports this): runs the CLI on this process's arguments.
+import { processIo, run } from "./cli.js";
 
 // Output piped into a command that stops reading early (`| head`) is not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
@@ -7,4 +7,4 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   process.exit(process.exitCode ?? 0);
 });
 
-process.exitCode = await run(process.argv.slice(2));
+process.exitCode = await run(process.argv.slice(2), processIo());

@@ -26,10 +26,23 @@ export function record(fields: Record<string, string | number | boolean | null>)
   return t.toString();
 }
 
-export function writeOut(text: string): void {
-  process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+/** Something text is written to: process.stdout, or a test's collector. */
+export interface Writer {
+  write(text: string): unknown;
 }
 
-export function writeJson(value: unknown): void {
-  writeOut(JSON.stringify(value, null, 2));
+/** Where the CLI reads its configuration and writes its output: the process's, or a test's. */
+export interface CliIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly stdout: Writer;
+  readonly stderr: Writer;
+}
+
+/** Writes text to `out`, ending it with a newline. */
+export function writeOut(out: Writer, text: string): void {
+  out.write(text.endsWith("\n") ? text : `${text}\n`);
+}
+
+export function writeJson(out: Writer, value: unknown): void {
+  writeOut(out, JSON.stringify(value, null, 2));
 }

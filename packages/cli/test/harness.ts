@@ -1,11 +1,11 @@
-// The server's test harness, and a runner of the real, built CLI as a child process. The harness's types
-// come from the server's sources; at run time the compiled harness is loaded relative to this compiled
-// file: packages/cli/dist/test/harness.js → packages/server/dist/test/helpers/server.js.
+// The server's test harness, and a runner of the CLI in this process through its exported entry, run(). The
+// harness's types come from the server's sources; at run time the compiled harness is loaded relative to this
+// compiled file: packages/cli/dist/test/harness.js → packages/server/dist/test/helpers/server.js.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import type * as ServerHarness from "../../server/test/helpers/server.js";
+import { run } from "../src/cli.js";
 
 const harnessUrl = new URL("../../../server/dist/test/helpers/server.js", import.meta.url);
 
@@ -14,7 +14,8 @@ export const harness: typeof ServerHarness = await import(harnessUrl.href);
 
 export type { TestServer } from "../../server/test/helpers/server.js";
 
-const MAIN = fileURLToPath(new URL("../src/main.js", import.meta.url));
+/** The real `flagstaff` command, for the one test that spawns it. */
+export const BIN = fileURLToPath(new URL("../../bin/flagstaff.js", import.meta.url));
 
 export interface CliResult {
   code: number | null;
@@ -23,26 +24,19 @@ export interface CliResult {
 }
 
 /**
- * Runs `flagstaff` with these arguments. The environment is this process's without any FLAGSTAFF_* or
- * DATABASE_URL variable, plus `env`. Asynchronous on purpose: the server under test runs in this process.
+ * Runs `flagstaff` with these arguments in this process, with `env` as its whole environment (none of this
+ * process's variables), and collects what it writes.
  */
-export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const base = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith("FLAGSTAFF_") && name !== "DATABASE_URL"),
-  );
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...base, ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
+  let stdout = "";
+  let stderr = "";
+  const io = {
+    env: { ...env },
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+  };
+  const code = await run(args, io);
+  return { code, stdout, stderr };
 }
 
 /** Asserts the exit code, showing the output when it differs. */

@@ -1,10 +1,18 @@
 #!/usr/bin/env node
+// The server's entry point: `npm start`, the `flagstaff-server` command and the Docker image's CMD. Without
+// arguments it serves; `admin-key <create|list|revoke>` manages admin keys in the database instead.
 import { pino } from "pino";
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
 
-async function main(): Promise<void> {
+const USAGE = `Usage: flagstaff-server                                  Serve (settings from environment variables)
+       flagstaff-server admin-key <create|list|revoke>  Manage admin keys in the database (--help for more)
+
+Settings: HOST, PORT, DATABASE_URL, ADMIN_API_KEY, LOG_LEVEL and more; see the README's Configuration.
+`;
+
+async function serve(): Promise<void> {
   const config = loadConfig();
   const logger = pino({ level: config.logLevel });
   const database = openDatabase(config, {
@@ -39,7 +47,7 @@ async function main(): Promise<void> {
   logger.info({ address, database: config.dialect }, "flagstaff is serving");
 }
 
-main().catch((error) => {
+function startFailed(error: unknown): void {
   if (error instanceof ConfigError) {
     process.stderr.write(`Configuration error: ${error.message}\n`);
   } else {
@@ -48,4 +56,23 @@ main().catch((error) => {
     );
   }
   process.exit(1);
-});
+}
+
+const [command, ...rest] = process.argv.slice(2);
+if (command === undefined) {
+  serve().catch(startFailed);
+} else if (command === "admin-key") {
+  // Output piped into a command that stops reading early (`| head`) is not an error.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    process.exit(process.exitCode ?? 0);
+  });
+  const { runAdminKeyCommand } = await import("./admin-key-command.js");
+  const io = { env: process.env, stdout: process.stdout, stderr: process.stderr };
+  process.exitCode = await runAdminKeyCommand(rest, io);
+} else if (command === "--help" || command === "-h") {
+  process.stdout.write(USAGE);
+} else {
+  process.stderr.write(`flagstaff-server: unknown command "${command}".\n\n${USAGE}`);
+  process.exitCode = 2;
+}

@@ -22,7 +22,7 @@ export function showSecret(key: { id: string; name: string; role: string; create
 
 export const keys: Noun = {
   name: "keys",
-  summary: "API keys of a project (admin key; admin keys themselves: see admin-key)",
+  summary: "API keys of a project (admin key; admin keys themselves: flagstaff-server admin-key)",
   verbs: {
     list: {
       summary: "List the project's keys, oldest first (never their secrets)",
