@@ -58,7 +58,8 @@ export class PostgresListener {
       { connectionString, connectionTimeoutMillis: 3000 },
       {
         paranoidChecking: 5000,
-        // pg-listen's reconnect loop never looks at close(): throwing here is what ends it once stopped.
+        // pg-listen's reconnect loop never looks at close(): throwing here, or from the "reconnect"
+        // event below, is what ends it once stopped.
         retryInterval: (attempt: number) => {
           if (this.stopped) throw new Error("change notifications were stopped");
           return Math.min(5000, 100 * 2 ** attempt);
@@ -79,6 +80,8 @@ export class PostgresListener {
       this.everConnected = true;
     });
     this.subscriber.events.on("reconnect", (attempt) => {
+      // Emitted just before each attempt: once stopped, no attempt may be made (the throw ends the loop).
+      if (this.stopped) throw new Error("change notifications were stopped");
       if (attempt === 1 || attempt % 10 === 0) this.logger.warn({ attempt }, "change notifications lost; reconnecting");
     });
     this.subscriber.events.on("error", (error) => {
