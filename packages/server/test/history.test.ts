@@ -5,9 +5,10 @@ import { type DatabaseHandle, openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { GLOBAL_STREAM } from "../src/features/evaluation/changes.js";
 import { readStreamVersion } from "../src/features/evaluation/feed.repository.js";
-import type { StoredEvent, WriteContext } from "../src/features/history/domain-events.js";
+import { ADMIN_KEY_COMMAND, type StoredEvent, type WriteContext } from "../src/features/history/domain-events.js";
 import { EventBus } from "../src/features/history/event-bus.js";
 import { type CommittedWrite, UnitOfWork } from "../src/features/history/unit-of-work.js";
+import { offlineKeyService } from "../src/features/keys/admin-keys.js";
 import {
   ADMIN_KEY,
   createKey,
@@ -513,6 +514,33 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(JSON.parse(rows[0]!.actor), { system: "startup" });
       assert.equal(rows[0]!.request_id, null);
       assert.deepEqual(Object.keys(JSON.parse(rows[0]!.after!)), ["id", "name", "role"]);
+    });
+
+    test("the admin-key command's writes are recorded as its own, and the bus feeds the events metric", async () => {
+      const other = openDatabase(loadConfig({ DATABASE_URL: server.databaseUrl }));
+      try {
+        const keys = offlineKeyService(other);
+        const created = await keys.createAdminKey(ADMIN_KEY_COMMAND, "recovered");
+        await keys.revokeAdminKey(ADMIN_KEY_COMMAND, created.id);
+      } finally {
+        await other.close();
+      }
+      const rows = await server.database.db
+        .selectFrom("events")
+        .selectAll()
+        .where("project_id", "is", null)
+        .orderBy("id")
+        .execute();
+      assert.deepEqual(
+        rows.slice(1).map((r) => [r.type, r.target_name, JSON.parse(r.actor)]),
+        [
+          ["key.created", "recovered", { system: "admin-key-command" }],
+          ["key.revoked", "recovered", { system: "admin-key-command" }],
+        ],
+      );
+      await createProject(server, "metered");
+      const metrics = await server.request("GET", "/metrics");
+      assert.match(metrics.text, /flagstaff_events_total\{type="project\.created"\} 1/);
     });
   });
 }

@@ -35,7 +35,10 @@ export interface UnitOfWorkOptions {
   readonly announce?: (trx: Transaction<Database>, set: ChangeSet) => Promise<void>;
 }
 
-/** Writes to one stream waiting their turn beyond this many are refused as busy. */
+/**
+ * Writes to one stream waiting their turn beyond this many are refused as busy: a project whose writes
+ * are stuck (its version row held elsewhere) must not pile up requests without bound.
+ */
 const MAX_QUEUED_WRITES = 256;
 /**
  * Writes to one stream that may hold a connection at once. They serialise on the stream's version row
