@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { type Command, Context, GLOBAL_OPTIONS, type Noun, type Options } from "./command.js";
 import { check } from "./commands/check.js";
+import { events } from "./commands/events.js";
 import { flags } from "./commands/flags.js";
 import { keys } from "./commands/keys.js";
 import { projects } from "./commands/projects.js";
@@ -12,7 +13,7 @@ import { type CliIo, writeOut } from "./output.js";
 export { EXIT } from "./errors.js";
 export type { CliIo, Writer } from "./output.js";
 
-const NOUNS: readonly Noun[] = [projects, keys, flags, segments, check];
+const NOUNS: readonly Noun[] = [projects, keys, flags, segments, check, events];
 
 const VERSION: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
 
@@ -119,7 +120,7 @@ ${pad(rows)}
 Options (every command):
 ${pad(optionRows(GLOBAL_OPTIONS))}
 
-Output is a readable table; with --json, the server's JSON. Keys, flags, segments and check work on
+Output is a readable table; with --json, the server's JSON. Keys, flags, segments, check and events work on
 one project: --project or FLAGSTAFF_PROJECT. Admin keys are managed beside the server, not over the API:
 "flagstaff-server admin-key --help" (or "npm run admin-key -- --help" in the server's repository).
 

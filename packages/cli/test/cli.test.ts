@@ -223,6 +223,31 @@ for (const dialect of DIALECTS) {
       assert.match(expectExit(await admin("flags", "list", "--name", "zzz", ...p), 0).stdout, /^No flags\.$/m);
     });
 
+    test("events: the history as a table or JSON, with filters and a limit", async () => {
+      expectExit(await admin("projects", "create", "audited", "--name", "Audited"), 0);
+      const p = ["--project", "audited"];
+      expectExit(await admin("flags", "create", "banner", ...p), 0);
+      expectExit(await admin("flags", "enable", "banner", ...p), 0);
+      expectExit(await admin("flags", "add-actors", "banner", "ann", ...p), 0);
+      expectExit(await admin("segments", "create", "--name", "VIPs", ...p), 0);
+      const shown = expectExit(await admin("events", ...p), 0).stdout;
+      assert.match(shown, /│ TIME +│ TYPE +│ TARGET +│ BY +│ CHANGES +│/);
+      assert.match(shown, /│ flag\.updated +│ banner +│ ADMIN_API_KEY +│ status "disabled"→"enabled" +│/);
+      assert.match(shown, /│ flag\.updated +│ banner +│ ADMIN_API_KEY +│ addedActors ann +│/);
+      const flagEvents = json(await admin("events", "--flag", "banner", "--type", "flag.", "--json", ...p));
+      assert.deepEqual(
+        flagEvents.map((e: any) => e.type),
+        ["flag.updated", "flag.updated", "flag.created"],
+      );
+      const limited = json(await admin("events", "--limit", "2", "--json", ...p));
+      assert.deepEqual(
+        limited.map((e: any) => e.type),
+        ["segment.created", "flag.updated"],
+      );
+      expectExit(await admin("events", "--type", "flag.renamed", ...p), 6);
+      expectExit(await admin("events", "--limit", "0", ...p), 2);
+    });
+
     test("exit codes: 2 usage, 3 not found, 4 auth, 5 conflict, 6 invalid, 7 unavailable", async () => {
       const projectId = await createProject(server);
       const p = ["--project", projectId];

@@ -12,7 +12,9 @@ import type {
   CreateKeyInput,
   CreateProjectInput,
   CreateSegmentInput,
+  EventListOptions,
   Flag,
+  FlagstaffEvent,
   FlagListOptions,
   HealthStatus,
   ListOptions,
@@ -294,6 +296,47 @@ export class ActorsApi {
   }
 }
 
+const typeQuery = (type: EventListOptions["type"]): QueryValue =>
+  type === undefined ? undefined : typeof type === "string" ? [type] : type;
+
+/** A project's history (read key): who changed what, when, and from what; newest first. */
+export class EventsApi {
+  /** @internal */
+  constructor(private readonly http: Transport) {}
+
+  /** Lists a project's events, newest first, with optional filters (`GET /projects/{projectId}/events`). */
+  list(projectId: string, options: EventListOptions = {}): PageList<FlagstaffEvent> {
+    return new PageList(async (page) => {
+      const path = `/projects/${param("projectId", projectId)}/events`;
+      const query = {
+        type: typeQuery(options.type),
+        flag: options.flag,
+        segment: options.segment,
+        since: options.since,
+        until: options.until,
+        ...pageQuery(page),
+      };
+      return (await this.http.request<Page<FlagstaffEvent>>({ method: "GET", path, query })).body;
+    }, options.limit);
+  }
+
+  /**
+   * Lists the events of every flag that had this name, newest first, deletes and re-creates included
+   * (`GET /projects/{projectId}/flags/{flagName}/events`); `target.id` tells the flags apart.
+   */
+  listForFlag(
+    projectId: string,
+    flagName: string,
+    options: Omit<EventListOptions, "flag" | "segment"> = {},
+  ): PageList<FlagstaffEvent> {
+    return new PageList(async (page) => {
+      const path = `/projects/${param("projectId", projectId)}/flags/${param("flagName", flagName)}/events`;
+      const query = { type: typeQuery(options.type), since: options.since, until: options.until, ...pageQuery(page) };
+      return (await this.http.request<Page<FlagstaffEvent>>({ method: "GET", path, query })).body;
+    }, options.limit);
+  }
+}
+
 /** A client of the Flagstaff HTTP API, for Node 20+ and browsers (fetch only). */
 export class FlagstaffClient {
   /** Projects: create, get, list, delete. */
@@ -306,6 +349,8 @@ export class FlagstaffClient {
   readonly segments: SegmentsApi;
   /** Actors: get, put. */
   readonly actors: ActorsApi;
+  /** The history: list, listForFlag. */
+  readonly events: EventsApi;
   private readonly http: Transport;
   private readonly checkCache: CheckCache | undefined;
 
@@ -329,6 +374,7 @@ export class FlagstaffClient {
     this.flags = new FlagsApi(this.http, this.checkCache);
     this.segments = new SegmentsApi(this.http);
     this.actors = new ActorsApi(this.http);
+    this.events = new EventsApi(this.http);
   }
 
   /** Liveness (`GET /healthz`, no key): answers `{status: "ok"}` while the server runs. */

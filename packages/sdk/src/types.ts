@@ -91,6 +91,56 @@ export interface FlagListOptions extends ListOptions {
   q?: string;
 }
 
+/** Kinds of event the history records. */
+export type EventType =
+  | "project.created"
+  | "project.deleted"
+  | "key.created"
+  | "key.revoked"
+  | "flag.created"
+  | "flag.updated"
+  | "flag.deleted"
+  | "segment.created"
+  | "segment.updated"
+  | "segment.deleted"
+  | "actor.updated"
+  | "webhook.created"
+  | "webhook.updated"
+  | "webhook.deleted";
+
+/** Who made a write: a key (with its name then), or the service itself. */
+export type EventActor = { keyId: string; keyName: string; role: KeyRole | "admin" } | { system: string };
+
+/** One entry of a project's history: who changed what, when, and from what. */
+export interface FlagstaffEvent {
+  /** `evt_` and a ULID: ids sort by time. */
+  id: string;
+  type: EventType;
+  projectId: string;
+  createdAt: string;
+  actor: EventActor;
+  target: { kind: "project" | "key" | "flag" | "segment" | "actor" | "webhook"; id: string; name: string };
+  /** The target's state before the write; null for a create. */
+  before: Record<string, unknown> | null;
+  /** The state after; null for a delete. Updates add the ids added and removed (`addedActors`, …). */
+  after: Record<string, unknown> | null;
+  requestId: string | null;
+}
+
+/** Filters of a history list, and the page size used while iterating. */
+export interface EventListOptions extends ListOptions {
+  /** Event types, or prefixes such as `flag.` for every type of a kind. */
+  type?: string | readonly string[];
+  /** Only events of flags of this name. */
+  flag?: string;
+  /** Only events of this segment id. */
+  segment?: string;
+  /** Only events at or after this ISO time. */
+  since?: string;
+  /** Only events strictly before this ISO time. */
+  until?: string;
+}
+
 /** Body of `projects.create`. */
 export interface CreateProjectInput {
   id: string;

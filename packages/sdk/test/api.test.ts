@@ -252,6 +252,30 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test("events: the history lists newest first, filtered by type, prefix and flag", async () => {
+      const projectId = await createProject(server);
+      await admin.flags.create(projectId, "audited");
+      await admin.flags.update(projectId, "audited", { status: "enabled" });
+      await admin.segments.create(projectId, { name: "s" });
+      const all = await admin.events.list(projectId, { limit: 2 }).toArray();
+      assert.deepEqual(
+        all.map((e) => e.type),
+        ["segment.created", "flag.updated", "flag.created", "project.created"],
+      );
+      const actor = all[0]!.actor;
+      assert.ok("keyName" in actor && actor.keyName === "ADMIN_API_KEY");
+      const flagsOnly = await admin.events.list(projectId, { type: "flag." }).toArray();
+      assert.deepEqual(
+        flagsOnly.map((e) => e.type),
+        ["flag.updated", "flag.created"],
+      );
+      const two = await admin.events.list(projectId, { type: ["flag.created", "segment.created"] }).toArray();
+      assert.equal(two.length, 2);
+      const ofFlag = await admin.events.listForFlag(projectId, "audited", { type: "flag.updated" }).toArray();
+      assert.deepEqual(ofFlag[0]!.after?.status, "enabled");
+      await rejectsWith(admin.events.list(projectId, { type: "flag.renamed" }).page(), 400, "invalid_request");
+    });
+
     test("errors carry status, code, detail, problem and field errors", async () => {
       const projectId = await createProject(server);
       await admin.flags.create(projectId, "taken");

@@ -10,6 +10,7 @@ import { type Config, loadConfig } from "./config.js";
 import { classifyDatabaseError, type DatabaseHandle, openDatabase } from "./db/database.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { AppError } from "./errors.js";
+import { ADMIN_KEY_COMMAND } from "./features/history/domain-events.js";
 import { offlineKeyService } from "./features/keys/admin-keys.js";
 
 /** Something text is written to: process.stdout, or a test's collector. */
@@ -204,7 +205,9 @@ async function dispatch(argv: readonly string[], io: CommandIo): Promise<number>
       const name = values.name ?? DEFAULT_NAME;
       if (name.length < 1 || [...name].length > 128) throw usage("--name must be 1–128 characters.");
       // The server's own KeyService records the change as a server would, so running instances see it.
-      const created = await withDatabase(url, (handle) => offlineKeyService(handle).createAdminKey(name));
+      const created = await withDatabase(url, (handle) =>
+        offlineKeyService(handle).createAdminKey(ADMIN_KEY_COMMAND, name),
+      );
       print(created, (key) => showSecret(key, key.key));
       return EXIT.ok;
     }
@@ -220,7 +223,7 @@ async function dispatch(argv: readonly string[], io: CommandIo): Promise<number>
       const left = await withDatabase(url, async (handle) => {
         const keys = offlineKeyService(handle);
         try {
-          await keys.revokeAdminKey(keyId);
+          await keys.revokeAdminKey(ADMIN_KEY_COMMAND, keyId);
         } catch (error) {
           if (error instanceof AppError && error.code === "key_not_found") {
             throw new CommandError(EXIT.notFound, "key_not_found", `No admin key with id "${keyId}".`);

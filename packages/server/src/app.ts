@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import rateLimit from "@fastify/rate-limit";
+import { randomUUID } from "node:crypto";
 import Fastify, {
   type FastifyInstance,
   type FastifyRequest,
@@ -22,6 +23,11 @@ import { checkRoutes } from "./features/evaluation/check.routes.js";
 import { CheckRecorder } from "./features/evaluation/check-recorder.js";
 import { Checker } from "./features/evaluation/checker.js";
 import { Snapshot } from "./features/evaluation/snapshot.js";
+import { EventSchema } from "./features/history/event.schemas.js";
+import { pruneEvents } from "./features/history/event.repository.js";
+import { eventRoutes } from "./features/history/event.routes.js";
+import { EventService } from "./features/history/event.service.js";
+import { UnitOfWork } from "./features/history/unit-of-work.js";
 import { flagRoutes } from "./features/flags/flag.routes.js";
 import { Metrics } from "./features/metrics/metrics.js";
 import { metricsRoutes } from "./features/metrics/metrics.routes.js";
@@ -55,6 +61,9 @@ const BODY_LIMIT = 1024 * 1024;
 /** Change sets older than this are pruned; an instance further behind reloads the stream instead. */
 const FEED_RETENTION_MS = 60 * 60 * 1000;
 const FEED_PRUNE_EVERY_MS = 10 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** An incoming X-Request-Id is kept when it looks like an id (so logs can follow a request across services). */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:/+=-]{1,128}$/;
 
 const defaultEmptyBody: preValidationHookHandler = (request, _reply, done) => {
   if (request.body === undefined) request.body = {};
@@ -73,6 +82,10 @@ export interface AppDeps {
 export interface Service {
   readonly app: FastifyInstance;
   readonly feed: ChangeFeed;
+  /** Every write goes through it; its bus carries each committed write's events. */
+  readonly work: UnitOfWork;
+  /** Prunes the change log and (with HISTORY_RETENTION_DAYS) the history now; the periodic timer calls it. */
+  prune(): Promise<void>;
   readonly recorder: CheckRecorder;
   /** The admin key created at this start because none existed, to be shown once; otherwise undefined. */
   readonly generatedAdminKey: string | undefined;
@@ -120,17 +133,29 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       sendProblem(reply, new AppError(400, "invalid_request", detail));
     },
     ajv: { customOptions: { removeAdditional: false } },
+    // Request ids name the request in logs and in the history; a sane incoming X-Request-Id is kept.
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers["x-request-id"];
+      return typeof incoming === "string" && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const postgres = database.dialect === "postgres";
   const snapshot = new Snapshot();
   const metrics = new Metrics(snapshot);
-  const feed = new ChangeFeed(db, clock, app.log, {
+  const feed = new ChangeFeed(db, app.log, {
     snapshot,
-    ...(postgres ? { announce: notifyChangeSet, repeatableRead: true } : {}),
+    ...(postgres ? { repeatableRead: true } : {}),
     onCaughtUp: (set) => {
       if (set.at !== undefined) metrics.recordFeedLag((Date.now() - set.at) / 1000);
     },
+  });
+  const work = new UnitOfWork(db, clock, app.log, postgres ? { announce: notifyChangeSet } : {});
+  // This instance's own writes reach its snapshot and its metrics through the bus, after commit.
+  work.bus.subscribe((committed) => feed.applyOwn(committed.changeSet));
+  work.bus.subscribe((committed) => {
+    for (const event of committed.events) metrics.recordEvent(event.type);
   });
   // Listen before loading, so nothing committed between the load's read and the first notification is missed.
   const listener = postgres ? new PostgresListener(config.databaseLocation, feed, app.log) : undefined;
@@ -138,11 +163,12 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   await feed.load();
   const recorder = new CheckRecorder(db);
   const checker = new Checker(feed.snapshot, recorder, clock, random);
-  const projects = new ProjectService(db, feed, clock);
-  const keys = new KeyService(db, feed, clock);
-  const flags = new FlagService(db, feed, recorder, clock);
-  const segments = new SegmentService(db, feed, clock);
-  const actors = new ActorService(db, feed, clock);
+  const projects = new ProjectService(db, work, clock);
+  const keys = new KeyService(db, work, clock);
+  const flags = new FlagService(db, work, feed.snapshot, recorder, clock);
+  const segments = new SegmentService(db, work, clock);
+  const actors = new ActorService(db, work, clock);
+  const events = new EventService(db);
   const generatedAdminKey = await keys.ensureAdminKey(config.adminApiKey);
 
   app.setValidatorCompiler(buildValidatorCompiler());
@@ -194,6 +220,10 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     });
   }
   app.addHook("onRequest", setResponseHeaders);
+  app.addHook("onRequest", (request, reply, done) => {
+    reply.header("x-request-id", request.id);
+    done();
+  });
   // Before authentication: preflights carry no key and are answered by the CORS hook itself.
   await registerCors(app, config.corsAllowedOrigins);
   app.addHook("onRequest", authenticate(feed.snapshot));
@@ -215,6 +245,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     FlagSchema,
     ActorSchema,
     SegmentSchema,
+    EventSchema,
   ]) {
     app.addSchema(schema);
   }
@@ -227,6 +258,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   ofrepRoutes(app, checker, metrics);
   segmentRoutes(app, segments);
   actorRoutes(app, actors);
+  eventRoutes(app, events);
   app.get("/openapi.json", { config: { access: "public" }, schema: { hide: true, security: [] } }, async () =>
     app.swagger(),
   );
@@ -236,15 +268,19 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   }, config.checkFlushIntervalMs);
   flushTimer.unref();
 
-  // The safety net under notifications: compare versions with the database, and prune the change log.
+  const prune = async () => {
+    const now = clock.now();
+    await pruneChangeSets(db, isoTime(now - FEED_RETENTION_MS));
+    if (config.historyRetentionDays > 0) await pruneEvents(db, isoTime(now - config.historyRetentionDays * DAY_MS));
+  };
+
+  // The safety net under notifications: compare versions with the database; prune the change log and history.
   let lastPrune = clock.now();
   const feedTimer = setInterval(() => {
     feed.reconcile().catch((error) => app.log.warn({ err: error }, "could not reconcile with the database"));
     if (clock.now() - lastPrune >= FEED_PRUNE_EVERY_MS) {
       lastPrune = clock.now();
-      pruneChangeSets(db, isoTime(lastPrune - FEED_RETENTION_MS)).catch((error) =>
-        app.log.warn({ err: error }, "could not prune the change log"),
-      );
+      prune().catch((error) => app.log.warn({ err: error }, "could not prune the change log or the history"));
     }
   }, config.feedPollIntervalMs);
   feedTimer.unref();
@@ -271,5 +307,5 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   };
 
   await app.ready();
-  return { app, feed, recorder, generatedAdminKey, close };
+  return { app, feed, work, prune, recorder, generatedAdminKey, close };
 }

@@ -26,6 +26,8 @@ export interface Config {
   readonly headersTimeoutMs: number;
   /** Origins whose pages may call the API (CORS); empty turns CORS off, `["*"]` allows every origin. */
   readonly corsAllowedOrigins: readonly string[];
+  /** Events older than this many days are pruned from the history; 0 keeps them forever. */
+  readonly historyRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -134,5 +136,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs,
     headersTimeoutMs,
     corsAllowedOrigins: Object.freeze(corsOrigins(env)),
+    historyRetentionDays: integer(env, "HISTORY_RETENTION_DAYS", 0, 0, 365_000),
   });
 }

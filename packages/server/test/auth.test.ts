@@ -121,6 +121,15 @@ const OPERATIONS: readonly Operation[] = [
     setup: withKey,
     probe: (p) => `/projects/${p.projectId}/keys`,
   },
+  // History
+  { method: "GET", route: "/projects/:projectId/events", roles: READERS, success: 200 },
+  {
+    method: "GET",
+    route: "/projects/:projectId/flags/:flagName/events",
+    roles: READERS,
+    success: 200,
+    setup: withFlag,
+  },
   // Flags
   { method: "GET", route: "/projects/:projectId/flags", roles: READERS, success: 200 },
   {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { loadConfig } from "../src/config.js";
 import { type DatabaseHandle, openDatabase } from "../src/db/database.js";
+import { ADMIN_KEY_COMMAND } from "../src/features/history/domain-events.js";
 import { offlineKeyService } from "../src/features/keys/admin-keys.js";
 import { DIALECTS, startServer, type TestServer } from "./helpers/server.js";
 
@@ -25,11 +26,11 @@ for (const dialect of DIALECTS) {
 
     test("admin keys created and revoked elsewhere are applied, even after the log was pruned", async () => {
       const keys = offlineKeyService(other);
-      const created = await keys.createAdminKey("made elsewhere");
+      const created = await keys.createAdminKey(ADMIN_KEY_COMMAND, "made elsewhere");
       await server.service.feed.reconcile();
       assert.equal(await status(created.key), 200, "a key created elsewhere works after a reconcile");
 
-      await keys.revokeAdminKey(created.id);
+      await keys.revokeAdminKey(ADMIN_KEY_COMMAND, created.id);
       // Lose the log: this instance can no longer replay the revocation, only reread the stream.
       await other.db.deleteFrom("feed_changes").execute();
       await server.service.feed.reconcile();

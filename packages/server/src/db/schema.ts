@@ -87,7 +87,32 @@ export interface SegmentActorsTable {
   added_at: string;
 }
 
+/** The history: one row per event, kept until HISTORY_RETENTION_DAYS (forever by default). JSON as text. */
+export interface EventsTable {
+  id: string;
+  project_id: string | null;
+  type: string;
+  target_kind: string;
+  target_id: string;
+  target_name: string;
+  actor: string;
+  before: string | null;
+  after: string | null;
+  request_id: string | null;
+  created_at: string;
+}
+
+/** Events waiting for delivery (webhooks); claimed and sent by the dispatcher. */
+export interface EventOutboxTable {
+  event_id: string;
+  created_at: string;
+  claimed_at: string | null;
+  sent_at: string | null;
+}
+
 export interface Database {
+  events: EventsTable;
+  event_outbox: EventOutboxTable;
   projects: ProjectsTable;
   feed_streams: FeedStreamsTable;
   feed_changes: FeedChangesTable;

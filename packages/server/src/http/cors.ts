@@ -2,12 +2,12 @@ import cors from "@fastify/cors";
 import type { FastifyInstance } from "fastify";
 
 /** What a page may send: the key (either way the API takes it), JSON bodies, conditional requests. */
-const ALLOWED_HEADERS = ["Authorization", "Content-Type", "If-None-Match", "If-Match", "X-API-Key"];
+const ALLOWED_HEADERS = ["Authorization", "Content-Type", "If-None-Match", "If-Match", "X-API-Key", "X-Request-Id"];
 /**
  * What a page may read beyond the basics. ETag above all: without it the OFREP web provider can never
  * send If-None-Match, so it never gets a 304 and reports a configuration change on every poll.
  */
-const EXPOSED_HEADERS = ["ETag", "Location", "Retry-After", "WWW-Authenticate"];
+const EXPOSED_HEADERS = ["ETag", "Location", "Retry-After", "WWW-Authenticate", "X-Request-Id"];
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 /**
  * Browsers cache a preflight for 5 s by default, so a poller would repeat it every few polls. Removing an

@@ -1,6 +1,7 @@
 import { Type } from "typebox";
 import { ActorParams, errorResponses } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
+import { writeContext } from "../../http/write-context.js";
 import { PutActorBody } from "./actor.schemas.js";
 import type { ActorService } from "./actor.service.js";
 
@@ -37,7 +38,12 @@ export function actorRoutes(app: TypedApp, actors: ActorService): void {
       },
     },
     async (request, reply) => {
-      const { actor, created } = await actors.put(request.params.projectId, request.params.actorId, request.body ?? {});
+      const { actor, created } = await actors.put(
+        writeContext(request),
+        request.params.projectId,
+        request.params.actorId,
+        request.body ?? {},
+      );
       return reply.code(created ? 201 : 200).send(actor);
     },
   );

@@ -2,7 +2,8 @@ import type { Kysely } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import type { Database } from "../../db/schema.js";
 import { AppError, projectNotFound } from "../../errors.js";
-import type { ChangeFeed } from "../evaluation/change-feed.js";
+import type { DomainEvent, WriteContext } from "../history/domain-events.js";
+import type { UnitOfWork } from "../history/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./actor.repository.js";
 import type { Actor, PutActorInput } from "./actor.schemas.js";
@@ -10,7 +11,7 @@ import type { Actor, PutActorInput } from "./actor.schemas.js";
 export class ActorService {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly feed: ChangeFeed,
+    private readonly work: UnitOfWork,
     private readonly clock: Clock,
   ) {}
 
@@ -26,18 +27,32 @@ export class ActorService {
   }
 
   /** Creates or replaces an actor's profile; fields left out are cleared. Answers whether it was created. */
-  async put(projectId: string, actorId: string, input: PutActorInput): Promise<{ actor: Actor; created: boolean }> {
+  async put(
+    context: WriteContext,
+    projectId: string,
+    actorId: string,
+    input: PutActorInput,
+  ): Promise<{ actor: Actor; created: boolean }> {
     const profile = { name: input.name ?? null, imageURL: input.imageURL ?? null };
-    return this.feed.write<{ actor: Actor; created: boolean }>(projectId, async (trx) => {
+    const event = (before: typeof profile | null): DomainEvent => ({
+      type: "actor.updated",
+      projectId,
+      target: { kind: "actor", id: actorId, name: actorId },
+      before,
+      after: profile,
+    });
+    return this.work.write<{ actor: Actor; created: boolean }>(context, projectId, async (trx) => {
       if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
       const existing = await repo.findActor(trx, projectId, actorId);
       if (existing) {
-        await repo.updateActorProfile(trx, projectId, actorId, profile);
-        return { result: { actor: { ...existing, ...profile }, created: false }, changes: [] };
+        const before = { name: existing.name, imageURL: existing.imageURL };
+        const same = before.name === profile.name && before.imageURL === profile.imageURL;
+        if (!same) await repo.updateActorProfile(trx, projectId, actorId, profile);
+        return { result: { actor: { ...existing, ...profile }, created: false }, events: same ? [] : [event(before)] };
       }
       const actor: Actor = { actorId, ...profile, createdAt: isoTime(this.clock.now()) };
       await repo.insertActor(trx, projectId, actor);
-      return { result: { actor, created: true }, changes: [] };
+      return { result: { actor, created: true }, events: [event(null)] };
     });
   }
 }

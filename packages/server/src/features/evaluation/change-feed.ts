@@ -1,25 +1,15 @@
 import type { FlagStatus } from "@flagstaff/core";
-import { randomUUID } from "node:crypto";
-import type { Kysely, Transaction } from "kysely";
-import { type Clock, isoTime } from "../../clock.js";
+import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
-import { busy } from "../../errors.js";
-import { type Change, type ChangeSet, GLOBAL_STREAM, type Role } from "./changes.js";
+import { type ChangeSet, GLOBAL_STREAM, type Role } from "./changes.js";
 import {
-  nextStreamVersion,
   readChangeSetsSince,
   type EvaluationRows,
   readEvaluationRows,
   readStreamVersion,
   readStreamVersions,
-  recordChangeSet,
 } from "./feed.repository.js";
 import { type FlagState, ProjectState, Snapshot } from "./snapshot.js";
-
-export interface WriteOutcome<T> {
-  readonly result: T;
-  readonly changes: readonly Change[];
-}
 
 export interface FeedLogger {
   warn(obj: object, msg: string): void;
@@ -28,22 +18,10 @@ export interface FeedLogger {
 
 /** How long a change set may wait for an earlier version before the feed reads the log itself. */
 const GAP_WAIT_MS = 100;
-/**
- * Writes to one stream waiting their turn beyond this many are refused as busy: a project whose writes
- * are stuck (its version row held elsewhere) must not pile up requests without bound.
- */
-const MAX_QUEUED_WRITES = 256;
-/**
- * Writes to one stream that may hold a connection at once. They serialise on the stream's version row
- * anyway, so more would only wait on that lock inside PostgreSQL, each holding a pooled connection.
- */
-const WRITES_PER_STREAM = 1;
 
 export interface FeedOptions {
   /** The snapshot to keep; a new, empty one by default. */
   readonly snapshot?: Snapshot;
-  /** Announces a change set to other instances, inside the write transaction (PostgreSQL NOTIFY). */
-  readonly announce?: (trx: Transaction<Database>, set: ChangeSet) => Promise<void>;
   /** Read the snapshot under REPEATABLE READ, so a load sees one consistent state (PostgreSQL). */
   readonly repeatableRead?: boolean;
   /** Called for each change set that another instance wrote, once it is in the snapshot (for metrics). */
@@ -51,25 +29,20 @@ export interface FeedOptions {
 }
 
 /**
- * Owns the evaluation snapshot and every path into it. Writes run through `write`, which opens the
- * transaction, takes the stream's next version, records the change set with the data, and after commit
- * applies it to this instance's snapshot before the caller answers. Replicas catch up from the log.
+ * Owns the evaluation snapshot and every path into it: the load, this instance's own committed change
+ * sets (from the unit of work's bus, `applyOwn`), and other instances' change sets, read from the log in
+ * version order when a notification or the periodic reconcile says the stream moved.
  */
 export class ChangeFeed {
   readonly snapshot: Snapshot;
-  /** Identifies this instance in the change sets it writes. */
-  readonly instanceId = randomUUID();
   private readonly waiting = new Map<string, Map<number, { set: ChangeSet; done: () => void }[]>>();
   /** Until the first load, announced change sets only wait: the load decides what is already in. */
   private loaded = false;
   /** Streams with a catch-up running, and whether another was asked for meanwhile. */
   private readonly catchingUp = new Map<string, { again: boolean }>();
-  /** Per stream: writes holding a slot, and the writes waiting for one, in arrival order. */
-  private readonly writeSlots = new Map<string, { active: number; waiting: (() => void)[] }>();
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly clock: Clock,
     private readonly logger: FeedLogger,
     private readonly options: FeedOptions = {},
   ) {
@@ -97,62 +70,12 @@ export class ChangeFeed {
   }
 
   /**
-   * Runs `work` in one transaction on `stream` (a project id, or GLOBAL_STREAM). Any error rolls the
-   * whole write back. Writes to one stream take turns here, before they take a pooled connection: they
-   * would serialise on the stream's version row anyway, and a busy project must not hold every
-   * connection while its writes wait for that lock, starving the reads and writes of other projects.
+   * Applies a change set this instance committed (the unit of work's bus delivers it after commit), so
+   * the caller is answered only once its write is in this instance's snapshot. A feed not loaded yet
+   * holds no snapshot to apply it to: the load will read it.
    */
-  async write<T>(stream: string, work: (trx: Transaction<Database>) => Promise<WriteOutcome<T>>): Promise<T> {
-    const release = await this.takeTurn(stream);
-    let set: ChangeSet;
-    let result: T;
-    try {
-      ({ set, result } = await this.db.transaction().execute(async (trx) => {
-        const version = await nextStreamVersion(trx, stream);
-        const outcome = await work(trx);
-        const changeSet: ChangeSet = {
-          stream,
-          version,
-          changes: outcome.changes,
-          at: this.clock.now(),
-          origin: this.instanceId,
-        };
-        await recordChangeSet(trx, changeSet, isoTime(this.clock.now()));
-        await this.options.announce?.(trx, changeSet);
-        return { set: changeSet, result: outcome.result };
-      }));
-    } finally {
-      release();
-    }
-    // A feed that was never loaded holds no snapshot (the CLI writes through one): it only records.
+  async applyOwn(set: ChangeSet): Promise<void> {
     if (this.loaded) await this.deliver(set);
-    return result;
-  }
-
-  /**
-   * Waits for one of the stream's WRITES_PER_STREAM slots (first come, first served); answers the
-   * function that hands the slot on when this write is done.
-   */
-  private async takeTurn(stream: string): Promise<() => void> {
-    let slots = this.writeSlots.get(stream);
-    if (!slots) {
-      slots = { active: 0, waiting: [] };
-      this.writeSlots.set(stream, slots);
-    }
-    const mine = slots;
-    if (mine.active < WRITES_PER_STREAM) {
-      mine.active++;
-    } else {
-      if (mine.waiting.length >= MAX_QUEUED_WRITES) {
-        throw busy(`Too many writes to "${stream}" are waiting; nothing was changed. Try again shortly.`);
-      }
-      await new Promise<void>((resolve) => mine.waiting.push(resolve));
-    }
-    return () => {
-      const next = mine.waiting.shift();
-      if (next) next();
-      else if (--mine.active === 0) this.writeSlots.delete(stream);
-    };
   }
 
   /**
@@ -264,11 +187,11 @@ export class ChangeFeed {
       if (stream === GLOBAL_STREAM) {
         const keys = await trx
           .selectFrom("api_keys")
-          .select(["id", "key_hash", "role"])
+          .select(["id", "name", "key_hash", "role"])
           .where("project_id", "is", null)
           .execute();
         this.snapshot.dropAdminKeys();
-        for (const key of keys) this.snapshot.putKey(key.id, key.key_hash, key.role as Role, null);
+        for (const key of keys) this.snapshot.putKey(key.id, key.key_hash, key.role as Role, null, key.name);
       } else {
         this.snapshot.dropProject(stream);
         this.fill(await readEvaluationRows(trx, stream));
@@ -283,7 +206,7 @@ export class ChangeFeed {
   private fill(rows: EvaluationRows): void {
     const snapshot = this.snapshot;
     for (const project of rows.projects) snapshot.projects.set(project.id, new ProjectState());
-    for (const key of rows.keys) snapshot.putKey(key.id, key.key_hash, key.role as Role, key.project_id);
+    for (const key of rows.keys) snapshot.putKey(key.id, key.key_hash, key.role as Role, key.project_id, key.name);
     const flagsById = new Map<string, FlagState>();
     for (const row of rows.flags) {
       const project = snapshot.projects.get(row.project_id);

@@ -16,6 +16,8 @@ export type Change =
   | {
       readonly kind: "key.created";
       readonly id: string;
+      /** The key's name, for the history's actor; absent in change sets logged before it was carried. */
+      readonly name?: string;
       readonly hash: string;
       readonly role: Role;
       readonly projectId: string | null;

@@ -58,7 +58,7 @@ export async function pruneChangeSets(db: Executor, before: string): Promise<voi
 
 export interface EvaluationRows {
   projects: { id: string }[];
-  keys: { id: string; key_hash: string; role: string; project_id: string | null }[];
+  keys: { id: string; name: string; key_hash: string; role: string; project_id: string | null }[];
   flags: {
     id: string;
     project_id: string;
@@ -82,7 +82,7 @@ export async function readEvaluationRows(db: Executor, projectId?: string): Prom
     .execute();
   const keys = await db
     .selectFrom("api_keys")
-    .select(["id", "key_hash", "role", "project_id"])
+    .select(["id", "name", "key_hash", "role", "project_id"])
     .$if(one, (q) => q.where("project_id", "=", projectId as string))
     .execute();
   const flags = await db

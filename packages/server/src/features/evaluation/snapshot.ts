@@ -14,6 +14,8 @@ export interface FlagState extends EvaluableFlag {
 
 export interface Principal {
   readonly keyId: string;
+  /** The key's name, recorded with each write it makes. */
+  readonly keyName: string;
   readonly role: Role;
   /** null for admin keys. */
   readonly projectId: string | null;
@@ -79,8 +81,8 @@ export class Snapshot {
     return this.keysByHash.get(keyHash);
   }
 
-  putKey(id: string, hash: string, role: Role, projectId: string | null): void {
-    this.keysByHash.set(hash, { keyId: id, role, projectId });
+  putKey(id: string, hash: string, role: Role, projectId: string | null, name: string): void {
+    this.keysByHash.set(hash, { keyId: id, keyName: name, role, projectId });
     this.hashByKeyId.set(id, hash);
   }
 
@@ -131,7 +133,7 @@ export class Snapshot {
         this.dropProject(change.projectId);
         return false;
       case "key.created":
-        this.putKey(change.id, change.hash, change.role, change.projectId);
+        this.putKey(change.id, change.hash, change.role, change.projectId, change.name ?? "");
         return false;
       case "key.deleted":
         this.deleteKey(change.id);

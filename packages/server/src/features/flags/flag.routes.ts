@@ -1,6 +1,7 @@
 import { Type } from "typebox";
 import { ActorParams, errorResponses, NoContent, PageOf, PageQuery } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
+import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
 import { CreateFlagBody, CreateFlagParams, FlagParams, ListFlagsQuery, UpdateFlagBody } from "./flag.schemas.js";
 import type { FlagService } from "./flag.service.js";
@@ -40,7 +41,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
     },
     async (request, reply) => {
       const { projectId, flagName } = request.params;
-      const flag = await flags.create(projectId, flagName, request.body ?? {});
+      const flag = await flags.create(writeContext(request), projectId, flagName, request.body ?? {});
       return reply
         .code(201)
         .header("location", `/projects/${encodeURIComponent(projectId)}/flags/${encodeURIComponent(flagName)}`)
@@ -74,7 +75,8 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         response: { 200: Flag, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
       },
     },
-    async (request) => flags.update(request.params.projectId, request.params.flagName, request.body ?? {}),
+    async (request) =>
+      flags.update(writeContext(request), request.params.projectId, request.params.flagName, request.body ?? {}),
   );
 
   app.delete(
@@ -89,7 +91,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
       },
     },
     async (request, reply) => {
-      await flags.delete(request.params.projectId, request.params.flagName);
+      await flags.delete(writeContext(request), request.params.projectId, request.params.flagName);
       return reply.code(204).send(null);
     },
   );

@@ -7,9 +7,11 @@ import { AppError, type FieldError, flagNotFound, invalid, projectNotFound, segm
 import { newId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import { ensureActors } from "../actors/actor.repository.js";
-import type { ChangeFeed } from "../evaluation/change-feed.js";
 import type { Change } from "../evaluation/changes.js";
 import type { CheckRecorder } from "../evaluation/check-recorder.js";
+import type { Snapshot } from "../evaluation/snapshot.js";
+import type { DomainEvent, WriteContext } from "../history/domain-events.js";
+import type { UnitOfWork } from "../history/unit-of-work.js";
 import { anyNameBeyond, pageOfNames } from "../evaluation/name-scan.js";
 import { findProject } from "../projects/project.repository.js";
 import { existingSegmentIds, findSegment } from "../segments/segment.repository.js";
@@ -42,10 +44,33 @@ const upserted = (
   ...delta,
 });
 
+/** A flag's state as the history records it, before and after a write. */
+const flagState = (flag: Flag) => ({
+  name: flag.name,
+  description: flag.description,
+  status: flag.status,
+  percentageActors: flag.percentageActors,
+  percentageCalls: flag.percentageCalls,
+});
+
+const flagEvent = (
+  type: "flag.created" | "flag.updated" | "flag.deleted",
+  flag: Flag,
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown> | null,
+): DomainEvent => ({
+  type,
+  projectId: flag.projectId,
+  target: { kind: "flag", id: flag.id, name: flag.name },
+  before,
+  after,
+});
+
 export class FlagService {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly feed: ChangeFeed,
+    private readonly work: UnitOfWork,
+    private readonly snapshot: Snapshot,
     private readonly recorder: CheckRecorder,
     private readonly clock: Clock,
   ) {}
@@ -62,10 +87,10 @@ export class FlagService {
     if (!(await findProject(db, projectId))) throw projectNotFound(projectId);
   }
 
-  async create(projectId: string, name: string, input: CreateFlagInput): Promise<Flag> {
+  async create(context: WriteContext, projectId: string, name: string, input: CreateFlagInput): Promise<Flag> {
     const exists = () => new AppError(409, "flag_exists", `Flag "${name}" already exists in project "${projectId}".`);
     try {
-      return await this.feed.write(projectId, async (trx) => {
+      return await this.work.write(context, projectId, async (trx) => {
         await this.requireProject(trx, projectId);
         if (await repo.findFlag(trx, projectId, name)) throw exists();
         const now = isoTime(this.clock.now());
@@ -85,6 +110,7 @@ export class FlagService {
         await repo.insertFlag(trx, flag);
         return {
           result: flag,
+          events: [flagEvent("flag.created", flag, null, flagState(flag))],
           changes: [upserted(flag, { addActors: [], removeActors: [], addSegments: [], removeSegments: [] })],
         };
       });
@@ -101,7 +127,7 @@ export class FlagService {
     throw flagNotFound(name);
   }
 
-  async update(projectId: string, name: string, input: UpdateFlagInput): Promise<Flag> {
+  async update(context: WriteContext, projectId: string, name: string, input: UpdateFlagInput): Promise<Flag> {
     const addActors = unique(input.addActors);
     const removeActors = unique(input.removeActors);
     const addSegments = unique(input.addSegments);
@@ -112,7 +138,7 @@ export class FlagService {
     ];
     if (problems.length > 0) throw invalid("An id cannot be added and removed in the same request.", problems);
 
-    return this.feed.write(projectId, async (trx) => {
+    return this.work.write(context, projectId, async (trx) => {
       await this.requireProject(trx, projectId);
       const flag = await repo.findFlag(trx, projectId, name);
       if (!flag) throw flagNotFound(name);
@@ -143,8 +169,8 @@ export class FlagService {
         next.percentageActors !== flag.percentageActors ||
         next.percentageCalls !== flag.percentageCalls;
       const membershipChanged = Object.values(delta).some((ids) => ids.length > 0);
-      // A request that changes nothing writes nothing: updatedAt stays where it was.
-      if (!fieldsChanged && !membershipChanged) return { result: this.present(flag), changes: [] };
+      // A request that changes nothing writes nothing: no event, updatedAt and the version stay.
+      if (!fieldsChanged && !membershipChanged) return { result: this.present(flag), events: [] };
 
       const now = isoTime(this.clock.now());
       next.updatedAt = now;
@@ -155,18 +181,33 @@ export class FlagService {
       await repo.detachActors(trx, next.id, delta.removeActors);
       await repo.attachSegments(trx, next.id, delta.addSegments, now);
       await repo.detachSegments(trx, next.id, delta.removeSegments);
-      return { result: this.present(next), changes: [upserted(next, delta)] };
+      const after = {
+        ...flagState(next),
+        addedActors: delta.addActors,
+        removedActors: delta.removeActors,
+        addedSegments: delta.addSegments,
+        removedSegments: delta.removeSegments,
+      };
+      return {
+        result: this.present(next),
+        events: [flagEvent("flag.updated", next, flagState(flag), after)],
+        changes: [upserted(next, delta)],
+      };
     });
   }
 
   /** Deletes a flag with its actor and segment links; a new flag of the same name starts clean. */
-  async delete(projectId: string, name: string): Promise<void> {
-    const id = await this.feed.write(projectId, async (trx) => {
+  async delete(context: WriteContext, projectId: string, name: string): Promise<void> {
+    const id = await this.work.write(context, projectId, async (trx) => {
       await this.requireProject(trx, projectId);
       const flag = await repo.findFlag(trx, projectId, name);
       if (!flag) throw flagNotFound(name);
       await repo.deleteFlag(trx, flag.id);
-      return { result: flag.id, changes: [{ kind: "flag.deleted", projectId, id: flag.id }] };
+      return {
+        result: flag.id,
+        events: [flagEvent("flag.deleted", flag, flagState(flag), null)],
+        changes: [{ kind: "flag.deleted", projectId, id: flag.id }],
+      };
     });
     this.recorder.forget(id);
   }
@@ -189,7 +230,7 @@ export class FlagService {
    */
   async listForActor(projectId: string, actorId: string, page: PageQuery): Promise<Page<Flag>> {
     await this.requireProject(this.db, projectId);
-    const state = this.feed.snapshot.projects.get(projectId);
+    const state = this.snapshot.projects.get(projectId);
     if (!state) return { data: [], pagination: { before: null, after: null } };
     const names = state.flagNamesInOrder();
     const matches = (flagName: string) => {

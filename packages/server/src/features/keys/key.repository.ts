@@ -30,13 +30,18 @@ export async function insertKey(trx: Transaction<Database>, key: ApiKey, hash: s
     .execute();
 }
 
-export async function deleteKey(trx: Transaction<Database>, projectId: string, id: string): Promise<boolean> {
-  const result = await trx
+/** Deletes a project's key; answers what it was (name and role), or undefined when there was none. */
+export async function deleteKey(
+  trx: Transaction<Database>,
+  projectId: string,
+  id: string,
+): Promise<{ name: string; role: string } | undefined> {
+  return trx
     .deleteFrom("api_keys")
     .where("id", "=", id)
     .where("project_id", "=", projectId)
+    .returning(["name", "role"])
     .executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
 }
 
 export async function listKeys(db: Executor, projectId: string, page: PageQuery): Promise<ApiKey[]> {
@@ -69,7 +74,15 @@ export async function listAdminKeys(db: Executor): Promise<ApiKey[]> {
   return rows.map(toKey);
 }
 
-export async function deleteAdminKey(trx: Transaction<Database>, id: string): Promise<boolean> {
-  const result = await trx.deleteFrom("api_keys").where("id", "=", id).where("role", "=", "admin").executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+/** Deletes an admin key; answers its name, or undefined when there was none. */
+export async function deleteAdminKey(
+  trx: Transaction<Database>,
+  id: string,
+): Promise<{ name: string; role: string } | undefined> {
+  return trx
+    .deleteFrom("api_keys")
+    .where("id", "=", id)
+    .where("role", "=", "admin")
+    .returning(["name", "role"])
+    .executeTakeFirst();
 }

@@ -1,6 +1,7 @@
 import { Type } from "typebox";
 import { errorResponses, NoContent, PageOf, PageQuery, ProjectParams } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
+import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
 import { CreateKeyBody } from "./key.schemas.js";
 import type { KeyService } from "./key.service.js";
@@ -19,7 +20,8 @@ export function keyRoutes(app: TypedApp, keys: KeyService): void {
         response: { 201: Type.Ref("CreatedApiKey"), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
       },
     },
-    async (request, reply) => reply.code(201).send(await keys.create(request.params.projectId, request.body)),
+    async (request, reply) =>
+      reply.code(201).send(await keys.create(writeContext(request), request.params.projectId, request.body)),
   );
 
   app.get(
@@ -49,7 +51,7 @@ export function keyRoutes(app: TypedApp, keys: KeyService): void {
       },
     },
     async (request, reply) => {
-      await keys.revoke(request.params.projectId, request.params.keyId);
+      await keys.revoke(writeContext(request), request.params.projectId, request.params.keyId);
       return reply.code(204).send(null);
     },
   );

@@ -4,21 +4,38 @@ import type { Database } from "../../db/schema.js";
 import { AppError, projectNotFound } from "../../errors.js";
 import { hashApiKey, newApiKey, newKeyId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
-import type { ChangeFeed } from "../evaluation/change-feed.js";
 import { type Change, GLOBAL_STREAM } from "../evaluation/changes.js";
+import { type DomainEvent, STARTUP, type WriteContext } from "../history/domain-events.js";
+import type { UnitOfWork } from "../history/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./key.repository.js";
 import type { ApiKey, CreatedApiKey, CreateKeyInput } from "./key.schemas.js";
 
+/** A key event: id, name and role before or after, never the secret or its hash. */
+function keyEvent(
+  type: "key.created" | "key.revoked",
+  projectId: string | null,
+  key: { id: string; name: string; role: string },
+): DomainEvent {
+  const state = { id: key.id, name: key.name, role: key.role };
+  return {
+    type,
+    projectId,
+    target: { kind: "key", id: key.id, name: key.name },
+    before: type === "key.created" ? null : state,
+    after: type === "key.created" ? state : null,
+  };
+}
+
 export class KeyService {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly feed: ChangeFeed,
+    private readonly work: UnitOfWork,
     private readonly clock: Clock,
   ) {}
 
-  async create(projectId: string, input: CreateKeyInput): Promise<CreatedApiKey> {
-    return this.feed.write(projectId, async (trx) => {
+  async create(context: WriteContext, projectId: string, input: CreateKeyInput): Promise<CreatedApiKey> {
+    return this.work.write(context, projectId, async (trx) => {
       if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
       const secret = newApiKey();
       const hash = hashApiKey(secret);
@@ -27,7 +44,8 @@ export class KeyService {
       await repo.insertKey(trx, key, hash);
       return {
         result: { ...key, role: input.role, projectId, key: secret },
-        changes: [{ kind: "key.created", id: key.id, hash, role: key.role, projectId }],
+        events: [keyEvent("key.created", projectId, key)],
+        changes: [{ kind: "key.created", id: key.id, name: key.name, hash, role: key.role, projectId }],
       };
     });
   }
@@ -44,13 +62,18 @@ export class KeyService {
   }
 
   /** Revokes a key; every instance stops accepting it as soon as the change reaches it. */
-  async revoke(projectId: string, keyId: string): Promise<void> {
-    await this.feed.write(projectId, async (trx) => {
+  async revoke(context: WriteContext, projectId: string, keyId: string): Promise<void> {
+    await this.work.write(context, projectId, async (trx) => {
       if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
-      if (!(await repo.deleteKey(trx, projectId, keyId))) {
+      const deleted = await repo.deleteKey(trx, projectId, keyId);
+      if (!deleted) {
         throw new AppError(404, "key_not_found", `Key "${keyId}" does not exist in project "${projectId}".`);
       }
-      return { result: undefined, changes: [{ kind: "key.deleted", id: keyId }] };
+      return {
+        result: undefined,
+        events: [keyEvent("key.revoked", projectId, { id: keyId, ...deleted })],
+        changes: [{ kind: "key.deleted", id: keyId }],
+      };
     });
   }
 
@@ -59,25 +82,25 @@ export class KeyService {
    * Without it, and with no admin key stored, a new key is created and returned so it can be shown once.
    */
   async ensureAdminKey(configured: string | undefined): Promise<string | undefined> {
-    return this.feed.write(GLOBAL_STREAM, async (trx) => {
+    return this.work.write(STARTUP, GLOBAL_STREAM, async (trx) => {
       if (configured !== undefined) {
-        if (await repo.hasKeyWithHash(trx, hashApiKey(configured))) return { result: undefined, changes: [] };
-        const { change } = await this.insertAdminKey(trx, "ADMIN_API_KEY", configured);
-        return { result: undefined, changes: [change] };
+        if (await repo.hasKeyWithHash(trx, hashApiKey(configured))) return { result: undefined, events: [] };
+        const { key, change } = await this.insertAdminKey(trx, "ADMIN_API_KEY", configured);
+        return { result: undefined, events: [keyEvent("key.created", null, key)], changes: [change] };
       }
-      if (await repo.hasAdminKey(trx)) return { result: undefined, changes: [] };
+      if (await repo.hasAdminKey(trx)) return { result: undefined, events: [] };
       const secret = newApiKey();
-      const { change } = await this.insertAdminKey(trx, "generated at first start", secret);
-      return { result: secret, changes: [change] };
+      const { key, change } = await this.insertAdminKey(trx, "generated at first start", secret);
+      return { result: secret, events: [keyEvent("key.created", null, key)], changes: [change] };
     });
   }
 
-  /** Creates an admin key (the CLI's recovery path: admin keys cannot be made over the API). */
-  async createAdminKey(name: string): Promise<ApiKey & { key: string }> {
-    return this.feed.write(GLOBAL_STREAM, async (trx) => {
+  /** Creates an admin key (the recovery command's path: admin keys cannot be made over the API). */
+  async createAdminKey(context: WriteContext, name: string): Promise<ApiKey & { key: string }> {
+    return this.work.write(context, GLOBAL_STREAM, async (trx) => {
       const secret = newApiKey();
       const { key, change } = await this.insertAdminKey(trx, name, secret);
-      return { result: { ...key, key: secret }, changes: [change] };
+      return { result: { ...key, key: secret }, events: [keyEvent("key.created", null, key)], changes: [change] };
     });
   }
 
@@ -86,12 +109,15 @@ export class KeyService {
   }
 
   /** Revokes an admin key; every instance stops accepting it as soon as the change reaches it. */
-  async revokeAdminKey(keyId: string): Promise<void> {
-    await this.feed.write(GLOBAL_STREAM, async (trx) => {
-      if (!(await repo.deleteAdminKey(trx, keyId))) {
-        throw new AppError(404, "key_not_found", `No admin key "${keyId}".`);
-      }
-      return { result: undefined, changes: [{ kind: "key.deleted", id: keyId }] };
+  async revokeAdminKey(context: WriteContext, keyId: string): Promise<void> {
+    await this.work.write(context, GLOBAL_STREAM, async (trx) => {
+      const deleted = await repo.deleteAdminKey(trx, keyId);
+      if (!deleted) throw new AppError(404, "key_not_found", `No admin key "${keyId}".`);
+      return {
+        result: undefined,
+        events: [keyEvent("key.revoked", null, { id: keyId, ...deleted })],
+        changes: [{ kind: "key.deleted", id: keyId }],
+      };
     });
   }
 
@@ -100,7 +126,7 @@ export class KeyService {
     const now = this.clock.now();
     const key: ApiKey = { id: newKeyId(now), name, role: "admin", projectId: null, createdAt: isoTime(now) };
     await repo.insertKey(trx, key, hash);
-    const change: Change = { kind: "key.created", id: key.id, hash, role: "admin", projectId: null };
+    const change: Change = { kind: "key.created", id: key.id, name, hash, role: "admin", projectId: null };
     return { key, change };
   }
 }

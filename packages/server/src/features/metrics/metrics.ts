@@ -14,6 +14,7 @@ export class Metrics {
   private readonly checksEnabled: Counter;
   private readonly checksDisabled: Counter;
   private readonly feedLag: Histogram;
+  private readonly events: Counter<"type">;
 
   constructor(snapshot: Snapshot) {
     const registers = [this.registry];
@@ -37,6 +38,12 @@ export class Metrics {
       name: "flagstaff_change_feed_lag_seconds",
       help: "Time from a change's commit on another instance to its arrival in this instance's snapshot",
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30],
+      registers,
+    });
+    this.events = new Counter({
+      name: "flagstaff_events_total",
+      help: "Events (history entries) this instance's writes produced, by type",
+      labelNames: ["type"],
       registers,
     });
     new Gauge({
@@ -74,6 +81,10 @@ export class Metrics {
 
   recordCheck(enabled: boolean): void {
     (enabled ? this.checksEnabled : this.checksDisabled).inc();
+  }
+
+  recordEvent(type: string): void {
+    this.events.labels(type).inc();
   }
 
   recordFeedLag(seconds: number): void {

@@ -4,6 +4,7 @@ import { toPageQuery } from "../../pagination.js";
 import { CreateProjectBody } from "./project.schemas.js";
 import type { ProjectService } from "./project.service.js";
 import type { TypedApp } from "../../http/typed-app.js";
+import { writeContext } from "../../http/write-context.js";
 
 export function projectRoutes(app: TypedApp, projects: ProjectService): void {
   app.post(
@@ -18,7 +19,7 @@ export function projectRoutes(app: TypedApp, projects: ProjectService): void {
       },
     },
     async (request, reply) => {
-      const project = await projects.create(request.body);
+      const project = await projects.create(writeContext(request), request.body);
       return reply
         .code(201)
         .header("location", `/projects/${encodeURIComponent(project.id)}`)
@@ -66,7 +67,7 @@ export function projectRoutes(app: TypedApp, projects: ProjectService): void {
       },
     },
     async (request, reply) => {
-      await projects.delete(request.params.projectId);
+      await projects.delete(writeContext(request), request.params.projectId);
       return reply.code(204).send(null);
     },
   );

@@ -1,6 +1,7 @@
 import { Type } from "typebox";
 import { ActorParams, errorResponses, NoContent, PageOf, PageQuery, ProjectParams } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
+import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
 import { CreateSegmentBody, SegmentParams, UpdateSegmentBody } from "./segment.schemas.js";
 import type { SegmentService } from "./segment.service.js";
@@ -37,7 +38,7 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
     },
     async (request, reply) => {
       const { projectId } = request.params;
-      const segment = await segments.create(projectId, request.body);
+      const segment = await segments.create(writeContext(request), projectId, request.body);
       return reply
         .code(201)
         .header("location", `/projects/${encodeURIComponent(projectId)}/segments/${encodeURIComponent(segment.id)}`)
@@ -71,7 +72,8 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
         response: { 200: Segment, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) },
       },
     },
-    async (request) => segments.update(request.params.projectId, request.params.segmentId, request.body ?? {}),
+    async (request) =>
+      segments.update(writeContext(request), request.params.projectId, request.params.segmentId, request.body ?? {}),
   );
 
   app.delete(
@@ -86,7 +88,7 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
       },
     },
     async (request, reply) => {
-      await segments.delete(request.params.projectId, request.params.segmentId);
+      await segments.delete(writeContext(request), request.params.projectId, request.params.segmentId);
       return reply.code(204).send(null);
     },
   );

@@ -6,7 +6,8 @@ import { AppError, flagNotFound, invalid, projectNotFound, segmentNotFound } fro
 import { newId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import { ensureActors } from "../actors/actor.repository.js";
-import type { ChangeFeed } from "../evaluation/change-feed.js";
+import type { DomainEvent, WriteContext } from "../history/domain-events.js";
+import type { UnitOfWork } from "../history/unit-of-work.js";
 import { findFlag } from "../flags/flag.repository.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./segment.repository.js";
@@ -30,10 +31,21 @@ function segmentName(raw: string): string {
 const segmentExists = (name: string) =>
   new AppError(409, "segment_exists", `A segment named "${name}" already exists.`);
 
+/** A segment's state as the history records it. */
+const segmentState = (row: { name: string; description: string }) => ({ name: row.name, description: row.description });
+
+const segmentEvent = (
+  type: "segment.created" | "segment.updated" | "segment.deleted",
+  projectId: string,
+  row: { id: string; name: string },
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown> | null,
+): DomainEvent => ({ type, projectId, target: { kind: "segment", id: row.id, name: row.name }, before, after });
+
 export class SegmentService {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly feed: ChangeFeed,
+    private readonly work: UnitOfWork,
     private readonly clock: Clock,
   ) {}
 
@@ -65,10 +77,10 @@ export class SegmentService {
     return { data: await this.withLatestActors(this.db, result.data), pagination: result.pagination };
   }
 
-  async create(projectId: string, input: CreateSegmentInput): Promise<Segment> {
+  async create(context: WriteContext, projectId: string, input: CreateSegmentInput): Promise<Segment> {
     const name = segmentName(input.name);
     try {
-      return await this.feed.write(projectId, async (trx) => {
+      return await this.work.write(context, projectId, async (trx) => {
         await this.requireProject(trx, projectId);
         if (await repo.segmentNameTaken(trx, projectId, name)) throw segmentExists(name);
         const row: repo.SegmentRow = {
@@ -82,7 +94,7 @@ export class SegmentService {
         await repo.insertSegment(trx, row);
         return {
           result: { id: row.id, name, description: row.description, createdAt: row.createdAt, latestActors: [] },
-          changes: [],
+          events: [segmentEvent("segment.created", projectId, row, null, segmentState(row))],
         };
       });
     } catch (error) {
@@ -101,7 +113,12 @@ export class SegmentService {
     return segment as Segment;
   }
 
-  async update(projectId: string, segmentId: string, input: UpdateSegmentInput): Promise<Segment> {
+  async update(
+    context: WriteContext,
+    projectId: string,
+    segmentId: string,
+    input: UpdateSegmentInput,
+  ): Promise<Segment> {
     const name = input.name === undefined ? undefined : segmentName(input.name);
     const add = [...new Set(input.addActors ?? [])];
     const remove = [...new Set(input.removeActors ?? [])];
@@ -114,7 +131,7 @@ export class SegmentService {
       );
     }
     try {
-      return await this.feed.write(projectId, async (trx) => {
+      return await this.work.write(context, projectId, async (trx) => {
         await this.requireProject(trx, projectId);
         const row = await repo.findSegment(trx, projectId, segmentId);
         if (!row) throw segmentNotFound(segmentId);
@@ -140,8 +157,10 @@ export class SegmentService {
           await repo.removeMembers(trx, segmentId, removed);
         }
         const [segment] = await this.withLatestActors(trx, [next]);
+        const after = { ...segmentState(next), addedActors: added, removedActors: removed };
         return {
           result: segment as Segment,
+          events: changed ? [segmentEvent("segment.updated", projectId, next, segmentState(row), after)] : [],
           changes:
             added.length > 0 || removed.length > 0
               ? [{ kind: "segment.members", projectId, segmentId, add: added, remove: removed }]
@@ -155,13 +174,18 @@ export class SegmentService {
   }
 
   /** Deletes a segment; it is detached from every flag and its memberships go with it. */
-  async delete(projectId: string, segmentId: string): Promise<void> {
-    await this.feed.write(projectId, async (trx) => {
+  async delete(context: WriteContext, projectId: string, segmentId: string): Promise<void> {
+    await this.work.write(context, projectId, async (trx) => {
       await this.requireProject(trx, projectId);
-      if (!(await repo.findSegment(trx, projectId, segmentId))) throw segmentNotFound(segmentId);
+      const row = await repo.findSegment(trx, projectId, segmentId);
+      if (!row) throw segmentNotFound(segmentId);
       await repo.touchFlagsAttachedTo(trx, segmentId, isoTime(this.clock.now()));
       await repo.deleteSegment(trx, segmentId);
-      return { result: undefined, changes: [{ kind: "segment.deleted", projectId, segmentId }] };
+      return {
+        result: undefined,
+        events: [segmentEvent("segment.deleted", projectId, row, segmentState(row), null)],
+        changes: [{ kind: "segment.deleted", projectId, segmentId }],
+      };
     });
   }
 

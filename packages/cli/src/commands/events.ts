@@ -1,0 +1,69 @@
+import type { FlagstaffEvent } from "@flagstaff/sdk";
+import type { Noun } from "../command.js";
+import { type Column, table } from "../output.js";
+
+const DEFAULT_COUNT = 50;
+
+const who = (e: FlagstaffEvent) => ("system" in e.actor ? `(${e.actor.system})` : e.actor.keyName);
+
+/** What changed, in a few words: the fields whose values differ, and the ids added or removed. */
+function summary(e: FlagstaffEvent): string {
+  const before = e.before ?? {};
+  const after = e.after ?? {};
+  const parts: string[] = [];
+  for (const [field, value] of Object.entries(after)) {
+    if (Array.isArray(value)) {
+      if (value.length > 0) parts.push(`${field} ${value.join(",")}`);
+    } else if (e.before !== null && JSON.stringify(before[field]) !== JSON.stringify(value)) {
+      parts.push(`${field} ${JSON.stringify(before[field])}→${JSON.stringify(value)}`);
+    }
+  }
+  return parts.join("; ");
+}
+
+const COLUMNS: Column<FlagstaffEvent>[] = [
+  ["TIME", (e) => e.createdAt],
+  ["TYPE", (e) => e.type],
+  ["TARGET", (e) => e.target.name],
+  ["BY", who],
+  ["CHANGES", summary],
+];
+
+export const events: Noun = {
+  name: "events",
+  summary: "The project's history: who changed what, when, and from what (read key); newest first",
+  command: {
+    summary: "List the project's events, newest first",
+    options: {
+      type: {
+        type: "string",
+        multiple: true,
+        value: "<type>",
+        description: "An event type such as flag.updated, or a prefix such as flag. (repeatable)",
+      },
+      flag: { type: "string", value: "<name>", description: "Only events of flags of this name" },
+      segment: { type: "string", value: "<id>", description: "Only events of this segment" },
+      since: { type: "string", value: "<time>", description: "Only events at or after this ISO time" },
+      until: { type: "string", value: "<time>", description: "Only events before this ISO time" },
+      limit: { type: "string", value: "<n>", description: `How many events to print (default ${DEFAULT_COUNT})` },
+    },
+    async run(ctx) {
+      const count = ctx.integer("limit") ?? DEFAULT_COUNT;
+      if (count < 1) throw ctx.usage("--limit must be at least 1.");
+      const list = ctx.client().events.list(ctx.project(), {
+        type: ctx.strings("type"),
+        flag: ctx.string("flag"),
+        segment: ctx.string("segment"),
+        since: ctx.string("since"),
+        until: ctx.string("until"),
+        limit: Math.min(count, 100),
+      });
+      const rows: FlagstaffEvent[] = [];
+      for await (const event of list) {
+        rows.push(event);
+        if (rows.length >= count) break;
+      }
+      ctx.print(rows, (data) => table(data, COLUMNS, "No events."));
+    },
+  },
+};

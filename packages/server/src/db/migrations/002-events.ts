@@ -1,0 +1,57 @@
+import { type Kysely, type Migration, sql } from "kysely";
+import type { Dialect } from "../../config.js";
+
+/**
+ * The history of every write (`events`) and the delivery outbox webhooks will read (`event_outbox`).
+ * Event ids are `evt_` and a ULID, so they sort by time: every history page is one range scan of an index
+ * that ends in `id`, whatever the filter (project, flag name, segment id, type).
+ */
+export function eventsMigration(dialect: Dialect): Migration {
+  const textKey = dialect === "postgres" ? sql`collate "C"` : sql``;
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable("events")
+        .addColumn("id", "text", (c) => c.primaryKey().modifyEnd(textKey))
+        // null for admin-key events, which belong to no project. No foreign key: history outlives deletes.
+        .addColumn("project_id", "text", (c) => c.modifyEnd(textKey))
+        .addColumn("type", "text", (c) => c.notNull().modifyEnd(textKey))
+        .addColumn("target_kind", "text", (c) => c.notNull().modifyEnd(textKey))
+        .addColumn("target_id", "text", (c) => c.notNull().modifyEnd(textKey))
+        .addColumn("target_name", "text", (c) => c.notNull().modifyEnd(textKey))
+        .addColumn("actor", "text", (c) => c.notNull())
+        .addColumn("before", "text")
+        .addColumn("after", "text")
+        .addColumn("request_id", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex("events_project").on("events").columns(["project_id", "id"]).execute();
+      await db.schema.createIndex("events_project_type").on("events").columns(["project_id", "type", "id"]).execute();
+      await db.schema
+        .createIndex("events_target_name")
+        .on("events")
+        .columns(["project_id", "target_kind", "target_name", "id"])
+        .execute();
+      await db.schema
+        .createIndex("events_target_id")
+        .on("events")
+        .columns(["project_id", "target_kind", "target_id", "id"])
+        .execute();
+      await db.schema.createIndex("events_created_at").on("events").column("created_at").execute();
+
+      // One row per event to deliver; the webhook dispatcher claims and marks them (none yet).
+      await db.schema
+        .createTable("event_outbox")
+        .addColumn("event_id", "text", (c) => c.primaryKey().modifyEnd(textKey))
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("claimed_at", "text")
+        .addColumn("sent_at", "text")
+        .execute();
+      await db.schema.createIndex("event_outbox_created_at").on("event_outbox").column("created_at").execute();
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable("event_outbox").execute();
+      await db.schema.dropTable("events").execute();
+    },
+  };
+}

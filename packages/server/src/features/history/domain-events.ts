@@ -1,0 +1,55 @@
+import type { Role } from "../evaluation/changes.js";
+
+/** Every kind of event a write can produce; the history filters by these and by their prefixes. */
+export const EVENT_TYPES = [
+  "project.created",
+  "project.deleted",
+  "key.created",
+  "key.revoked",
+  "flag.created",
+  "flag.updated",
+  "flag.deleted",
+  "segment.created",
+  "segment.updated",
+  "segment.deleted",
+  "actor.updated",
+  "webhook.created",
+  "webhook.updated",
+  "webhook.deleted",
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export type TargetKind = "project" | "key" | "flag" | "segment" | "actor" | "webhook";
+
+/** Who made a write: a key (with its name as it was then), or the service itself. */
+export type EventActor =
+  | { readonly keyId: string; readonly keyName: string; readonly role: Role }
+  | { readonly system: "startup" | "admin-key-command" };
+
+/** The caller and request a write is made for; routes build it from the request, system callers name themselves. */
+export interface WriteContext {
+  readonly actor: EventActor;
+  readonly requestId: string | null;
+}
+
+export const STARTUP: WriteContext = { actor: { system: "startup" }, requestId: null };
+export const ADMIN_KEY_COMMAND: WriteContext = { actor: { system: "admin-key-command" }, requestId: null };
+
+/** What a write did, as its work reports it: the target, and its state before and after (never a secret). */
+export interface DomainEvent {
+  readonly type: EventType;
+  /** null for admin keys, which belong to no project. */
+  readonly projectId: string | null;
+  readonly target: { readonly kind: TargetKind; readonly id: string; readonly name: string };
+  readonly before: Record<string, unknown> | null;
+  readonly after: Record<string, unknown> | null;
+}
+
+/** An event as stored in the history and published on the bus. */
+export interface StoredEvent extends DomainEvent {
+  readonly id: string;
+  readonly createdAt: string;
+  readonly actor: EventActor;
+  readonly requestId: string | null;
+}

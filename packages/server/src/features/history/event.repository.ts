@@ -1,0 +1,112 @@
+import type { Kysely, SelectQueryBuilder, Transaction } from "kysely";
+import type { Database, EventsTable } from "../../db/schema.js";
+import type { PageQuery, SortKey } from "../../pagination.js";
+import type { EventActor, EventType, StoredEvent, TargetKind } from "./domain-events.js";
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface EventFilter {
+  readonly projectId: string;
+  /** Any of these types (already expanded from prefixes); undefined for all. */
+  readonly types?: readonly EventType[];
+  /** Events of flags of this name (every flag that had it). */
+  readonly flagName?: string;
+  readonly segmentId?: string;
+  /** createdAt at or after this ISO time. */
+  readonly since?: string;
+  /** createdAt strictly before this ISO time. */
+  readonly until?: string;
+}
+
+/** Stores events in the history and queues each for delivery, in the write's transaction. */
+export async function insertEvents(trx: Transaction<Database>, events: readonly StoredEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await trx
+    .insertInto("events")
+    .values(
+      events.map((e) => ({
+        id: e.id,
+        project_id: e.projectId,
+        type: e.type,
+        target_kind: e.target.kind,
+        target_id: e.target.id,
+        target_name: e.target.name,
+        actor: JSON.stringify(e.actor),
+        before: e.before === null ? null : JSON.stringify(e.before),
+        after: e.after === null ? null : JSON.stringify(e.after),
+        request_id: e.requestId,
+        created_at: e.createdAt,
+      })),
+    )
+    .execute();
+  await trx
+    .insertInto("event_outbox")
+    .values(events.map((e) => ({ event_id: e.id, created_at: e.createdAt, claimed_at: null, sent_at: null })))
+    .execute();
+}
+
+const parse = (text: string | null) => (text === null ? null : (JSON.parse(text) as Record<string, unknown>));
+
+function toEvent(row: EventsTable): StoredEvent {
+  return {
+    id: row.id,
+    type: row.type as EventType,
+    projectId: row.project_id,
+    createdAt: row.created_at,
+    actor: JSON.parse(row.actor) as EventActor,
+    target: { kind: row.target_kind as TargetKind, id: row.target_id, name: row.target_name },
+    before: parse(row.before),
+    after: parse(row.after),
+    requestId: row.request_id,
+  };
+}
+
+function filtered(db: Executor, filter: EventFilter): SelectQueryBuilder<Database, "events", object> {
+  let q = db.selectFrom("events").where("project_id", "=", filter.projectId);
+  if (filter.types !== undefined) q = q.where("type", "in", [...filter.types]);
+  if (filter.flagName !== undefined) {
+    q = q.where("target_kind", "=", "flag").where("target_name", "=", filter.flagName);
+  }
+  if (filter.segmentId !== undefined) {
+    q = q.where("target_kind", "=", "segment").where("target_id", "=", filter.segmentId);
+  }
+  if (filter.since !== undefined) q = q.where("created_at", ">=", filter.since);
+  if (filter.until !== undefined) q = q.where("created_at", "<", filter.until);
+  return q;
+}
+
+/**
+ * One page of a project's history, newest first: `limit + 1` rows in the page's direction (older for
+ * first and after, newer, ascending, for before), as `assemblePage` expects. Ids sort by time.
+ */
+export async function listEvents(db: Executor, filter: EventFilter, page: PageQuery): Promise<StoredEvent[]> {
+  let q = filtered(db, filter).selectAll();
+  if (page.direction === "before") q = q.where("id", ">", page.key[0] as string).orderBy("id", "asc");
+  else {
+    if (page.direction === "after") q = q.where("id", "<", page.key[0] as string);
+    q = q.orderBy("id", "desc");
+  }
+  const rows = await q.limit(page.limit + 1).execute();
+  return rows.map(toEvent);
+}
+
+/** Whether any event lies before (newer than) or after (older than) a key in the newest-first order. */
+export async function eventsBeyond(
+  db: Executor,
+  filter: EventFilter,
+  side: "before" | "after",
+  key: SortKey,
+): Promise<boolean> {
+  const row = await filtered(db, filter)
+    .select("id")
+    .where("id", side === "before" ? ">" : "<", key[0] as string)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Drops events (and their outbox rows) created before `before`. */
+export async function pruneEvents(db: Kysely<Database>, before: string): Promise<void> {
+  await db.deleteFrom("event_outbox").where("created_at", "<", before).execute();
+  await db.deleteFrom("events").where("created_at", "<", before).execute();
+}

@@ -1,0 +1,48 @@
+import { Type } from "typebox";
+import { errorResponses, PageOf } from "../../http/schemas.js";
+import type { TypedApp } from "../../http/typed-app.js";
+import { toPageQuery } from "../../pagination.js";
+import { FlagParams } from "../flags/flag.schemas.js";
+import { ListEventsQuery, ListFlagEventsQuery } from "./event.schemas.js";
+import type { EventService } from "./event.service.js";
+
+const Event = Type.Ref("Event");
+
+export function eventRoutes(app: TypedApp, events: EventService): void {
+  app.get(
+    "/projects/:projectId/events",
+    {
+      config: { access: "read" },
+      schema: {
+        tags: ["history"],
+        summary: "List a project's events (its history), newest first",
+        params: Type.Object({ projectId: Type.String() }),
+        querystring: ListEventsQuery,
+        response: { 200: PageOf(Event), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+      },
+    },
+    async (request) => {
+      const { limit, before, after, ...filters } = request.query;
+      return events.list(request.params.projectId, filters, toPageQuery({ limit, before, after }, 1));
+    },
+  );
+
+  app.get(
+    "/projects/:projectId/flags/:flagName/events",
+    {
+      config: { access: "read" },
+      schema: {
+        tags: ["history", "flags"],
+        summary: "List the events of a flag name, newest first, across deletes and re-creates",
+        params: FlagParams,
+        querystring: ListFlagEventsQuery,
+        response: { 200: PageOf(Event), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+      },
+    },
+    async (request) => {
+      const { limit, before, after, ...filters } = request.query;
+      const { projectId, flagName } = request.params;
+      return events.listForFlag(projectId, flagName, filters, toPageQuery({ limit, before, after }, 1));
+    },
+  );
+}
