@@ -61,6 +61,12 @@ export class ChangeFeed {
   private readonly catchingUp = new Map<string, { again: boolean }>();
   /** Per stream: the tail of the queue of writes, and how many wait in it. */
   private readonly writeQueues = new Map<string, { tail: Promise<void>; length: number }>();
+  /**
+   * "stream:version" of this instance's writes until they are in its snapshot. A catch-up woken by the
+   * write's own announcement may read it from the log before the commit has even returned here; it is
+   * then applied, but it is not another instance's change (not lag).
+   */
+  private readonly ownWrites = new Set<string>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -101,9 +107,12 @@ export class ChangeFeed {
     const release = await this.takeTurn(stream);
     let set: ChangeSet;
     let result: T;
+    let own: string | undefined;
     try {
       ({ set, result } = await this.db.transaction().execute(async (trx) => {
         const version = await nextStreamVersion(trx, stream);
+        own = `${stream}:${version}`;
+        this.ownWrites.add(own);
         const outcome = await work(trx);
         const changeSet: ChangeSet = {
           stream,
@@ -116,11 +125,18 @@ export class ChangeFeed {
         await this.options.announce?.(trx, changeSet);
         return { set: changeSet, result: outcome.result };
       }));
+    } catch (error) {
+      if (own !== undefined) this.ownWrites.delete(own);
+      throw error;
     } finally {
       release();
     }
-    // A feed that was never loaded holds no snapshot (the CLI writes through one): it only records.
-    if (this.loaded) await this.deliver(set);
+    try {
+      // A feed that was never loaded holds no snapshot (the CLI writes through one): it only records.
+      if (this.loaded) await this.deliver(set);
+    } finally {
+      if (own !== undefined) this.ownWrites.delete(own);
+    }
     return result;
   }
 
@@ -235,7 +251,7 @@ export class ChangeFeed {
     for (const set of sets) {
       if (set.version !== (this.snapshot.versions.get(stream) ?? 0) + 1) continue;
       this.snapshot.apply(set);
-      this.options.onCaughtUp?.(set);
+      if (!this.ownWrites.has(`${set.stream}:${set.version}`)) this.options.onCaughtUp?.(set);
     }
     this.drain(stream);
   }
