@@ -1,18 +1,14 @@
-// The server's test harness, and a runner of the real, built CLI as a child process. The harness's types
-// come from the server's sources; at run time the compiled harness is loaded relative to this compiled
-// file: packages/cli/dist/test/harness.js → packages/server/dist/test/helpers/server.js.
+// The shared test harness (@flagstaff/test-harness), and a runner of the real, built CLI as a child process.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
-import type * as ServerHarness from "../../server/test/helpers/server.js";
+import * as testHarness from "@flagstaff/test-harness";
 
-const harnessUrl = new URL("../../../server/dist/test/helpers/server.js", import.meta.url);
+/** The shared test harness: startServer, DIALECTS, ADMIN_KEY, createProject, createKey. */
+export const harness = testHarness;
 
-/** The server package's test harness: startServer, DIALECTS, ADMIN_KEY, createProject, createKey. */
-export const harness: typeof ServerHarness = await import(harnessUrl.href);
-
-export type { TestServer } from "../../server/test/helpers/server.js";
+export type { TestServer } from "@flagstaff/test-harness";
 
 const MAIN = fileURLToPath(new URL("../src/main.js", import.meta.url));
 

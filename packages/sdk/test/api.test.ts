@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { ADMIN_KEY, createKey, createProject, DIALECTS, startServer, type TestServer } from "@flagstaff/test-harness";
 import { type FetchLike, type Flag, FlagstaffClient, FlagstaffError, isFlagstaffError } from "../src/index.js";
-import { harness, type TestServer } from "./harness.js";
-
-const { ADMIN_KEY, DIALECTS, createKey, createProject, startServer } = harness;
 
 /** Actor ids that need percent-encoding, or that a naive client would mangle. */
 const SPECIAL_IDS = [

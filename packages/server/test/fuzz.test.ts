@@ -6,7 +6,7 @@ import { API_ERROR_CODES } from "@flagstaff/core";
 import http from "node:http";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
-import { ADMIN_KEY, DIALECTS, startServer, type TestServer } from "./helpers/server.js";
+import { ADMIN_KEY, DIALECTS, startServer, type TestServer } from "@flagstaff/test-harness";
 
 // ---------------------------------------------------------------------------------------------------------
 // The operations, as the route files declare them (features/*/*.routes.ts, app.ts).

@@ -16,7 +16,7 @@ import {
   expectProblem,
   startServer,
   type TestServer,
-} from "./helpers/server.js";
+} from "@flagstaff/test-harness";
 
 const DEEP = "[".repeat(20_000) + "]".repeat(20_000);
 const nested = (levels: number, leaf = '"x"') => "[".repeat(levels) + leaf + "]".repeat(levels);

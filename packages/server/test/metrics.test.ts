@@ -8,7 +8,7 @@ import {
   freshDatabase,
   startServer,
   type TestServer,
-} from "./helpers/server.js";
+} from "@flagstaff/test-harness";
 
 /** The value of one sample line (`name{labels} value`) in a Prometheus exposition, or undefined. */
 function sample(text: string, name: string, labels = ""): number | undefined {

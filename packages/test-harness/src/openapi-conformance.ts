@@ -1,6 +1,6 @@
 // Checks answers against the server's own OpenAPI document (GET /openapi.json): the operation exists, it
 // declares the status, the media type is one it declares, and a JSON body matches the declared schema.
-// The harness (helpers/server.ts) runs this on every answer, so the document cannot drift from the code.
+// The harness (http.ts) runs this on every answer, so the document cannot drift from the code.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 
@@ -11,6 +11,8 @@ const DOC_ID = "https://flagstaff.invalid/openapi.json";
 const OPERATION_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 /** Fastify's router refuses path segments longer than this (app.ts) before any route is chosen. */
 const MAX_SEGMENT_LENGTH = 4096;
+/** How long fetching the document may take: every request of the harness has a deadline. */
+const DOCUMENT_TIMEOUT_MS = 30_000;
 
 export class ConformanceError extends Error {
   override name = "ConformanceError";
@@ -106,7 +108,7 @@ export function loadDocument(baseUrl: string): Promise<OpenApiDocument> {
   let loading = documents.get(baseUrl);
   if (loading === undefined) {
     loading = (async () => {
-      const res = await fetch(`${baseUrl}/openapi.json`);
+      const res = await fetch(`${baseUrl}/openapi.json`, { signal: AbortSignal.timeout(DOCUMENT_TIMEOUT_MS) });
       const text = await res.text();
       if (res.status !== 200) throw new ConformanceError(`GET ${baseUrl}/openapi.json answered ${res.status}: ${text}`);
       return new OpenApiDocument(JSON.parse(text) as Json);
