@@ -262,12 +262,11 @@ class FuzzTarget {
   }
 
   /**
-   * After a successful check: writes the noted `latestCheckedAt` now (as the flush timer would), lets
-   * any timer flush already under way finish, and takes the fingerprint again.
+   * After a successful check: writes the noted `latestCheckedAt` now (as the flush timer would; `flush`
+   * first waits for a timer flush already under way), and takes the fingerprint again.
    */
   async settle(): Promise<void> {
     await this.server.service.recorder.flush();
-    await new Promise((resolve) => setTimeout(resolve, 50));
     this.baseline = await this.fingerprint();
   }
 
