@@ -81,8 +81,22 @@ const CODES = new Set<string>(
 /** Statuses decisions §3 allows here (no rate limit configured, database up, nothing failing on purpose). */
 const STATUSES = new Set([200, 201, 204, 400, 401, 403, 404, 405, 409, 413, 415]);
 
-const RUNS_PER_OPERATION = 150;
-const RUNS_CROSS = 250;
+/**
+ * FUZZ_RUNS scales how many requests each property sends: 1 is the full count below, which CI runs
+ * (CI=true); 0.1 is a quick pass, 10 a long search. Without it a developer's machine runs LOCAL_SCALE.
+ */
+const LOCAL_SCALE = 0.25;
+function fuzzScale(): number {
+  const raw = process.env.FUZZ_RUNS;
+  if (raw === undefined || raw === "") return process.env.CI === "true" ? 1 : LOCAL_SCALE;
+  const scale = Number(raw);
+  if (!(scale > 0))
+    throw new Error(`FUZZ_RUNS must be a positive number (a multiple of the full run counts), got "${raw}"`);
+  return scale;
+}
+const SCALE = fuzzScale();
+const RUNS_PER_OPERATION = Math.max(1, Math.round(150 * SCALE));
+const RUNS_CROSS = Math.max(1, Math.round(250 * SCALE));
 
 // ---------------------------------------------------------------------------------------------------------
 // Raw HTTP: node:http sends paths, headers and bodies exactly as given (fetch would normalise `..`).
@@ -813,7 +827,7 @@ function withOneParam(requests: fc.Arbitrary<FuzzRequest>, segment: fc.Arbitrary
 // ---------------------------------------------------------------------------------------------------------
 
 for (const dialect of DIALECTS) {
-  describe(`fuzz [${dialect}]`, () => {
+  describe(`fuzz [${dialect}], ${RUNS_PER_OPERATION} runs per operation (FUZZ_RUNS ${SCALE})`, () => {
     let server: TestServer;
     let target: FuzzTarget;
     before(async () => {
