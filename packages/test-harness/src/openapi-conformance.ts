@@ -102,6 +102,20 @@ export class OpenApiDocument {
 }
 
 const documents = new Map<string, Promise<OpenApiDocument>>();
+/**
+ * Prepared documents by their text: every server of a test file serves the same document (or one of a few,
+ * by configuration), and compiling its schemas again for each would cost more than the tests themselves.
+ */
+const prepared = new Map<string, OpenApiDocument>();
+
+function prepare(text: string): OpenApiDocument {
+  let document = prepared.get(text);
+  if (document === undefined) {
+    document = new OpenApiDocument(JSON.parse(text) as Json);
+    prepared.set(text, document);
+  }
+  return document;
+}
 
 /** Fetches (once per base URL) and prepares the server's OpenAPI document. */
 export function loadDocument(baseUrl: string): Promise<OpenApiDocument> {
@@ -111,7 +125,7 @@ export function loadDocument(baseUrl: string): Promise<OpenApiDocument> {
       const res = await fetch(`${baseUrl}/openapi.json`, { signal: AbortSignal.timeout(DOCUMENT_TIMEOUT_MS) });
       const text = await res.text();
       if (res.status !== 200) throw new ConformanceError(`GET ${baseUrl}/openapi.json answered ${res.status}: ${text}`);
-      return new OpenApiDocument(JSON.parse(text) as Json);
+      return prepare(text);
     })();
     documents.set(baseUrl, loading);
     // A failed fetch is not remembered: the next answer tries again.
