@@ -121,21 +121,24 @@ const child = spawn(
 const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
 
 let timedOut = false;
-const timer = setTimeout(async () => {
+/** Set once the runner ends the run itself: the leftover checks wait for it. */
+let ending;
+const timer = setTimeout(() => {
   timedOut = true;
   console.error(`\nThe test run took longer than ${RUN_TIMEOUT_MS / 1000} s (FLAGSTAFF_TEST_TIMEOUT_MS); ending it.`);
   printProcesses(runProcesses(process.pid) ?? [], child.pid);
-  await endAll(child.pid);
+  ending ??= endAll(child.pid);
 }, RUN_TIMEOUT_MS);
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {
     console.error(`\n${signal}: ending the test run.`);
-    endAll(child.pid);
+    ending ??= endAll(child.pid);
   });
 }
 
 const exit = await exited;
 clearTimeout(timer);
+await ending;
 const problems = [];
 if (timedOut) problems.push(`the run exceeded its time limit of ${RUN_TIMEOUT_MS / 1000} s`);
 else if (exit.code !== 0) problems.push(`node --test ended with ${exit.code ?? exit.signal}`);
