@@ -49,7 +49,7 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
     ...(options.env ?? {}),
   });
   const handle = openDatabase(config);
-  // Tracked from here on: a test that times out while the server starts still gets it stopped.
+  let untrack = () => {};
   let stopping: Promise<void> | undefined;
   let address: string | undefined;
   const starting = (async () => {
@@ -81,7 +81,8 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
     })();
     return withDeadline(stopping, STOP_DEADLINE_MS, `stopping the server on ${address ?? "(not listening yet)"}`);
   };
-  const untrack = track({ label: `server in this process over ${database.url}`, dispose: stop });
+  // Tracked before the first await: a test that times out while the server starts still gets it stopped.
+  untrack = track({ label: `server in this process over ${database.url}`, dispose: stop });
   const service = await starting.catch(async (error: unknown) => {
     await stop().catch(() => {});
     throw error;
