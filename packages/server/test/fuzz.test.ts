@@ -97,6 +97,8 @@ function fuzzScale(): number {
 const SCALE = fuzzScale();
 const RUNS_PER_OPERATION = Math.max(1, Math.round(150 * SCALE));
 const RUNS_CROSS = Math.max(1, Math.round(250 * SCALE));
+/** Rounds of the race between reads and flushes of latestCheckedAt (1.2 s each). */
+const FLUSH_RACE_ROUNDS = Math.max(1, Math.round(4 * SCALE));
 
 // ---------------------------------------------------------------------------------------------------------
 // Raw HTTP: node:http sends paths, headers and bodies exactly as given (fetch would normalise `..`).
@@ -866,7 +868,7 @@ for (const dialect of DIALECTS) {
       const { project } = target.fx;
       const admin = { authorization: `Bearer ${ADMIN_KEY}` };
       const backwards: string[] = [];
-      for (let round = 0; round < 4; round++) {
+      for (let round = 0; round < FLUSH_RACE_ROUNDS; round++) {
         const checked = await target.send("GET", `/projects/${project}/flags/gamma/check`, admin);
         assert.equal(checked.status, 200, checked.text);
         const until = Date.now() + 1200;
