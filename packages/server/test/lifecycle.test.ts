@@ -13,7 +13,6 @@ import {
   DIALECTS,
   type Exit,
   expectProblem,
-  type FreshDatabase,
   freshDatabase,
   type ServerProcess,
   spawnServer,
@@ -93,17 +92,9 @@ function allGeneratedKeys(text: string): string[] {
   return [...text.matchAll(GENERATED_KEY)].map((m) => m[0]);
 }
 
-const databases: FreshDatabase[] = [];
+// The databases of these tests are left to the harness, which drops them when the file ends.
 const tempDirs: string[] = [];
-
-async function newDatabase(dialect: Dialect): Promise<FreshDatabase> {
-  const database = await freshDatabase(dialect);
-  databases.push(database);
-  return database;
-}
-
-after(async () => {
-  for (const database of databases) await database.drop().catch(() => {});
+after(() => {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -113,7 +104,7 @@ for (const dialect of DIALECTS) {
       "first start without ADMIN_API_KEY prints one generated admin key once; it works; a restart prints none",
       TEST_TIMEOUT,
       async () => {
-        const database = await newDatabase(dialect);
+        const database = await freshDatabase(dialect);
         const first = await launch({ database: database.url });
         let generated: string;
         try {
@@ -151,7 +142,7 @@ for (const dialect of DIALECTS) {
     );
 
     test("ADMIN_API_KEY is a valid admin key as given; only its SHA-256 is stored", TEST_TIMEOUT, async () => {
-      const database = await newDatabase(dialect);
+      const database = await freshDatabase(dialect);
       const secret = `my-own-admin-key-${randomBytes(12).toString("hex")}`;
       const server = await launch({ database: database.url, env: { ADMIN_API_KEY: secret } });
       try {
@@ -187,7 +178,7 @@ for (const dialect of DIALECTS) {
       "SIGTERM right after a check: exit 0, everything kept, the unflushed latestCheckedAt is stored",
       TEST_TIMEOUT,
       async () => {
-        const database = await newDatabase(dialect);
+        const database = await freshDatabase(dialect);
         const env = { ADMIN_API_KEY: ADMIN_KEY, CHECK_FLUSH_INTERVAL_MS: "1000" };
         const first = await launch({ database: database.url, env });
         const project = "sigterm";
@@ -271,7 +262,7 @@ for (const dialect of DIALECTS) {
     );
 
     test("SIGINT exits 0 and keeps what was written", TEST_TIMEOUT, async () => {
-      const database = await newDatabase(dialect);
+      const database = await freshDatabase(dialect);
       const env = { ADMIN_API_KEY: ADMIN_KEY };
       const first = await launch({ database: database.url, env });
       try {
@@ -296,7 +287,7 @@ for (const dialect of DIALECTS) {
       "SIGTERM during a burst of 50 PATCHes: exit 0, and every acknowledged write survives a restart",
       TEST_TIMEOUT,
       async () => {
-        const database = await newDatabase(dialect);
+        const database = await freshDatabase(dialect);
         const env = { ADMIN_API_KEY: ADMIN_KEY };
         const first = await launch({ database: database.url, env });
         const base = "/projects/burst/flags/burst-flag";
@@ -355,7 +346,7 @@ for (const dialect of DIALECTS) {
         `bad configuration ${bad.label}: exit 1 with a clear message on stderr, never listening`,
         TEST_TIMEOUT,
         async () => {
-          const database = await newDatabase(dialect);
+          const database = await freshDatabase(dialect);
           const server = await spawnAtInfo({ database: database.url, env: bad.env });
           const exit = await server.waitExit(10_000);
           assert.deepEqual(exit, { code: 1, signal: null }, server.describe());
@@ -368,7 +359,7 @@ for (const dialect of DIALECTS) {
     }
 
     test("GET /healthz, /readyz without a key and GET /openapi.json", TEST_TIMEOUT, async () => {
-      const database = await newDatabase(dialect);
+      const database = await freshDatabase(dialect);
       const server = await launch({ database: database.url, env: { ADMIN_API_KEY: ADMIN_KEY } });
       try {
         const health = await server.request("GET", "/healthz", { key: null });
@@ -401,7 +392,7 @@ if (DIALECTS.includes("postgres")) {
       "/readyz turns 503 unavailable when the database is dropped; checks keep answering from memory",
       TEST_TIMEOUT,
       async () => {
-        const database = await newDatabase("postgres");
+        const database = await freshDatabase("postgres");
         const server = await launch({ database: database.url, env: { ADMIN_API_KEY: ADMIN_KEY } });
         try {
           assert.equal((await server.request("POST", "/projects", { body: { id: "gone", name: "G" } })).status, 201);
