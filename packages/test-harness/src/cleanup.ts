@@ -13,12 +13,13 @@ export interface Resource {
   dispose(): Promise<void>;
   /** The synchronous last resort when this process exits or is signalled (SIGKILL a child). */
   killNow?(): void;
+  /** Released after everything else (a database, which the servers using it must have let go first). */
+  readonly last?: boolean;
 }
 
 /** How long releasing one leftover may take before it is reported as stuck. */
 const DISPOSE_DEADLINE_MS = 20_000;
 
-/** In the order they were registered: released in reverse, so a server stops before its database goes. */
 const live = new Set<Resource>();
 let fileOver = false;
 
@@ -53,10 +54,10 @@ async function disposeWithin(resource: Resource, ms: number): Promise<void> {
   }
 }
 
-/** Releases every registered resource, newest first; answers the failures. */
+/** Releases every registered resource, those marked `last` after the others, each wave at once; answers the failures. */
 async function releaseAll(): Promise<Error[]> {
   const failures: Error[] = [];
-  for (const resource of [...live].reverse()) {
+  const release = async (resource: Resource) => {
     try {
       await disposeWithin(resource, DISPOSE_DEADLINE_MS);
     } catch (error) {
@@ -64,7 +65,10 @@ async function releaseAll(): Promise<Error[]> {
       failures.push(error instanceof Error ? error : new Error(String(error)));
     }
     live.delete(resource);
-  }
+  };
+  const resources = [...live];
+  await Promise.all(resources.filter((resource) => !resource.last).map(release));
+  await Promise.all(resources.filter((resource) => resource.last).map(release));
   return failures;
 }
 

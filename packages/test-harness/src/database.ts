@@ -44,7 +44,7 @@ export async function freshDatabase(dialect: Dialect): Promise<FreshDatabase> {
   if (dialect === "sqlite") {
     const dir = mkdtempSync(join(SQLITE_DIR, "flagstaff-test-"));
     const drop = async () => rmSync(dir, { recursive: true, force: true });
-    const untrack = track({ label: `SQLite database in ${dir}`, dispose: drop });
+    const untrack = track({ label: `SQLite database in ${dir}`, dispose: drop, last: true });
     return {
       url: `file:${join(dir, "flags.db")}`,
       dialect,
@@ -57,7 +57,7 @@ export async function freshDatabase(dialect: Dialect): Promise<FreshDatabase> {
   const name = newDatabaseName();
   const drop = () => administer(`drop database if exists ${name} with (force)`);
   // Tracked before it exists: a test that times out while this is created still gets it dropped.
-  const untrack = track({ label: `PostgreSQL database ${name}`, dispose: drop });
+  const untrack = track({ label: `PostgreSQL database ${name}`, dispose: drop, last: true });
   await administer(`create database ${name}`);
   // Commits need not wait for the WAL to reach the disk: the tests stop and kill server processes, never
   // PostgreSQL, and a committed transaction is visible at once either way. It spares the PostgreSQL leg
