@@ -37,11 +37,6 @@ export function track(resource: Resource): () => void {
   };
 }
 
-/** What is registered and not released yet, for diagnostics. */
-export function liveResources(): string[] {
-  return [...live].map((resource) => resource.label);
-}
-
 async function disposeWithin(resource: Resource, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const stuck = new Promise<never>((_, reject) => {

@@ -1,5 +1,5 @@
 // The test harness every package's tests use. Importing it registers the file-level cleanup (cleanup.ts).
-export { liveResources, type Resource, track } from "./cleanup.js";
+export { type Resource, track } from "./cleanup.js";
 export { DIALECTS, type FreshDatabase, freshDatabase, POSTGRES_URL } from "./database.js";
 export { DATABASE_PREFIX, databaseOwner, newDatabaseName } from "./database-names.js";
 export {
