@@ -1,12 +1,28 @@
 #!/usr/bin/env node
 // Runs every compiled test file with node's test runner, on SQLite and, when it answers, PostgreSQL.
 // REQUIRE_POSTGRES=1 (set by .ci/run) turns a missing PostgreSQL into a failure instead of a skip.
-import { spawnSync } from "node:child_process";
+//
+// A run can neither hang nor leave anything behind. It has a time limit (FLAGSTAFF_TEST_TIMEOUT_MS,
+// default 15 min): past it, the runner prints what is still running and kills it. Each test file has its
+// own limit (FLAGSTAFF_TEST_FILE_TIMEOUT_MS, default 10 min; node 20 applies --test-timeout to each file
+// as a whole). Every process of the run carries TEST_RUNNER_PID in its environment, so at the end the
+// runner finds any that outlived it, wherever it was re-parented, and fails the run; it does the same
+// for the run's PostgreSQL databases (named after its pid, see @flagstaff/test-harness/database-names).
+// FLAGSTAFF_TEST_CONCURRENCY sets how many test files run at once (default 2).
+import { spawn } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import pg from "pg";
+import { dropLeftoverDatabases, runProcesses, signalAll } from "./leftovers.mjs";
 
 const postgresUrl = process.env.TEST_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/postgres";
+const RUN_TIMEOUT_MS = Number(process.env.FLAGSTAFF_TEST_TIMEOUT_MS || 15 * 60_000);
+const FILE_TIMEOUT_MS = Number(process.env.FLAGSTAFF_TEST_FILE_TIMEOUT_MS || 10 * 60_000);
+const CONCURRENCY = Number(process.env.FLAGSTAFF_TEST_CONCURRENCY || 2);
+/** How long processes get between SIGTERM and SIGKILL when the runner ends them. */
+const KILL_GRACE_MS = 5000;
 
 async function postgresAnswers() {
   const client = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: 2000 });
@@ -31,6 +47,37 @@ function testFiles(dir) {
   return out;
 }
 
+const load = () =>
+  loadavg()
+    .map((n) => n.toFixed(2))
+    .join(" ");
+
+/** Prints the run's processes, and the test files among them. */
+function printProcesses(processes, runnerChild) {
+  const files = processes
+    .filter((p) => p.pid !== runnerChild)
+    .flatMap((p) => p.command.split(" ").filter((word) => word.endsWith(".test.js")));
+  if (files.length > 0) console.error(`Test files still running:\n${files.map((f) => `  ${f}`).join("\n")}`);
+  const lines = processes.map((p) => `  ${p.pid} (parent ${p.ppid}) ${p.command.slice(0, 200)}`);
+  console.error(`Processes of this run:\n${lines.join("\n")}`);
+}
+
+/** SIGTERM to every process of the run (the harness then kills what each test file started), later SIGKILL. */
+async function endAll(group) {
+  const signalGroup = (signal) => {
+    try {
+      process.kill(-group, signal);
+    } catch {
+      // The group is gone already.
+    }
+  };
+  signalGroup("SIGTERM");
+  signalAll(runProcesses(process.pid) ?? [], "SIGTERM");
+  await delay(KILL_GRACE_MS);
+  signalGroup("SIGKILL");
+  signalAll(runProcesses(process.pid) ?? [], "SIGKILL");
+}
+
 const only = process.argv.slice(2);
 const packages = readdirSync("packages").map((name) => join("packages", name, "dist", "test"));
 const files = only.length > 0 ? only : packages.filter((dir) => existsSync(dir)).flatMap(testFiles);
@@ -46,9 +93,79 @@ if (probe === true) {
 } else {
   console.log(`PostgreSQL leg SKIPPED: no PostgreSQL answers at ${postgresUrl} (${probe.message}). Only SQLite runs.`);
 }
+console.log(`Load average at the start: ${load()}`);
 
-const result = spawnSync(process.execPath, ["--test", "--test-concurrency=2", "--test-reporter=spec", ...files], {
-  stdio: "inherit",
-  env: { ...process.env, TEST_DIALECTS: dialects.join(","), TEST_POSTGRES_URL: postgresUrl },
-});
-process.exit(result.status ?? 1);
+const started = performance.now();
+// Its own process group, so that the runner can signal the whole run at once.
+const child = spawn(
+  process.execPath,
+  [
+    "--test",
+    `--test-concurrency=${CONCURRENCY}`,
+    `--test-timeout=${FILE_TIMEOUT_MS}`,
+    "--test-force-exit",
+    "--test-reporter=spec",
+    ...files,
+  ],
+  {
+    stdio: "inherit",
+    detached: true,
+    env: {
+      ...process.env,
+      TEST_DIALECTS: dialects.join(","),
+      TEST_POSTGRES_URL: postgresUrl,
+      TEST_RUNNER_PID: String(process.pid),
+    },
+  },
+);
+const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+
+let timedOut = false;
+/** Set once the runner ends the run itself: the leftover checks wait for it. */
+let ending;
+const timer = setTimeout(() => {
+  timedOut = true;
+  console.error(`\nThe test run took longer than ${RUN_TIMEOUT_MS / 1000} s (FLAGSTAFF_TEST_TIMEOUT_MS); ending it.`);
+  printProcesses(runProcesses(process.pid) ?? [], child.pid);
+  ending ??= endAll(child.pid);
+}, RUN_TIMEOUT_MS);
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    console.error(`\n${signal}: ending the test run.`);
+    ending ??= endAll(child.pid);
+  });
+}
+
+const exit = await exited;
+clearTimeout(timer);
+await ending;
+const problems = [];
+if (timedOut) problems.push(`the run exceeded its time limit of ${RUN_TIMEOUT_MS / 1000} s`);
+else if (exit.code !== 0) problems.push(`node --test ended with ${exit.code ?? exit.signal}`);
+
+// Whatever a test file started must have ended with it.
+const left = runProcesses(process.pid);
+if (left === undefined) console.log("(No /proc here: processes left behind are not checked.)");
+else if (left.length > 0) {
+  console.error(`\n${left.length} process(es) of this run outlived it; killing them:`);
+  printProcesses(left, child.pid);
+  signalAll(left, "SIGKILL");
+  problems.push("processes were left behind");
+}
+if (dialects.includes("postgres")) {
+  const { ours, stale } = await dropLeftoverDatabases(postgresUrl, process.pid);
+  if (ours.length > 0) {
+    console.error(
+      `\n${ours.length} PostgreSQL database(s) of this run were left behind (dropped now): ${ours.join(", ")}`,
+    );
+    problems.push("databases were left behind");
+  }
+  if (stale.length > 0) console.log(`Dropped ${stale.length} database(s) left by earlier runs: ${stale.join(", ")}`);
+}
+
+const seconds = ((performance.now() - started) / 1000).toFixed(1);
+console.log(`\nTests took ${seconds} s; load average at the end: ${load()}`);
+if (problems.length > 0) {
+  console.error(`FAILED: ${problems.join("; ")}`);
+  process.exit(1);
+}

@@ -1,18 +1,15 @@
-// The server's test harness, and a runner of the CLI in this process through its exported entry, run(). The
-// harness's types come from the server's sources; at run time the compiled harness is loaded relative to this
-// compiled file: packages/cli/dist/test/harness.js → packages/server/dist/test/helpers/server.js.
+// The shared test harness (@flagstaff/test-harness), and a runner of the CLI in this process through its
+// exported entry, run().
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
-import type * as ServerHarness from "../../server/test/helpers/server.js";
+import * as testHarness from "@flagstaff/test-harness";
 import { run } from "../src/cli.js";
 
-const harnessUrl = new URL("../../../server/dist/test/helpers/server.js", import.meta.url);
+/** The shared test harness: startServer, DIALECTS, ADMIN_KEY, createProject, createKey. */
+export const harness = testHarness;
 
-/** The server package's test harness: startServer, DIALECTS, ADMIN_KEY, createProject, createKey. */
-export const harness: typeof ServerHarness = await import(harnessUrl.href);
-
-export type { TestServer } from "../../server/test/helpers/server.js";
+export type { TestServer } from "@flagstaff/test-harness";
 
 /** The real `flagstaff` command, for the one test that spawns it. */
 export const BIN = fileURLToPath(new URL("../../bin/flagstaff.js", import.meta.url));

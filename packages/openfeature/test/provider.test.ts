@@ -13,10 +13,16 @@ import {
   ProviderStatus,
   StandardResolutionReasons,
 } from "@openfeature/server-sdk";
+import {
+  ADMIN_KEY,
+  createKey,
+  createProject,
+  DIALECTS,
+  startServer,
+  TcpProxy,
+  type TestServer,
+} from "@flagstaff/test-harness";
 import { FlagstaffProvider, type FlagstaffProviderOptions } from "../src/index.js";
-import { harness, type TestServer, TcpProxy } from "./harness.js";
-
-const { ADMIN_KEY, DIALECTS, createKey, createProject, startServer } = harness;
 
 let domains = 0;
 /** A domain no other suite or test uses. */

@@ -45,6 +45,8 @@ export interface FlagstaffClientOptions {
   fetch?: FetchLike;
   /** Keep check answers made with `cache: N` in memory for N seconds (default false). */
   checkCache?: boolean;
+  /** The clock the check cache expires answers by, in milliseconds (default `Date.now`); tests move their own. */
+  now?: () => number;
   /** Extra headers sent with every request. */
   headers?: Record<string, string>;
 }
@@ -368,7 +370,7 @@ export class FlagstaffClient {
       fetch: fetchImpl,
       headers: { ...(options.headers ?? {}) },
     });
-    this.checkCache = options.checkCache ? new CheckCache() : undefined;
+    this.checkCache = options.checkCache ? new CheckCache(undefined, options.now) : undefined;
     this.projects = new ProjectsApi(this.http);
     this.keys = new KeysApi(this.http);
     this.flags = new FlagsApi(this.http, this.checkCache);

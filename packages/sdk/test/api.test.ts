@@ -1,9 +1,15 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import {
+  ADMIN_KEY,
+  createKey,
+  createProject,
+  DIALECTS,
+  ManualClock,
+  startServer,
+  type TestServer,
+} from "@flagstaff/test-harness";
 import { type FetchLike, type Flag, FlagstaffClient, FlagstaffError, isFlagstaffError } from "../src/index.js";
-import { harness, type TestServer } from "./harness.js";
-
-const { ADMIN_KEY, DIALECTS, createKey, createProject, startServer } = harness;
 
 /** Actor ids that need percent-encoding, or that a naive client would mangle. */
 const SPECIAL_IDS = [
@@ -44,8 +50,6 @@ function countingFetch(): { fetch: FetchLike; urls: string[] } {
     },
   };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 for (const dialect of DIALECTS) {
   describe(`SDK against a real server (${dialect})`, () => {
@@ -494,12 +498,17 @@ for (const dialect of DIALECTS) {
       assert.equal(await cached.flags.check(projectId, "cached", { actorIds: ["alice", "bob"], cache: 60 }), false);
       assert.equal(counter.urls.length, 7);
 
-      // An expired entry is fetched again.
-      await cached.flags.check(projectId, "cached", { cache: 1 });
-      await cached.flags.check(projectId, "cached", { cache: 1 });
+      // An expired entry is fetched again: on a clock the test moves, so no second has to pass.
+      const clock = new ManualClock();
+      const timed = client(ADMIN_KEY, { fetch: counter.fetch, checkCache: true, now: () => clock.now() });
+      await timed.flags.check(projectId, "cached", { cache: 1 });
+      await timed.flags.check(projectId, "cached", { cache: 1 });
       assert.equal(counter.urls.length, 8);
-      await sleep(1100);
-      await cached.flags.check(projectId, "cached", { cache: 1 });
+      clock.advance(999);
+      await timed.flags.check(projectId, "cached", { cache: 1 });
+      assert.equal(counter.urls.length, 8, "still fresh after 999 ms");
+      clock.advance(1);
+      await timed.flags.check(projectId, "cached", { cache: 1 });
       assert.equal(counter.urls.length, 9, "expired after 1 s");
 
       // Without checkCache, cache=N is only passed on to the server.

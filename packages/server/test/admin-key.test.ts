@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { runAdminKeyCommand } from "../src/admin-key-command.js";
-import { MAIN_JS } from "./helpers/process.js";
-import { ADMIN_KEY, createKey, createProject, DIALECTS, startServer, type TestServer } from "./helpers/server.js";
+import { SERVER_MAIN as MAIN_JS } from "@flagstaff/test-harness";
+import { ADMIN_KEY, createKey, createProject, DIALECTS, startServer, type TestServer } from "@flagstaff/test-harness";
 
 const SECRET = /fsk_[A-Za-z0-9_-]{43}/;
 

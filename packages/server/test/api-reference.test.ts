@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { DIALECTS, startServer, type TestServer } from "./helpers/server.js";
+import { DIALECTS, startServer, type TestServer } from "@flagstaff/test-harness";
 
 describe(`interactive API reference [${DIALECTS[0]}]`, () => {
   let server: TestServer;

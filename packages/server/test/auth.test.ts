@@ -10,7 +10,7 @@ import {
   expectProblem,
   startServer,
   type TestServer,
-} from "./helpers/server.js";
+} from "@flagstaff/test-harness";
 
 // Authentication and the role × operation matrix (decisions.md §2):
 //   admin  every project, everything (projects and keys included)

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { createKey, createProject, DIALECTS, startServer, type TestServer, waitFor } from "@flagstaff/test-harness";
 import type { Browser, Page } from "playwright-core";
 import {
   browserSkip,
@@ -12,9 +13,7 @@ import {
   SCREENSHOTS,
   type StaticSite,
   serveStatic,
-  until,
 } from "./helpers/browser.js";
-import { createKey, createProject, DIALECTS, startServer, type TestServer } from "./helpers/server.js";
 
 const dialect = DIALECTS[0] ?? "sqlite";
 const POLL_MS = 300;
@@ -155,10 +154,12 @@ describe(`in Chromium: the OpenFeature web SDK on another origin [${dialect}]`, 
           throw new Error(`the page never showed ${value} after ${changes} changes (${explain()}): ${error}`);
         });
       const seen = polls.length;
-      await until(
-        () => polls.slice(seen).filter((s) => s === 304).length >= 2,
-        10_000,
+      await waitFor(
         () => `two 304s; ${explain()}`,
+        () => polls.slice(seen).filter((s) => s === 304).length >= 2,
+        {
+          timeoutMs: 10_000,
+        },
       );
       const now = await state();
       assert.equal(now.value, value);

@@ -28,7 +28,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, posix, relative } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { freePort } from "./helpers/process.js";
+import { freePort } from "@flagstaff/test-harness";
 
 /** The repository: packages/server/dist/test/clean-clone.test.js → the root. */
 const REPO = fileURLToPath(new URL("../../../../", import.meta.url));

@@ -9,7 +9,7 @@ import {
   expectProblem,
   startServer,
   type TestServer,
-} from "./helpers/server.js";
+} from "@flagstaff/test-harness";
 
 const dialect = DIALECTS[0] ?? "sqlite";
 const PAGE = "http://localhost:5173";

@@ -19,7 +19,7 @@ import {
   maintenanceUrl,
   waitUntil,
 } from "./helpers/postgres-clients.js";
-import { freePort } from "./helpers/process.js";
+import { freePort } from "@flagstaff/test-harness";
 import {
   type ApiResponse,
   checkState,
@@ -30,7 +30,7 @@ import {
   expectStatus as must,
   startServer,
   type TestServer,
-} from "./helpers/server.js";
+} from "@flagstaff/test-harness";
 
 const PG_SKIP = DIALECTS.includes("postgres") ? false : "PostgreSQL not available";
 /** The pool waits this long for a connection before giving up (CONNECT_TIMEOUT_MS in src/db/database.ts). */

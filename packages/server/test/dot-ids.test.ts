@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createProject, DIALECTS, expectProblem, startServer, type TestServer } from "./helpers/server.js";
+import { createProject, DIALECTS, expectProblem, startServer, type TestServer } from "@flagstaff/test-harness";
 
 // "." and ".." are path steps to every HTTP client (fetch, browsers and curl resolve them), so an id
 // spelled that way could be created but never addressed again: both are refused as ids.

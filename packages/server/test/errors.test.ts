@@ -10,7 +10,7 @@ import {
   expectProblem,
   startServer,
   type TestServer,
-} from "./helpers/server.js";
+} from "@flagstaff/test-harness";
 
 const ALLOWED_PERCENTAGES = [0, 1, 2, 5, 10, 25, 50, 75, 100];
 const EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];

@@ -11,7 +11,7 @@ import {
   ManualClock,
   startServer,
   type TestServer,
-} from "./helpers/server.js";
+} from "@flagstaff/test-harness";
 
 // Evaluation (decisions.md §6) over real HTTP: the check operation, its query encoding and limits,
 // latestCheckedAt, and the two lists that depend on evaluation (flags for an actor, flags for a segment).

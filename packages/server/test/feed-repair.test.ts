@@ -4,7 +4,7 @@ import { loadConfig } from "../src/config.js";
 import { type DatabaseHandle, openDatabase } from "../src/db/database.js";
 import { ADMIN_KEY_COMMAND } from "../src/features/history/domain-events.js";
 import { offlineKeyService } from "../src/features/keys/admin-keys.js";
-import { DIALECTS, startServer, type TestServer } from "./helpers/server.js";
+import { DIALECTS, startServer, type TestServer } from "@flagstaff/test-harness";
 
 // An instance that missed changes which the log no longer holds must still converge: it reads the
 // stream afresh. Here the "other instance" is the CLI's offline key service writing to the same database,

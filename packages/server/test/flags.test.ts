@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createProject, DIALECTS, expectProblem, ManualClock, startServer, type TestServer } from "./helpers/server.js";
+import {
+  createProject,
+  DIALECTS,
+  expectProblem,
+  ManualClock,
+  startServer,
+  type TestServer,
+} from "@flagstaff/test-harness";
 
 for (const dialect of DIALECTS) {
   describe(`flags [${dialect}]`, () => {

@@ -6,7 +6,7 @@ import { API_ERROR_CODES } from "@flagstaff/core";
 import http from "node:http";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
-import { ADMIN_KEY, DIALECTS, startServer, type TestServer } from "./helpers/server.js";
+import { ADMIN_KEY, DIALECTS, startServer, type TestServer } from "@flagstaff/test-harness";
 
 // ---------------------------------------------------------------------------------------------------------
 // The operations, as the route files declare them (features/*/*.routes.ts, app.ts).
@@ -81,8 +81,24 @@ const CODES = new Set<string>(
 /** Statuses decisions §3 allows here (no rate limit configured, database up, nothing failing on purpose). */
 const STATUSES = new Set([200, 201, 204, 400, 401, 403, 404, 405, 409, 413, 415]);
 
-const RUNS_PER_OPERATION = 150;
-const RUNS_CROSS = 250;
+/**
+ * FUZZ_RUNS scales how many requests each property sends: 1 is the full count below, which CI runs
+ * (CI=true); 0.1 is a quick pass, 10 a long search. Without it a developer's machine runs LOCAL_SCALE.
+ */
+const LOCAL_SCALE = 0.25;
+function fuzzScale(): number {
+  const raw = process.env.FUZZ_RUNS;
+  if (raw === undefined || raw === "") return process.env.CI === "true" ? 1 : LOCAL_SCALE;
+  const scale = Number(raw);
+  if (!(scale > 0))
+    throw new Error(`FUZZ_RUNS must be a positive number (a multiple of the full run counts), got "${raw}"`);
+  return scale;
+}
+const SCALE = fuzzScale();
+const RUNS_PER_OPERATION = Math.max(1, Math.round(150 * SCALE));
+const RUNS_CROSS = Math.max(1, Math.round(250 * SCALE));
+/** Rounds of the race between reads and flushes of latestCheckedAt (1.2 s each). */
+const FLUSH_RACE_ROUNDS = Math.max(1, Math.round(4 * SCALE));
 
 // ---------------------------------------------------------------------------------------------------------
 // Raw HTTP: node:http sends paths, headers and bodies exactly as given (fetch would normalise `..`).
@@ -262,12 +278,11 @@ class FuzzTarget {
   }
 
   /**
-   * After a successful check: writes the noted `latestCheckedAt` now (as the flush timer would), lets
-   * any timer flush already under way finish, and takes the fingerprint again.
+   * After a successful check: writes the noted `latestCheckedAt` now (as the flush timer would; `flush`
+   * first waits for a timer flush already under way), and takes the fingerprint again.
    */
   async settle(): Promise<void> {
     await this.server.service.recorder.flush();
-    await new Promise((resolve) => setTimeout(resolve, 50));
     this.baseline = await this.fingerprint();
   }
 
@@ -814,7 +829,7 @@ function withOneParam(requests: fc.Arbitrary<FuzzRequest>, segment: fc.Arbitrary
 // ---------------------------------------------------------------------------------------------------------
 
 for (const dialect of DIALECTS) {
-  describe(`fuzz [${dialect}]`, () => {
+  describe(`fuzz [${dialect}], ${RUNS_PER_OPERATION} runs per operation (FUZZ_RUNS ${SCALE})`, () => {
     let server: TestServer;
     let target: FuzzTarget;
     before(async () => {
@@ -853,7 +868,7 @@ for (const dialect of DIALECTS) {
       const { project } = target.fx;
       const admin = { authorization: `Bearer ${ADMIN_KEY}` };
       const backwards: string[] = [];
-      for (let round = 0; round < 4; round++) {
+      for (let round = 0; round < FLUSH_RACE_ROUNDS; round++) {
         const checked = await target.send("GET", `/projects/${project}/flags/gamma/check`, admin);
         assert.equal(checked.status, 200, checked.text);
         const until = Date.now() + 1200;

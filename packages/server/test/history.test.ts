@@ -20,7 +20,7 @@ import {
   ManualClock,
   startServer,
   type TestServer,
-} from "./helpers/server.js";
+} from "@flagstaff/test-harness";
 
 const quiet = { warn() {} };
 

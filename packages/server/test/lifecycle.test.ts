@@ -1,13 +1,11 @@
 // Real server processes: `node dist/src/main.js` spawned with an environment, talked to over HTTP, stopped
 // with signals and restarted on the same database. Every wait has a deadline; every child is killed in the end.
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { crc32 } from "node:zlib";
 import { SQLite } from "../src/db/sqlite-driver.js";
 import pg from "pg";
@@ -16,163 +14,21 @@ import {
   ADMIN_KEY,
   type ApiResponse,
   DIALECTS,
+  type Exit,
   expectProblem,
-  type FreshDatabase,
   freshDatabase,
-  httpRequest,
-  type RequestOptions,
-  sleep,
-} from "./helpers/server.js";
-import { freePort } from "./helpers/process.js";
+  type ServerProcess,
+  spawnServer,
+  waitFor,
+} from "@flagstaff/test-harness";
 
-/** The compiled entry point, beside the compiled test: dist/test/lifecycle.test.js → dist/src/main.js. */
-const MAIN = fileURLToPath(new URL("../src/main.js", import.meta.url));
 const GENERATED_KEY = /fsk_[A-Za-z0-9_-]{20,}/g;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const TEST_TIMEOUT = { timeout: 90_000 };
 
-/** Variables the server reads; a child never inherits them from the test run, only gets what a test gives. */
-const SERVER_VARIABLES = [
-  "DATABASE_URL",
-  "ADMIN_API_KEY",
-  "PORT",
-  "HOST",
-  "LOG_LEVEL",
-  "CHECK_FLUSH_INTERVAL_MS",
-  "FEED_POLL_INTERVAL_MS",
-  "RATE_LIMIT_PER_MINUTE",
-  "METRICS_PUBLIC",
-  "DATABASE_POOL_SIZE",
-  "NODE_TEST_CONTEXT",
-  "NODE_OPTIONS",
-];
-
 const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 const inActorRollout = (flagName: string, actorId: string, percentage: number) =>
   crc32(Buffer.from(`${flagName}:${actorId}`, "utf8")) % 100_000 < percentage * 1000;
-
-/** One HTTP request with a deadline (10 s unless given), through the harness. */
-const call = <T = any>(baseUrl: string, method: string, path: string, options: RequestOptions = {}) =>
-  httpRequest<T>(baseUrl, method, path, { timeoutMs: 10_000, ...options });
-
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-/** Every process started by this file and not yet known to be gone; `after` kills what is left. */
-const live = new Set<ServerProcess>();
-
-class ServerProcess {
-  readonly child: ChildProcess;
-  readonly url: string;
-  stdout = "";
-  stderr = "";
-  exit: Exit | undefined;
-  readonly closed: Promise<Exit>;
-
-  constructor(
-    env: NodeJS.ProcessEnv,
-    readonly port: number,
-    cwd: string | undefined,
-  ) {
-    this.url = `http://127.0.0.1:${port}`;
-    this.child = spawn(process.execPath, [MAIN], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
-    this.child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      this.stdout += chunk;
-    });
-    this.child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-      this.stderr += chunk;
-    });
-    this.closed = new Promise<Exit>((resolve) => {
-      const done = (exit: Exit) => {
-        if (this.exit !== undefined) return;
-        this.exit = exit;
-        live.delete(this);
-        resolve(exit);
-      };
-      this.child.once("close", (code, signal) => done({ code, signal }));
-      this.child.once("error", (error) => {
-        this.stderr += `\n[spawn error] ${error.message}`;
-        done({ code: null, signal: null });
-      });
-    });
-    live.add(this);
-  }
-
-  get running(): boolean {
-    return this.exit === undefined;
-  }
-
-  request<T = any>(method: string, path: string, options: RequestOptions & { timeoutMs?: number } = {}) {
-    return call<T>(this.url, method, path, options);
-  }
-
-  describe(): string {
-    return `\n--- stdout ---\n${this.stdout.slice(-4000)}\n--- stderr ---\n${this.stderr.slice(-4000)}`;
-  }
-
-  /** Waits for the process to end; past the deadline it is killed with SIGKILL and this throws. */
-  async waitExit(ms = 15_000): Promise<Exit> {
-    if (this.exit !== undefined) return this.exit;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), ms);
-    });
-    const result = await Promise.race([this.closed, timeout]);
-    clearTimeout(timer);
-    if (result === "timeout") {
-      await this.kill();
-      throw new Error(`server did not exit within ${ms} ms; killed with SIGKILL${this.describe()}`);
-    }
-    return result;
-  }
-
-  /** Sends a signal and waits for the exit (SIGKILL after the deadline). */
-  async stop(signal: NodeJS.Signals = "SIGTERM", ms = 15_000): Promise<Exit> {
-    if (this.running) this.child.kill(signal);
-    return this.waitExit(ms);
-  }
-
-  /** SIGKILL, whatever state it is in. */
-  async kill(): Promise<void> {
-    if (!this.running) return;
-    this.child.kill("SIGKILL");
-    await Promise.race([this.closed, sleep(5_000)]);
-  }
-
-  /** Polls GET /healthz until 200; throws (after killing) when the process dies or the deadline passes. */
-  async waitReady(ms = 20_000): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-      if (!this.running) {
-        throw new Error(`server exited (${JSON.stringify(this.exit)}) before it was ready${this.describe()}`);
-      }
-      try {
-        const res = await this.request("GET", "/healthz", { key: null, timeoutMs: 1_000 });
-        if (res.status === 200) return;
-      } catch {
-        // not listening yet
-      }
-      await sleep(50);
-    }
-    await this.kill();
-    throw new Error(`server was not ready within ${ms} ms${this.describe()}`);
-  }
-
-  /** Polls stdout until the pattern shows up (the pipe may lag behind the HTTP answers). */
-  async waitForStdout(pattern: RegExp, ms = 5_000): Promise<RegExpMatchArray> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const match = this.stdout.match(pattern);
-      if (match) return match;
-      if (Date.now() >= deadline || !this.running) {
-        throw new Error(`stdout never showed ${pattern}${this.describe()}`);
-      }
-      await sleep(25);
-    }
-  }
-}
 
 interface LaunchOptions {
   /** DATABASE_URL; leave undefined to let the server use its default. */
@@ -182,25 +38,20 @@ interface LaunchOptions {
   cwd?: string;
 }
 
-/** Spawns a server process on a free port (not waiting for it). */
-async function spawnServer(options: LaunchOptions): Promise<ServerProcess> {
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of SERVER_VARIABLES) delete env[name];
-  env.PORT = String(port);
-  env.HOST = "127.0.0.1";
-  env.LOG_LEVEL = "info";
-  if (options.database !== undefined) env.DATABASE_URL = options.database;
-  for (const [name, value] of Object.entries(options.env ?? {})) {
-    if (value === undefined) delete env[name];
-    else env[name] = value;
-  }
-  return new ServerProcess(env, port, options.cwd);
+/**
+ * Spawns a server process (not waiting for it). At LOG_LEVEL=info unless given: these tests read what it
+ * logs, such as where it listens.
+ */
+function spawnAtInfo(options: LaunchOptions): Promise<ServerProcess> {
+  return spawnServer({
+    cwd: options.cwd,
+    env: { LOG_LEVEL: "info", DATABASE_URL: options.database, ...options.env },
+  });
 }
 
 /** Spawns a server and waits until it answers /healthz. */
 async function launch(options: LaunchOptions): Promise<ServerProcess> {
-  const server = await spawnServer(options);
+  const server = await spawnAtInfo(options);
   await server.waitReady();
   return server;
 }
@@ -241,18 +92,9 @@ function allGeneratedKeys(text: string): string[] {
   return [...text.matchAll(GENERATED_KEY)].map((m) => m[0]);
 }
 
-const databases: FreshDatabase[] = [];
+// The databases of these tests are left to the harness, which drops them when the file ends.
 const tempDirs: string[] = [];
-
-async function newDatabase(dialect: Dialect): Promise<FreshDatabase> {
-  const database = await freshDatabase(dialect);
-  databases.push(database);
-  return database;
-}
-
-after(async () => {
-  await Promise.all([...live].map((server) => server.kill()));
-  for (const database of databases) await database.drop().catch(() => {});
+after(() => {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -262,11 +104,11 @@ for (const dialect of DIALECTS) {
       "first start without ADMIN_API_KEY prints one generated admin key once; it works; a restart prints none",
       TEST_TIMEOUT,
       async () => {
-        const database = await newDatabase(dialect);
+        const database = await freshDatabase(dialect);
         const first = await launch({ database: database.url });
         let generated: string;
         try {
-          generated = (await first.waitForStdout(GENERATED_KEY))[0];
+          generated = (await first.waitForOutput(GENERATED_KEY))[0];
           const ok = await first.request("GET", "/projects", { key: generated });
           assert.equal(ok.status, 200, ok.text);
           assert.deepEqual(ok.body.data, []);
@@ -300,7 +142,7 @@ for (const dialect of DIALECTS) {
     );
 
     test("ADMIN_API_KEY is a valid admin key as given; only its SHA-256 is stored", TEST_TIMEOUT, async () => {
-      const database = await newDatabase(dialect);
+      const database = await freshDatabase(dialect);
       const secret = `my-own-admin-key-${randomBytes(12).toString("hex")}`;
       const server = await launch({ database: database.url, env: { ADMIN_API_KEY: secret } });
       try {
@@ -336,7 +178,7 @@ for (const dialect of DIALECTS) {
       "SIGTERM right after a check: exit 0, everything kept, the unflushed latestCheckedAt is stored",
       TEST_TIMEOUT,
       async () => {
-        const database = await newDatabase(dialect);
+        const database = await freshDatabase(dialect);
         const env = { ADMIN_API_KEY: ADMIN_KEY, CHECK_FLUSH_INTERVAL_MS: "1000" };
         const first = await launch({ database: database.url, env });
         const project = "sigterm";
@@ -420,7 +262,7 @@ for (const dialect of DIALECTS) {
     );
 
     test("SIGINT exits 0 and keeps what was written", TEST_TIMEOUT, async () => {
-      const database = await newDatabase(dialect);
+      const database = await freshDatabase(dialect);
       const env = { ADMIN_API_KEY: ADMIN_KEY };
       const first = await launch({ database: database.url, env });
       try {
@@ -445,7 +287,7 @@ for (const dialect of DIALECTS) {
       "SIGTERM during a burst of 50 PATCHes: exit 0, and every acknowledged write survives a restart",
       TEST_TIMEOUT,
       async () => {
-        const database = await newDatabase(dialect);
+        const database = await freshDatabase(dialect);
         const env = { ADMIN_API_KEY: ADMIN_KEY };
         const first = await launch({ database: database.url, env });
         const base = "/projects/burst/flags/burst-flag";
@@ -463,8 +305,9 @@ for (const dialect of DIALECTS) {
               (error: unknown) => ({ actor, status: 0, error: String(error) }),
             ),
           );
-          // All 50 are on their way; signal as soon as the first one is answered, while the rest are in flight.
-          await Promise.race([Promise.race(pending), sleep(5_000)]);
+          // All 50 are on their way; signal as soon as the first one is answered, while the rest are in flight
+          // (each has its own deadline, so this cannot wait forever).
+          await Promise.race(pending);
           first.child.kill("SIGTERM");
           results = await Promise.all(pending);
         } finally {
@@ -503,8 +346,8 @@ for (const dialect of DIALECTS) {
         `bad configuration ${bad.label}: exit 1 with a clear message on stderr, never listening`,
         TEST_TIMEOUT,
         async () => {
-          const database = await newDatabase(dialect);
-          const server = await spawnServer({ database: database.url, env: bad.env });
+          const database = await freshDatabase(dialect);
+          const server = await spawnAtInfo({ database: database.url, env: bad.env });
           const exit = await server.waitExit(10_000);
           assert.deepEqual(exit, { code: 1, signal: null }, server.describe());
           assert.match(server.stderr, bad.names, server.describe());
@@ -516,7 +359,7 @@ for (const dialect of DIALECTS) {
     }
 
     test("GET /healthz, /readyz without a key and GET /openapi.json", TEST_TIMEOUT, async () => {
-      const database = await newDatabase(dialect);
+      const database = await freshDatabase(dialect);
       const server = await launch({ database: database.url, env: { ADMIN_API_KEY: ADMIN_KEY } });
       try {
         const health = await server.request("GET", "/healthz", { key: null });
@@ -549,7 +392,7 @@ if (DIALECTS.includes("postgres")) {
       "/readyz turns 503 unavailable when the database is dropped; checks keep answering from memory",
       TEST_TIMEOUT,
       async () => {
-        const database = await newDatabase("postgres");
+        const database = await freshDatabase("postgres");
         const server = await launch({ database: database.url, env: { ADMIN_API_KEY: ADMIN_KEY } });
         try {
           assert.equal((await server.request("POST", "/projects", { body: { id: "gone", name: "G" } })).status, 201);
@@ -564,15 +407,12 @@ if (DIALECTS.includes("postgres")) {
 
           await database.drop();
 
-          const deadline = Date.now() + 10_000;
-          let ready: ApiResponse | undefined;
-          while (Date.now() < deadline) {
-            ready = await server.request("GET", "/readyz", { key: null, timeoutMs: 8_000 });
-            if (ready.status === 503) break;
-            await sleep(100);
-          }
-          assert.equal(ready?.status, 503, `readyz never answered 503: ${ready?.status} ${ready?.text}`);
-          assert.deepEqual(ready?.body, { status: "unavailable" });
+          const ready = await waitFor(
+            "/readyz to answer 503",
+            () => server.request("GET", "/readyz", { key: null, timeoutMs: 8_000 }),
+            { until: (res: ApiResponse) => res.status === 503, timeoutMs: 20_000, intervalMs: 100 },
+          );
+          assert.deepEqual(ready.body, { status: "unavailable" });
 
           for (let i = 0; i < 5; i++) {
             const check = await server.request("GET", "/projects/gone/flags/on/check");

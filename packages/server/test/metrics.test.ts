@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { isDeepStrictEqual } from "node:util";
 import {
   createKey,
   createProject,
@@ -8,7 +9,8 @@ import {
   freshDatabase,
   startServer,
   type TestServer,
-} from "./helpers/server.js";
+  waitFor,
+} from "@flagstaff/test-harness";
 
 /** The value of one sample line (`name{labels} value`) in a Prometheus exposition, or undefined. */
 function sample(text: string, name: string, labels = ""): number | undefined {
@@ -102,20 +104,26 @@ describe("change-feed lag", { skip: DIALECTS.includes("postgres") ? false : "Pos
     const lagCount = async (server: TestServer) =>
       sample((await server.request("GET", "/metrics")).text, "flagstaff_change_feed_lag_seconds_count") ?? 0;
     try {
-      // Each instance's start-up (its admin-key check) is a change the other may hear: take baselines after.
-      await new Promise((r) => setTimeout(r, 200));
+      // Each instance's start-up (its admin-key check) is a change the other may hear: take the baselines
+      // once each has every change the other made, which is when their snapshots are at the same versions.
+      await waitFor(
+        "both instances to hold each other's changes",
+        () => isDeepStrictEqual(a.service.feed.snapshot.versions, b.service.feed.snapshot.versions),
+        { timeoutMs: 10_000 },
+      );
       const aBefore = await lagCount(a);
       const bBefore = await lagCount(b);
       await a.request("POST", "/projects", { body: { id: "lag", name: "lag" } });
       await a.request("POST", "/projects/lag/flags/f", {});
       await a.request("PATCH", "/projects/lag/flags/f", { body: { status: "enabled" } });
-      const deadline = Date.now() + 3000;
-      let heard = 0;
-      while (Date.now() < deadline) {
-        heard = (await lagCount(b)) - bBefore;
-        if (heard >= 3) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      const heard = await waitFor(
+        "B to record the lag of A's three change sets",
+        async () => (await lagCount(b)) - bBefore,
+        {
+          until: (count) => count >= 3,
+          timeoutMs: 10_000,
+        },
+      );
       assert.equal(heard, 3, "B records the lag of each of A's three change sets");
       assert.equal(await lagCount(a), aBefore, "an instance does not count its own changes as lag");
     } finally {

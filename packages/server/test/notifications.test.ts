@@ -9,9 +9,9 @@ import { performance } from "node:perf_hooks";
 import { after, before, describe, test } from "node:test";
 import type pg from "pg";
 import { hashApiKey } from "../src/ids.js";
-import { forgetDocument } from "./helpers/openapi-conformance.js";
+import { forgetDocument } from "@flagstaff/test-harness";
 import { connectClient, endClients, waitUntil } from "./helpers/postgres-clients.js";
-import { type ServerProcess, spawnServer } from "./helpers/process.js";
+import { type ServerProcess, launchServer } from "@flagstaff/test-harness";
 import {
   ADMIN_KEY,
   checkState,
@@ -23,7 +23,7 @@ import {
   expectStatus as must,
   startServer,
   type TestServer,
-} from "./helpers/server.js";
+} from "@flagstaff/test-harness";
 
 const SKIP = DIALECTS.includes("postgres") ? false : "PostgreSQL not available";
 const CHANNEL = "flagstaff_changes";
@@ -63,7 +63,7 @@ describe("change notifications are hints: forged and malformed ones change nothi
     const child = B!.child;
     assert.ok(
       child.exitCode === null && child.signalCode === null,
-      `B exited (${child.exitCode ?? child.signalCode}): ${B!.stderr().slice(-3000)}`,
+      `B exited (${child.exitCode ?? child.signalCode}): ${B!.stderr.slice(-3000)}`,
     );
   }
 
@@ -125,7 +125,7 @@ describe("change notifications are hints: forged and malformed ones change nothi
     database = await freshDatabase("postgres");
     const env = { FEED_POLL_INTERVAL_MS: "60000" };
     A = await startServer({ dialect: "postgres", database, env });
-    B = await spawnServer({
+    B = await launchServer({
       env: { DATABASE_URL: database.url, ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: "warn", ...env },
       readyTimeoutMs: 20_000,
     });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { OFREPProvider } from "@openfeature/ofrep-provider";
 import { ErrorCode, OpenFeature } from "@openfeature/server-sdk";
-import { ADMIN_KEY, createKey, createProject, DIALECTS, startServer, type TestServer } from "./helpers/server.js";
+import { ADMIN_KEY, createKey, createProject, DIALECTS, startServer, type TestServer } from "@flagstaff/test-harness";
 
 for (const dialect of DIALECTS) {
   describe(`OFREP [${dialect}]`, () => {

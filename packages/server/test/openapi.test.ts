@@ -1,12 +1,11 @@
 // The OpenAPI document (GET /openapi.json) is a valid OpenAPI 3.1 document, describes every route the
 // server registers, and declares for each operation its success and the errors the service's rules give
 // it (docs/api.md, "Errors every endpoint can give"). That the answers themselves match the document is
-// checked on every request the harness sends (helpers/openapi-conformance.ts); its own tests are below.
+// checked on every request the harness sends (@flagstaff/test-harness, openapi-conformance.ts); its own tests are below.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { assertConforms, createProject, DIALECTS, startServer, type TestServer } from "@flagstaff/test-harness";
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { assertConforms } from "./helpers/openapi-conformance.js";
-import { createProject, DIALECTS, startServer, type TestServer } from "./helpers/server.js";
 
 type Json = Record<string, any>;
 

@@ -8,7 +8,7 @@ import {
   ManualClock,
   startServer,
   type TestServer,
-} from "./helpers/server.js";
+} from "@flagstaff/test-harness";
 
 interface Page {
   data: any[];

@@ -11,7 +11,7 @@ import {
   ManualClock,
   startServer,
   type TestServer,
-} from "./helpers/server.js";
+} from "@flagstaff/test-harness";
 
 // Projects and API keys (decisions.md §2, extension): creation, validation, listing, deletion of a
 // project with everything in it; key creation, listing without secrets, revocation, hashed storage.

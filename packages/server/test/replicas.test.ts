@@ -6,7 +6,6 @@ import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
 import { after, before, describe, test, type TestContext } from "node:test";
 import { inActorRollout } from "@flagstaff/core";
-import { type ServerProcess, spawnServer } from "./helpers/process.js";
 import {
   ADMIN_KEY,
   checkState,
@@ -16,44 +15,18 @@ import {
   freshDatabase,
   expectStatus as must,
   httpRequest as call,
-  sleep,
-} from "./helpers/server.js";
-import { TcpProxy } from "./helpers/tcp-proxy.js";
+  launchServer,
+  type ServerProcess,
+  TcpProxy,
+  timeUntil,
+  waitFor,
+} from "@flagstaff/test-harness";
 
 const SKIP = DIALECTS.includes("postgres") ? false : "PostgreSQL not available";
 /** How long a change may take to reach another instance through notifications. */
 const PROPAGATION_MS = 2000;
 /** How long an instance that lost its connection may take to catch up once the database is back. */
 const REPAIR_MS = 3000;
-
-/**
- * Polls `probe` until it answers `expected`, at most `timeoutMs` after `since`. Answers the delay from
- * `since` (the moment the write was acknowledged) to the first matching answer.
- */
-async function waitFor(
-  what: string,
-  expected: string,
-  probe: () => Promise<string>,
-  timeoutMs: number,
-  since = performance.now(),
-): Promise<number> {
-  let seen = "(nothing yet)";
-  for (;;) {
-    try {
-      seen = await probe();
-    } catch (error) {
-      seen = `error: ${(error as Error).message}`;
-    }
-    const elapsed = performance.now() - since;
-    if (seen === expected) return elapsed;
-    if (elapsed > timeoutMs) {
-      throw new Error(
-        `${what}: expected ${expected} within ${timeoutMs} ms, still ${seen} after ${Math.round(elapsed)} ms`,
-      );
-    }
-    await sleep(10);
-  }
-}
 
 interface Instance {
   readonly name: string;
@@ -64,10 +37,7 @@ interface Instance {
 const started = new Set<ServerProcess>();
 
 async function startInstance(name: string, databaseUrl: string, env: Record<string, string> = {}): Promise<Instance> {
-  const proc = await spawnServer({
-    env: { DATABASE_URL: databaseUrl, ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: "warn", ...env },
-    readyTimeoutMs: 20_000,
-  });
+  const proc = await launchServer({ env: { DATABASE_URL: databaseUrl, ADMIN_API_KEY: ADMIN_KEY, ...env } });
   started.add(proc);
   return { name, proc, url: proc.url };
 }
@@ -116,13 +86,13 @@ async function propagated(
 ) {
   await Promise.all(
     instances.map(async (instance) => {
-      const ms = await waitFor(`${label} on ${instance.name}`, expected, () => probe(instance), timeoutMs, since);
+      const ms = await timeUntil(`${label} on ${instance.name}`, expected, () => probe(instance), timeoutMs, since);
       delays.add(`${label} → ${instance.name}`, ms);
     }),
   );
 }
 
-describe("replicas: three server processes on one PostgreSQL database", { skip: SKIP, timeout: 60_000 }, () => {
+describe("replicas: three server processes on one PostgreSQL database", { skip: SKIP, timeout: 180_000 }, () => {
   let database: FreshDatabase | undefined;
   let A: Instance;
   let B: Instance;
@@ -345,8 +315,8 @@ describe("replicas: three server processes on one PostgreSQL database", { skip: 
     await must(201, A.url, "POST", "/projects", { body: { id: p, name: "race" } });
     await must(201, A.url, "POST", `/projects/${p}/flags/race`, { body: {} });
     await must(200, A.url, "PATCH", `/projects/${p}/flags/race`, { body: { status: "conditional" } });
-    await waitFor("flag on C", "false", () => checkState(C.url, p, "race", ["a0"]), PROPAGATION_MS);
-    await waitFor("flag on B", "false", () => checkState(B.url, p, "race", ["a0"]), PROPAGATION_MS);
+    await timeUntil("flag on C", "false", () => checkState(C.url, p, "race", ["a0"]), PROPAGATION_MS);
+    await timeUntil("flag on B", "false", () => checkState(B.url, p, "race", ["a0"]), PROPAGATION_MS);
 
     const actors = Array.from({ length: 50 }, (_, n) => `a${n}`);
     const started = performance.now();
@@ -366,7 +336,7 @@ describe("replicas: three server processes on one PostgreSQL database", { skip: 
     await Promise.all(
       all().map(async (i) => {
         for (const a of actors) {
-          const ms = await waitFor(
+          const ms = await timeUntil(
             `${a} on ${i.name}`,
             "true",
             () => checkState(i.url, p, "race", [a]),
@@ -413,7 +383,7 @@ describe("replicas: three server processes on one PostgreSQL database", { skip: 
     await Promise.all(
       all().map(async (i) => {
         for (const m of members) {
-          const ms = await waitFor(
+          const ms = await timeUntil(
             `${m} on ${i.name}`,
             "true",
             () => checkState(i.url, p, "crowd", [m]),
@@ -442,8 +412,8 @@ describe("replicas: three server processes on one PostgreSQL database", { skip: 
   test("20 concurrent creates of one flag name over three instances: exactly one 201, the rest 409", async () => {
     const p = newProjectId();
     await must(201, A.url, "POST", "/projects", { body: { id: p, name: "create race" } });
-    await waitFor("project on B", "404 flag_not_found", () => checkState(B.url, p, "dup"), PROPAGATION_MS);
-    await waitFor("project on C", "404 flag_not_found", () => checkState(C.url, p, "dup"), PROPAGATION_MS);
+    await timeUntil("project on B", "404 flag_not_found", () => checkState(B.url, p, "dup"), PROPAGATION_MS);
+    await timeUntil("project on C", "404 flag_not_found", () => checkState(C.url, p, "dup"), PROPAGATION_MS);
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, n) =>
         call(all()[n % 3]!.url, "POST", `/projects/${p}/flags/dup`, {
@@ -458,7 +428,7 @@ describe("replicas: three server processes on one PostgreSQL database", { skip: 
     for (const res of answers.filter((r) => r.status === 409)) expectProblem(res, 409, "flag_exists");
     const winner = answers.find((r) => r.status === 201)!;
     for (const i of all()) {
-      await waitFor(`flag on ${i.name}`, "false", () => checkState(i.url, p, "dup"), PROPAGATION_MS);
+      await timeUntil(`flag on ${i.name}`, "false", () => checkState(i.url, p, "dup"), PROPAGATION_MS);
       const flag = await must(200, i.url, "GET", `/projects/${p}/flags/dup`);
       assert.equal(flag.id, winner.body.id);
       assert.equal(flag.description, winner.body.description);
@@ -470,7 +440,7 @@ describe("replicas: three server processes on one PostgreSQL database", { skip: 
 
 describe("replicas: repair after lost notifications (an instance cut off from PostgreSQL)", {
   skip: SKIP,
-  timeout: 60_000,
+  timeout: 180_000,
 }, () => {
   let database: FreshDatabase | undefined;
   const proxies: TcpProxy[] = [];
@@ -497,8 +467,8 @@ describe("replicas: repair after lost notifications (an instance cut off from Po
     }
     await must(200, A.url, "PATCH", `/projects/${p}/flags/r2`, { body: { status: "conditional" } });
     for (const i of [B, C]) {
-      await waitFor(`setup on ${i.name}`, "false", () => checkState(i.url, p, "r3"), PROPAGATION_MS);
-      await waitFor(`setup on ${i.name}`, "false", () => checkState(i.url, p, "r2", ["x1"]), PROPAGATION_MS);
+      await timeUntil(`setup on ${i.name}`, "false", () => checkState(i.url, p, "r3"), PROPAGATION_MS);
+      await timeUntil(`setup on ${i.name}`, "false", () => checkState(i.url, p, "r2", ["x1"]), PROPAGATION_MS);
     }
   });
 
@@ -514,21 +484,20 @@ describe("replicas: repair after lost notifications (an instance cut off from Po
     const child = instance.proc.child;
     assert.ok(
       child.exitCode === null && child.signalCode === null,
-      `${instance.name} exited (${child.exitCode ?? child.signalCode}): ${instance.proc.stderr().slice(-3000)}`,
+      `${instance.name} exited (${child.exitCode ?? child.signalCode}): ${instance.proc.describe()}`,
     );
   }
 
-  /** Cuts a proxy and waits until the instance behind it reports the database unreachable. */
+  /**
+   * Cuts a proxy and waits until the instance behind it reports the database unreachable. (Its notification
+   * listener lost its connection with the cut: the proxy dropped it, and refuses new ones until the restore.)
+   */
   async function cutOff(instance: Instance, proxy: TcpProxy) {
     proxy.cut();
     await waitFor(
-      `${instance.name} /readyz during the cut`,
-      "503",
-      async () => {
-        const res = await call(instance.url, "GET", "/readyz", { key: null, timeoutMs: 5000 });
-        return String(res.status);
-      },
-      5000,
+      `${instance.name} /readyz to answer 503 during the cut`,
+      () => call(instance.url, "GET", "/readyz", { key: null, timeoutMs: 5000 }),
+      { until: (res) => res.status === 503, timeoutMs: 10_000 },
     );
   }
 
@@ -546,11 +515,9 @@ describe("replicas: repair after lost notifications (an instance cut off from Po
     await must(201, A.url, "POST", `/projects/${p}/flags/r4`, { body: {} });
     await must(200, A.url, "PATCH", `/projects/${p}/flags/r4`, { body: { status: "enabled" } });
     // C, still connected, has them; B still answers checks from memory (its old state).
-    await waitFor("r4 on C", "true", () => checkState(C.url, p, "r4"), PROPAGATION_MS);
+    await timeUntil("r4 on C", "true", () => checkState(C.url, p, "r4"), PROPAGATION_MS);
     assert.equal(await checkState(B.url, p, "r1"), "false", "B answers from its (stale) memory while cut off");
     assert.equal(await checkState(B.url, p, "r4"), "404 flag_not_found", "B cannot have heard of r4");
-    await sleep(300);
-
     proxyB.restore();
     assertAlive(B);
     const since = performance.now();
@@ -567,7 +534,7 @@ describe("replicas: repair after lost notifications (an instance cut off from Po
     ];
     let slowest = 0;
     for (const [flag, actors, expected] of expectations) {
-      const ms = await waitFor(
+      const ms = await timeUntil(
         `B: ${flag} ${actors.join(",")}`,
         expected,
         () => checkState(B.url, p, flag, actors),
@@ -584,10 +551,8 @@ describe("replicas: repair after lost notifications (an instance cut off from Po
     await must(200, A.url, "PATCH", `/projects/${p}/flags/r3`, { body: { status: "enabled" } });
     await must(200, A.url, "PATCH", `/projects/${p}/flags/r2`, { body: { addActors: ["y1"], removeActors: ["x1"] } });
     await must(204, A.url, "DELETE", `/projects/${p}/flags/r4`);
-    await waitFor("r4 gone on C", "404 flag_not_found", () => checkState(C.url, p, "r4"), PROPAGATION_MS);
+    await timeUntil("r4 gone on C", "404 flag_not_found", () => checkState(C.url, p, "r4"), PROPAGATION_MS);
     assert.equal(await checkState(B.url, p, "r4"), "true", "B still has r4 in memory while cut off");
-    await sleep(300);
-
     proxyB.restore();
     assertAlive(B);
     const since = performance.now();
@@ -599,7 +564,7 @@ describe("replicas: repair after lost notifications (an instance cut off from Po
     ];
     let slowest = 0;
     for (const [flag, actors, expected] of expectations) {
-      const ms = await waitFor(
+      const ms = await timeUntil(
         `B: ${flag} ${actors.join(",")}`,
         expected,
         () => checkState(B.url, p, flag, actors),
@@ -619,20 +584,19 @@ describe("replicas: repair after lost notifications (an instance cut off from Po
     const D = await startInstance("D", throughProxy(database.url, proxyD), { FEED_POLL_INTERVAL_MS: "60000" });
     try {
       await must(201, A.url, "POST", `/projects/${p}/flags/d1`, { body: {} });
-      await waitFor("d1 on D", "false", () => checkState(D.url, p, "d1"), PROPAGATION_MS);
+      await timeUntil("d1 on D", "false", () => checkState(D.url, p, "d1"), PROPAGATION_MS);
       await cutOff(D, proxyD);
       await must(200, A.url, "PATCH", `/projects/${p}/flags/d1`, {
         body: { status: "conditional", addActors: ["z1"] },
       });
       await must(200, A.url, "PATCH", `/projects/${p}/flags/r1`, { body: { status: "disabled" } });
       assert.equal(await checkState(D.url, p, "r1"), "true", "D still has r1 enabled in memory while cut off");
-      await sleep(300);
       proxyD.restore();
       assertAlive(D);
       const since = performance.now();
       // pg-listen retries with backoff (up to 5 s between attempts); after it reconnects the feed reconciles.
-      const a = await waitFor("D: d1 z1", "true", () => checkState(D.url, p, "d1", ["z1"]), 8000, since);
-      const b = await waitFor("D: r1", "false", () => checkState(D.url, p, "r1"), 8000, since);
+      const a = await timeUntil("D: d1 z1", "true", () => checkState(D.url, p, "d1", ["z1"]), 8000, since);
+      const b = await timeUntil("D: r1", "false", () => checkState(D.url, p, "r1"), 8000, since);
       t.diagnostic(`D (no periodic reconcile) converged ${Math.max(a, b).toFixed(1)} ms after the restore`);
     } finally {
       proxyD.restore();

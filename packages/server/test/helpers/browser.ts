@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { track, withDeadline } from "@flagstaff/test-harness";
 import { type Browser, chromium } from "playwright-core";
 
 /** Debian's Chromium: the machine has no network, so no browser build can be downloaded. */
@@ -31,6 +32,7 @@ export const browserSkip: string | false =
     ? `no Chromium at ${CHROMIUM}, and SKIP_BROWSER_TESTS=1`
     : false;
 
+/** Launches Chromium, tracked by the harness from the start, so a test that times out cannot leave it running. */
 export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
@@ -38,32 +40,25 @@ export async function launchChromium(extraArgs: string[] = []): Promise<Browser>
     );
   }
   mkdirSync(SCREENSHOTS, { recursive: true });
-  return chromium.launch({
+  const launching = chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: [...CHROMIUM_ARGS, ...extraArgs],
     timeout: 30_000,
   });
+  const untrack = track({
+    label: "Chromium",
+    dispose: async () => closeBrowser(await launching.catch(() => undefined)),
+  });
+  const browser = await launching;
+  browser.on("disconnected", untrack);
+  return browser;
 }
 
 /** Closes a browser, giving up after a while so that an `after` hook can never hang on it. */
 export async function closeBrowser(browser: Browser | undefined): Promise<void> {
   if (browser === undefined) return;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, 10_000);
-  });
-  await Promise.race([browser.close().catch(() => {}), timeout]);
-  clearTimeout(timer);
-}
-
-/** Answers a condition that was met, polled every 20 ms, or throws after `ms` describing what it waited for. */
-export async function until(condition: () => boolean, ms: number, what: () => string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what()}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await withDeadline(browser.close(), 10_000, "closing Chromium").catch(() => {});
 }
 
 export interface StaticFile {
@@ -79,6 +74,12 @@ export interface StaticSite {
 
 /** A tiny static web server on its own loopback port: another origin than the API's. */
 export async function serveStatic(files: ReadonlyMap<string, StaticFile>): Promise<StaticSite> {
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  const untrack = track({ label: "static web server", dispose: close });
   const server = createServer((request, response) => {
     const file = files.get(new URL(request.url ?? "/", "http://x").pathname);
     if (file === undefined) {
@@ -91,11 +92,10 @@ export async function serveStatic(files: ReadonlyMap<string, StaticFile>): Promi
   const { port } = server.address() as AddressInfo;
   return {
     origin: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: async () => {
+      await close();
+      untrack();
+    },
   };
 }
 

@@ -2,7 +2,6 @@
 // hold row locks, refuse connections), the database's name, and polling with a deadline.
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { sleep } from "./server.js";
 
 /** The database a PostgreSQL URL names. */
 export function databaseName(url: string): string {
@@ -56,7 +55,8 @@ export async function waitUntil(
     }
     const elapsed = performance.now() - start;
     if (elapsed > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms (last: ${seen})`);
-    await sleep(intervalMs);
+    // Polling between looks at PostgreSQL, not synchronisation by time.
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 

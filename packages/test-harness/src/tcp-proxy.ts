@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
+import { track } from "./cleanup.js";
 
 /**
  * A TCP proxy on loopback that tests can cut and restore, to take a database away from a server
@@ -9,6 +10,7 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private server: Server | undefined;
   private open = true;
+  private untrack: (() => void) | undefined;
   port = 0;
 
   constructor(
@@ -17,6 +19,7 @@ export class TcpProxy {
   ) {}
 
   async start(): Promise<number> {
+    this.untrack = track({ label: `TCP proxy to ${this.targetHost}:${this.targetPort}`, dispose: () => this.stop() });
     this.server = createServer((client) => {
       if (!this.open) {
         client.destroy();
@@ -56,6 +59,9 @@ export class TcpProxy {
 
   async stop(): Promise<void> {
     this.cut();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+    const server = this.server;
+    this.server = undefined;
+    if (server !== undefined) await new Promise<void>((resolve) => server.close(() => resolve()));
+    this.untrack?.();
   }
 }

@@ -1,6 +1,6 @@
 // Checks answers against the server's own OpenAPI document (GET /openapi.json): the operation exists, it
 // declares the status, the media type is one it declares, and a JSON body matches the declared schema.
-// The harness (helpers/server.ts) runs this on every answer, so the document cannot drift from the code.
+// The harness (http.ts) runs this on every answer, so the document cannot drift from the code.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 
@@ -11,6 +11,8 @@ const DOC_ID = "https://flagstaff.invalid/openapi.json";
 const OPERATION_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 /** Fastify's router refuses path segments longer than this (app.ts) before any route is chosen. */
 const MAX_SEGMENT_LENGTH = 4096;
+/** How long fetching the document may take: every request of the harness has a deadline. */
+const DOCUMENT_TIMEOUT_MS = 30_000;
 
 export class ConformanceError extends Error {
   override name = "ConformanceError";
@@ -100,16 +102,30 @@ export class OpenApiDocument {
 }
 
 const documents = new Map<string, Promise<OpenApiDocument>>();
+/**
+ * Prepared documents by their text: every server of a test file serves the same document (or one of a few,
+ * by configuration), and compiling its schemas again for each would cost more than the tests themselves.
+ */
+const prepared = new Map<string, OpenApiDocument>();
+
+function prepare(text: string): OpenApiDocument {
+  let document = prepared.get(text);
+  if (document === undefined) {
+    document = new OpenApiDocument(JSON.parse(text) as Json);
+    prepared.set(text, document);
+  }
+  return document;
+}
 
 /** Fetches (once per base URL) and prepares the server's OpenAPI document. */
 export function loadDocument(baseUrl: string): Promise<OpenApiDocument> {
   let loading = documents.get(baseUrl);
   if (loading === undefined) {
     loading = (async () => {
-      const res = await fetch(`${baseUrl}/openapi.json`);
+      const res = await fetch(`${baseUrl}/openapi.json`, { signal: AbortSignal.timeout(DOCUMENT_TIMEOUT_MS) });
       const text = await res.text();
       if (res.status !== 200) throw new ConformanceError(`GET ${baseUrl}/openapi.json answered ${res.status}: ${text}`);
-      return new OpenApiDocument(JSON.parse(text) as Json);
+      return prepare(text);
     })();
     documents.set(baseUrl, loading);
     // A failed fetch is not remembered: the next answer tries again.
