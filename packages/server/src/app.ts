@@ -147,8 +147,10 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   const feed = new ChangeFeed(db, app.log, {
     snapshot,
     ...(postgres ? { repeatableRead: true } : {}),
+    // Lag is measured for other instances' changes only: this instance's own write may be read back
+    // from the log when its notification wins the race against the write's own return.
     onCaughtUp: (set) => {
-      if (set.at !== undefined) metrics.recordFeedLag((Date.now() - set.at) / 1000);
+      if (set.at !== undefined && set.origin !== work.instanceId) metrics.recordFeedLag((Date.now() - set.at) / 1000);
     },
   });
   const work = new UnitOfWork(db, clock, app.log, postgres ? { announce: notifyChangeSet } : {});

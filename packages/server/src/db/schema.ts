@@ -21,6 +21,8 @@ export interface FeedChangesTable {
   version: number;
   change: string;
   created_at: string;
+  /** The instance that wrote it (null for change sets written before this column existed). */
+  origin: string | null;
 }
 
 export interface ApiKeysTable {

@@ -48,8 +48,12 @@ export function eventsMigration(dialect: Dialect): Migration {
         .addColumn("sent_at", "text")
         .execute();
       await db.schema.createIndex("event_outbox_created_at").on("event_outbox").column("created_at").execute();
+      // Which instance wrote a change set, so one that reads its own write back from the log (its
+      // notification can arrive before the commit returns) does not count it as lag from another.
+      await db.schema.alterTable("feed_changes").addColumn("origin", "text").execute();
     },
     async down(db: Kysely<any>) {
+      await db.schema.alterTable("feed_changes").dropColumn("origin").execute();
       await db.schema.dropTable("event_outbox").execute();
       await db.schema.dropTable("events").execute();
     },

@@ -21,14 +21,20 @@ export async function nextStreamVersion(trx: Transaction<Database>, stream: stri
 export async function recordChangeSet(trx: Transaction<Database>, set: ChangeSet, at: string): Promise<void> {
   await trx
     .insertInto("feed_changes")
-    .values({ stream: set.stream, version: set.version, change: JSON.stringify(set.changes), created_at: at })
+    .values({
+      stream: set.stream,
+      version: set.version,
+      change: JSON.stringify(set.changes),
+      created_at: at,
+      origin: set.origin ?? null,
+    })
     .execute();
 }
 
 export async function readChangeSetsSince(db: Executor, stream: string, version: number): Promise<ChangeSet[]> {
   const rows = await db
     .selectFrom("feed_changes")
-    .select(["version", "change", "created_at"])
+    .select(["version", "change", "created_at", "origin"])
     .where("stream", "=", stream)
     .where("version", ">", version)
     .orderBy("version")
@@ -38,6 +44,7 @@ export async function readChangeSetsSince(db: Executor, stream: string, version:
     version: Number(r.version),
     changes: JSON.parse(r.change) as Change[],
     at: Date.parse(r.created_at),
+    ...(r.origin === null ? {} : { origin: r.origin }),
   }));
 }
 
