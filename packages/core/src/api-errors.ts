@@ -8,6 +8,7 @@ export const API_ERROR_CODES = [
   "segment_not_found",
   "key_not_found",
   "actor_not_found",
+  "webhook_not_found",
   "not_found",
   "method_not_allowed",
   "project_exists",

@@ -44,6 +44,11 @@ import { ProjectService } from "./features/projects/project.service.js";
 import { segmentRoutes } from "./features/segments/segment.routes.js";
 import { SegmentSchema } from "./features/segments/segment.schemas.js";
 import { SegmentService } from "./features/segments/segment.service.js";
+import { WebhookDispatcher } from "./features/webhooks/dispatcher.js";
+import { pruneDeliveries } from "./features/webhooks/webhook.repository.js";
+import { webhookRoutes } from "./features/webhooks/webhook.routes.js";
+import { CreatedWebhookSchema, DeliverySchema, WebhookSchema } from "./features/webhooks/webhook.schemas.js";
+import { WebhookService } from "./features/webhooks/webhook.service.js";
 import { authenticate } from "./http/auth.js";
 import { registerCors } from "./http/cors.js";
 import { installMethodNotAllowed } from "./http/method-not-allowed.js";
@@ -62,6 +67,8 @@ const BODY_LIMIT = 1024 * 1024;
 const FEED_RETENTION_MS = 60 * 60 * 1000;
 const FEED_PRUNE_EVERY_MS = 10 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** Finished webhook deliveries are kept this long for the deliveries list, then pruned. */
+const DELIVERY_RETENTION_MS = 30 * DAY_MS;
 /** An incoming X-Request-Id is kept when it looks like an id (so logs can follow a request across services). */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:/+=-]{1,128}$/;
 
@@ -84,6 +91,8 @@ export interface Service {
   readonly feed: ChangeFeed;
   /** Every write goes through it; its bus carries each committed write's events. */
   readonly work: UnitOfWork;
+  /** Sends webhooks; tests stop it to leave deliveries queued. */
+  readonly dispatcher: WebhookDispatcher;
   /** Prunes the change log and (with HISTORY_RETENTION_DAYS) the history now; the periodic timer calls it. */
   prune(): Promise<void>;
   readonly recorder: CheckRecorder;
@@ -171,6 +180,21 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   const segments = new SegmentService(db, work, clock);
   const actors = new ActorService(db, work, clock);
   const events = new EventService(db);
+  const webhooks = new WebhookService(db, work, clock, {
+    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    onQueued: () => dispatcher.kick(),
+  });
+  const dispatcher = new WebhookDispatcher(db, clock, app.log, metrics, (p, id, reason) => webhooks.disable(p, id, reason), {
+    postgres,
+    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    timeoutMs: config.webhookTimeoutMs,
+    retryBaseMs: config.webhookRetryBaseMs,
+    retryWindowMs: config.webhookRetryWindowMs,
+    concurrency: config.webhookConcurrency,
+    random,
+  });
+  // Every committed write may have events to deliver: look now rather than at the next poll.
+  work.bus.subscribe(() => dispatcher.kick());
   const generatedAdminKey = await keys.ensureAdminKey(config.adminApiKey);
 
   app.setValidatorCompiler(buildValidatorCompiler());
@@ -248,6 +272,9 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     ActorSchema,
     SegmentSchema,
     EventSchema,
+    WebhookSchema,
+    CreatedWebhookSchema,
+    DeliverySchema,
   ]) {
     app.addSchema(schema);
   }
@@ -261,6 +288,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   segmentRoutes(app, segments);
   actorRoutes(app, actors);
   eventRoutes(app, events);
+  webhookRoutes(app, webhooks);
   app.get("/openapi.json", { config: { access: "public" }, schema: { hide: true, security: [] } }, async () =>
     app.swagger(),
   );
@@ -274,6 +302,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     const now = clock.now();
     await pruneChangeSets(db, isoTime(now - FEED_RETENTION_MS));
     if (config.historyRetentionDays > 0) await pruneEvents(db, isoTime(now - config.historyRetentionDays * DAY_MS));
+    await pruneDeliveries(db, isoTime(now - DELIVERY_RETENTION_MS));
   };
 
   // The safety net under notifications: compare versions with the database; prune the change log and history.
@@ -297,6 +326,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       // when each response finishes, so it costs requests nothing until shutdown.)
       app.server.keepAliveTimeout = 1;
       await app.close();
+      await dispatcher.stop();
       await listener?.stop();
       try {
         await recorder.flush();
@@ -309,5 +339,6 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   };
 
   await app.ready();
-  return { app, feed, work, prune, recorder, generatedAdminKey, close };
+  dispatcher.start();
+  return { app, feed, work, dispatcher, prune, recorder, generatedAdminKey, close };
 }

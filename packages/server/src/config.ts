@@ -28,6 +28,16 @@ export interface Config {
   readonly corsAllowedOrigins: readonly string[];
   /** Events older than this many days are pruned from the history; 0 keeps them forever. */
   readonly historyRetentionDays: number;
+  /** Lets webhooks target loopback, private and link-local addresses (refused by default). */
+  readonly webhookAllowPrivateNetworks: boolean;
+  /** Longest a webhook receiver may take to answer, in milliseconds. */
+  readonly webhookTimeoutMs: number;
+  /** Delay before a failed delivery's first retry, in milliseconds; each next one doubles (at most an hour). */
+  readonly webhookRetryBaseMs: number;
+  /** How long a delivery is retried before it is marked failed, in milliseconds. */
+  readonly webhookRetryWindowMs: number;
+  /** Webhook deliveries one instance sends at once. */
+  readonly webhookConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -137,5 +147,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     headersTimeoutMs,
     corsAllowedOrigins: Object.freeze(corsOrigins(env)),
     historyRetentionDays: integer(env, "HISTORY_RETENTION_DAYS", 0, 0, 365_000),
+    webhookAllowPrivateNetworks: boolean(env, "WEBHOOK_ALLOW_PRIVATE_NETWORKS", false),
+    webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 100, 60_000),
+    webhookRetryBaseMs: integer(env, "WEBHOOK_RETRY_BASE_MS", 5000, 10, 3_600_000),
+    webhookRetryWindowMs: integer(env, "WEBHOOK_RETRY_WINDOW_MS", 86_400_000, 1000, 30 * 86_400_000),
+    webhookConcurrency: integer(env, "WEBHOOK_CONCURRENCY", 16, 1, 1000),
   });
 }

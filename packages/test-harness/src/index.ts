@@ -33,3 +33,4 @@ export {
 } from "./server-process.js";
 export { TcpProxy } from "./tcp-proxy.js";
 export { timeUntil, type WaitOptions, waitFor, withDeadline } from "./wait.js";
+export { type Answer, type ReceivedWebhook, WebhookReceiver } from "./webhook-receiver.js";

@@ -3,11 +3,16 @@ import type { Dialect } from "../config.js";
 import type { DatabaseHandle } from "./database.js";
 import { initialMigration } from "./migrations/001-initial.js";
 import { eventsMigration } from "./migrations/002-events.js";
+import { webhooksMigration } from "./migrations/003-webhooks.js";
 
 class InCodeMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
   async getMigrations(): Promise<Record<string, Migration>> {
-    return { "001-initial": initialMigration(this.dialect), "002-events": eventsMigration(this.dialect) };
+    return {
+      "001-initial": initialMigration(this.dialect),
+      "002-events": eventsMigration(this.dialect),
+      "003-webhooks": webhooksMigration(this.dialect),
+    };
   }
 }
 

@@ -112,7 +112,40 @@ export interface EventOutboxTable {
   sent_at: string | null;
 }
 
+export interface WebhooksTable {
+  id: string;
+  project_id: string;
+  url: string;
+  events: string;
+  description: string;
+  secret: string;
+  enabled: number;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  payload: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: string | null;
+  lease_until: string | null;
+  last_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_duration_ms: number | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
 export interface Database {
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   events: EventsTable;
   event_outbox: EventOutboxTable;
   projects: ProjectsTable;

@@ -11,6 +11,7 @@ const TITLES: Record<ErrorCode, string> = {
   segment_not_found: "Segment not found",
   key_not_found: "API key not found",
   actor_not_found: "Actor not found",
+  webhook_not_found: "Webhook not found",
   not_found: "Not found",
   method_not_allowed: "Method not allowed",
   project_exists: "Project already exists",

@@ -25,7 +25,7 @@ export type TargetKind = "project" | "key" | "flag" | "segment" | "actor" | "web
 /** Who made a write: a key (with its name as it was then), or the service itself. */
 export type EventActor =
   | { readonly keyId: string; readonly keyName: string; readonly role: Role }
-  | { readonly system: "startup" | "admin-key-command" };
+  | { readonly system: "startup" | "admin-key-command" | "webhook-dispatcher" };
 
 /** The caller and request a write is made for; routes build it from the request, system callers name themselves. */
 export interface WriteContext {
@@ -35,6 +35,7 @@ export interface WriteContext {
 
 export const STARTUP: WriteContext = { actor: { system: "startup" }, requestId: null };
 export const ADMIN_KEY_COMMAND: WriteContext = { actor: { system: "admin-key-command" }, requestId: null };
+export const WEBHOOK_DISPATCHER: WriteContext = { actor: { system: "webhook-dispatcher" }, requestId: null };
 
 /** What a write did, as its work reports it: the target, and its state before and after (never a secret). */
 export interface DomainEvent {

@@ -47,7 +47,7 @@ export async function insertEvents(trx: Transaction<Database>, events: readonly 
 
 const parse = (text: string | null) => (text === null ? null : (JSON.parse(text) as Record<string, unknown>));
 
-function toEvent(row: EventsTable): StoredEvent {
+export function toEvent(row: EventsTable): StoredEvent {
   return {
     id: row.id,
     type: row.type as EventType,

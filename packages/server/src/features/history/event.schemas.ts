@@ -22,7 +22,7 @@ export const EventSchema = Type.Object(
           keyName: Type.String(),
           role: Type.Union(["admin", "write", "read", "check"].map((r) => Type.Literal(r))),
         }),
-        Type.Object({ system: Type.String({ description: "startup or admin-key-command" }) }),
+        Type.Object({ system: Type.String({ description: "startup, admin-key-command or webhook-dispatcher" }) }),
       ],
       { description: "The key that made the write (with its name then), or the service itself" },
     ),

@@ -3,6 +3,15 @@ import type { Snapshot } from "../evaluation/snapshot.js";
 
 type Observer = { observe(value: number): void };
 
+export interface WebhookQueueState {
+  /** Events not yet matched to webhooks. */
+  readonly outbox: number;
+  /** Deliveries not yet succeeded or given up. */
+  readonly pending: number;
+  /** When the oldest of either was created (ms since the epoch); undefined when none waits. */
+  readonly oldestPendingAt: number | undefined;
+}
+
 /**
  * The service's Prometheus metrics, in a registry of its own (no global state, so several instances can
  * live in one process). Labelled children are cached, so recording a request costs two map lookups.
@@ -15,6 +24,8 @@ export class Metrics {
   private readonly checksDisabled: Counter;
   private readonly feedLag: Histogram;
   private readonly events: Counter<"type">;
+  private readonly deliveries: Counter<"webhook" | "outcome">;
+  private webhookQueue: (() => Promise<WebhookQueueState>) | undefined;
 
   constructor(snapshot: Snapshot) {
     const registers = [this.registry];
@@ -45,6 +56,42 @@ export class Metrics {
       help: "Events (history entries) this instance's writes produced, by type",
       labelNames: ["type"],
       registers,
+    });
+    this.deliveries = new Counter({
+      name: "flagstaff_webhook_deliveries_total",
+      help: "Webhook delivery attempts this instance made, by webhook id and outcome (succeeded, retrying, failed)",
+      labelNames: ["webhook", "outcome"],
+      registers,
+    });
+    // A scrape while the database is away keeps the last figures rather than failing the whole page.
+    let last: WebhookQueueState = { outbox: 0, pending: 0, oldestPendingAt: undefined };
+    const queue = async () => {
+      try {
+        if (this.webhookQueue) last = await this.webhookQueue();
+      } catch {
+        // keep the last figures
+      }
+      return last;
+    };
+    new Gauge({
+      name: "flagstaff_webhook_outbox_depth",
+      help: "Webhook work waiting, shared by every instance: events not yet matched to webhooks (stage outbox), deliveries pending (stage delivery)",
+      labelNames: ["stage"],
+      registers,
+      async collect() {
+        const state = await queue();
+        this.set({ stage: "outbox" }, state.outbox);
+        this.set({ stage: "delivery" }, state.pending);
+      },
+    });
+    new Gauge({
+      name: "flagstaff_webhook_oldest_pending_seconds",
+      help: "Age of the oldest event or delivery not yet delivered; 0 when nothing waits",
+      registers,
+      async collect() {
+        const oldest = (await queue()).oldestPendingAt;
+        this.set(oldest === undefined ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+      },
     });
     new Gauge({
       name: "flagstaff_snapshot_size",
@@ -85,6 +132,15 @@ export class Metrics {
 
   recordEvent(type: string): void {
     this.events.labels(type).inc();
+  }
+
+  recordDelivery(webhookId: string, outcome: "succeeded" | "retrying" | "failed"): void {
+    this.deliveries.labels(webhookId, outcome).inc();
+  }
+
+  /** Where the webhook queue gauges read from at each scrape. */
+  watchWebhookQueue(read: () => Promise<WebhookQueueState>): void {
+    this.webhookQueue = read;
   }
 
   recordFeedLag(seconds: number): void {

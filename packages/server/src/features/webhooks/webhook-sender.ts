@@ -1,0 +1,97 @@
+import http from "node:http";
+import https from "node:https";
+import { Webhook as Signer } from "standardwebhooks";
+import { checkLiteralAddress, safeLookup } from "./safe-target.js";
+
+export interface Attempt {
+  /** The answer's status; undefined when none came (refused, timed out, unsafe target). */
+  readonly statusCode?: number;
+  /** Why the attempt failed; undefined on a 2xx answer. */
+  readonly error?: string;
+  readonly durationMs: number;
+}
+
+export interface SendOptions {
+  readonly timeoutMs: number;
+  readonly allowPrivateNetworks: boolean;
+  /** Aborts the attempt (at shutdown). */
+  readonly signal?: AbortSignal;
+}
+
+const USER_AGENT = "Flagstaff-Webhooks/1.0";
+/** A receiver's answer body is read (to free the socket) but never kept beyond this many bytes. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * POSTs one signed delivery the Standard Webhooks way: `webhook-id` (the event id, the same on every
+ * retry), `webhook-timestamp` (seconds) and `webhook-signature` (`v1,` HMAC-SHA256 by the
+ * `standardwebhooks` package). Redirects are not followed; a 2xx answer within the timeout is a success.
+ */
+export async function sendDelivery(
+  target: string,
+  secret: string,
+  messageId: string,
+  body: string,
+  options: SendOptions,
+): Promise<Attempt> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  try {
+    const url = new URL(target);
+    if (!options.allowPrivateNetworks) checkLiteralAddress(url);
+    const now = new Date();
+    const headers = {
+      "content-type": "application/json",
+      "user-agent": USER_AGENT,
+      "webhook-id": messageId,
+      "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+      "webhook-signature": new Signer(secret).sign(messageId, now, body),
+    };
+    const statusCode = await post(url, headers, body, options);
+    if (statusCode >= 200 && statusCode < 300) return { statusCode, durationMs: elapsed() };
+    const error =
+      statusCode >= 300 && statusCode < 400 ? `HTTP ${statusCode}: redirects are not followed` : `HTTP ${statusCode}`;
+    return { statusCode, error, durationMs: elapsed() };
+  } catch (error) {
+    return { error: describe(error, options.timeoutMs), durationMs: elapsed() };
+  }
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  const e = error as NodeJS.ErrnoException;
+  if (e.name === "TimeoutError") return `no answer within ${timeoutMs} ms`;
+  if (e.name === "AbortError") return "aborted at shutdown";
+  const message = e.message ?? String(error);
+  return e.code && !message.includes(e.code) ? `${e.code}: ${message}` : message;
+}
+
+function post(url: URL, headers: Record<string, string>, body: string, options: SendOptions): Promise<number> {
+  const signal = options.signal
+    ? AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)])
+    : AbortSignal.timeout(options.timeoutMs);
+  const client = url.protocol === "https:" ? https : http;
+  return new Promise((resolve, reject) => {
+    const request = client.request(
+      url,
+      {
+        method: "POST",
+        headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
+        signal,
+        // A fresh connection per attempt: a pooled socket would skip the address check of a new lookup.
+        agent: false,
+        ...(options.allowPrivateNetworks ? {} : { lookup: safeLookup }),
+      },
+      (response) => {
+        let read = 0;
+        response.on("data", (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_ANSWER_BYTES) response.destroy();
+        });
+        response.on("close", () => resolve(response.statusCode ?? 0));
+        response.on("error", () => resolve(response.statusCode ?? 0));
+      },
+    );
+    request.on("error", reject);
+    request.end(body);
+  });
+}

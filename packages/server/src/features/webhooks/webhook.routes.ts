@@ -1,0 +1,138 @@
+import { Type } from "typebox";
+import { errorResponses, NoContent, PageOf, PageQuery, ProjectParams } from "../../http/schemas.js";
+import type { TypedApp } from "../../http/typed-app.js";
+import { writeContext } from "../../http/write-context.js";
+import { toPageQuery } from "../../pagination.js";
+import { CreateWebhookBody, ListDeliveriesQuery, UpdateWebhookBody, WebhookParams } from "./webhook.schemas.js";
+import type { WebhookService } from "./webhook.service.js";
+
+const tags = ["webhooks"];
+
+export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
+  app.post(
+    "/projects/:projectId/webhooks",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags,
+        summary: "Create a webhook (extension; admin)",
+        description:
+          "Every event of the project matching `events` is POSTed to `url`, signed the Standard Webhooks way " +
+          "with `secret`, which is in this answer only.",
+        params: ProjectParams,
+        body: CreateWebhookBody,
+        response: {
+          201: Type.Ref("CreatedWebhook"),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503),
+        },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await webhooks.create(writeContext(request), request.params.projectId, request.body)),
+  );
+
+  app.get(
+    "/projects/:projectId/webhooks",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags,
+        summary: "List a project's webhooks, oldest first, without secrets (extension; admin)",
+        params: ProjectParams,
+        querystring: PageQuery,
+        response: { 200: PageOf(Type.Ref("Webhook")), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+      },
+    },
+    async (request) => webhooks.list(request.params.projectId, toPageQuery(request.query, 1)),
+  );
+
+  app.get(
+    "/projects/:projectId/webhooks/:webhookId",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags,
+        summary: "Get a webhook (extension; admin)",
+        params: WebhookParams,
+        response: { 200: Type.Ref("Webhook"), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+      },
+    },
+    async (request) => webhooks.get(request.params.projectId, request.params.webhookId),
+  );
+
+  app.patch(
+    "/projects/:projectId/webhooks/:webhookId",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags,
+        summary: "Change a webhook's url, events, description or enabled (extension; admin)",
+        params: WebhookParams,
+        body: UpdateWebhookBody,
+        response: { 200: Type.Ref("Webhook"), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request) =>
+      webhooks.update(writeContext(request), request.params.projectId, request.params.webhookId, request.body),
+  );
+
+  app.delete(
+    "/projects/:projectId/webhooks/:webhookId",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags,
+        summary: "Delete a webhook and its deliveries (extension; admin)",
+        params: WebhookParams,
+        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      await webhooks.delete(writeContext(request), request.params.projectId, request.params.webhookId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    "/projects/:projectId/webhooks/:webhookId/deliveries",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags,
+        summary: "A webhook's deliveries, newest first: attempts, last status, error, next retry (extension; admin)",
+        params: WebhookParams,
+        querystring: ListDeliveriesQuery,
+        response: {
+          200: PageOf(Type.Ref("WebhookDelivery")),
+          ...errorResponses(400, 401, 403, 404, 429, 500, 503),
+        },
+      },
+    },
+    async (request) =>
+      webhooks.deliveries(
+        request.params.projectId,
+        request.params.webhookId,
+        request.query.status,
+        toPageQuery(request.query, 1),
+      ),
+  );
+
+  app.post(
+    "/projects/:projectId/webhooks/:webhookId/test",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags,
+        summary: "Send a ping event to a webhook now (extension; admin)",
+        description:
+          "Queues one `ping` delivery, tried once (disabled webhooks included); its outcome shows in the deliveries.",
+        params: WebhookParams,
+        response: { 202: Type.Ref("WebhookDelivery"), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .code(202)
+        .send(await webhooks.ping(writeContext(request), request.params.projectId, request.params.webhookId)),
+  );
+}

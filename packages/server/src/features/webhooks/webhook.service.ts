@@ -1,0 +1,227 @@
+import { randomBytes } from "node:crypto";
+import type { Kysely } from "kysely";
+import { monotonicFactory } from "ulid";
+import { type Clock, isoTime } from "../../clock.js";
+import type { Database } from "../../db/schema.js";
+import { AppError, invalid, projectNotFound } from "../../errors.js";
+import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
+import { type DomainEvent, WEBHOOK_DISPATCHER, type WriteContext } from "../history/domain-events.js";
+import type { UnitOfWork } from "../history/unit-of-work.js";
+import { findProject } from "../projects/project.repository.js";
+import * as repo from "./webhook.repository.js";
+import { checkTarget, UnsafeTargetError } from "./safe-target.js";
+import type {
+  CreatedWebhook,
+  CreateWebhookInput,
+  Delivery,
+  DeliveryStatus,
+  UpdateWebhookInput,
+  Webhook,
+} from "./webhook.schemas.js";
+
+const nextUlid = monotonicFactory();
+
+export const webhookNotFound = (projectId: string, id: string) =>
+  new AppError(404, "webhook_not_found", `Webhook "${id}" does not exist in project "${projectId}".`);
+
+/** A Standard Webhooks secret: `whsec_` and 32 random bytes in base64 (the spec asks for 24 to 64). */
+const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`;
+
+/** The state a webhook event records: everything but the secret. */
+const state = (hook: Webhook) => ({
+  id: hook.id,
+  url: hook.url,
+  events: hook.events,
+  description: hook.description,
+  enabled: hook.enabled,
+  disabledReason: hook.disabledReason,
+});
+
+function webhookEvent(
+  type: "webhook.created" | "webhook.updated" | "webhook.deleted",
+  before: Webhook | null,
+  after: Webhook | null,
+): DomainEvent {
+  const hook = (after ?? before) as Webhook;
+  return {
+    type,
+    projectId: hook.projectId,
+    target: { kind: "webhook", id: hook.id, name: hook.url },
+    before: before && state(before),
+    after: after && state(after),
+  };
+}
+
+export interface WebhookServiceOptions {
+  readonly allowPrivateNetworks: boolean;
+  /** Called when a delivery was queued, so the dispatcher sends it now rather than at its next poll. */
+  readonly onQueued?: () => void;
+}
+
+/** Webhooks: who gets told about a project's changes. Delivery itself is the dispatcher's. */
+export class WebhookService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly work: UnitOfWork,
+    private readonly clock: Clock,
+    private readonly options: WebhookServiceOptions,
+  ) {}
+
+  /** Checks a URL's scheme and addresses; an unsafe one is a 400 on `/url`. */
+  private async target(url: string): Promise<string> {
+    try {
+      return (await checkTarget(url, this.options.allowPrivateNetworks)).href;
+    } catch (error) {
+      if (error instanceof UnsafeTargetError) throw invalid(error.message, [{ path: "/url", message: error.message }]);
+      throw error;
+    }
+  }
+
+  async create(context: WriteContext, projectId: string, input: CreateWebhookInput): Promise<CreatedWebhook> {
+    // Resolved before the write's transaction: a slow DNS answer must not hold the project's write turn.
+    const url = await this.target(input.url);
+    return this.work.write(context, projectId, async (trx) => {
+      if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
+      const now = this.clock.now();
+      const hook: repo.StoredWebhook = {
+        id: `wh_${nextUlid(now)}`,
+        projectId,
+        url,
+        events: input.events ?? ["*"],
+        description: input.description ?? "",
+        enabled: input.enabled ?? true,
+        disabledReason: null,
+        createdAt: isoTime(now),
+        updatedAt: isoTime(now),
+        secret: newSecret(),
+      };
+      await repo.insertWebhook(trx, hook);
+      return { result: hook, events: [webhookEvent("webhook.created", null, repo.publicWebhook(hook))] };
+    });
+  }
+
+  async list(projectId: string, page: PageQuery): Promise<Page<Webhook>> {
+    if (!(await findProject(this.db, projectId))) throw projectNotFound(projectId);
+    const rows = await repo.listWebhooks(this.db, projectId, page);
+    return assemblePage(
+      page,
+      rows.map(repo.publicWebhook),
+      (w) => [w.id],
+      (side, key) => repo.webhooksBeyond(this.db, projectId, side, key),
+    );
+  }
+
+  async get(projectId: string, id: string): Promise<Webhook> {
+    return repo.publicWebhook(await this.find(projectId, id));
+  }
+
+  private async find(projectId: string, id: string): Promise<repo.StoredWebhook> {
+    const hook = await repo.findWebhook(this.db, projectId, id);
+    if (hook) return hook;
+    if (!(await findProject(this.db, projectId))) throw projectNotFound(projectId);
+    throw webhookNotFound(projectId, id);
+  }
+
+  /** Changes a webhook; an update that changes nothing records nothing. */
+  async update(context: WriteContext, projectId: string, id: string, input: UpdateWebhookInput): Promise<Webhook> {
+    const url = input.url === undefined ? undefined : await this.target(input.url);
+    return this.work.write(context, projectId, async (trx) => {
+      if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
+      const before = await repo.findWebhook(trx, projectId, id);
+      if (!before) throw webhookNotFound(projectId, id);
+      const enabled = input.enabled ?? before.enabled;
+      const after: repo.StoredWebhook = {
+        ...before,
+        url: url ?? before.url,
+        events: input.events ?? before.events,
+        description: input.description ?? before.description,
+        enabled,
+        // Turning a webhook back on (or off by hand) clears the service's reason.
+        disabledReason: input.enabled === undefined ? before.disabledReason : null,
+      };
+      const unchanged = JSON.stringify(state(before)) === JSON.stringify(state(after));
+      if (unchanged) return { result: repo.publicWebhook(before), events: [] };
+      const updated = { ...after, updatedAt: isoTime(this.clock.now()) };
+      await repo.updateWebhook(trx, updated);
+      if (enabled && !before.enabled) this.options.onQueued?.();
+      const [b, a] = [repo.publicWebhook(before), repo.publicWebhook(updated)];
+      return { result: a, events: [webhookEvent("webhook.updated", b, a)] };
+    });
+  }
+
+  /** Deletes a webhook and its deliveries, pending ones included. */
+  async delete(context: WriteContext, projectId: string, id: string): Promise<void> {
+    await this.work.write(context, projectId, async (trx) => {
+      if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
+      const before = await repo.findWebhook(trx, projectId, id);
+      if (!before) throw webhookNotFound(projectId, id);
+      await repo.deleteWebhook(trx, id);
+      return { result: undefined, events: [webhookEvent("webhook.deleted", repo.publicWebhook(before), null)] };
+    });
+  }
+
+  /**
+   * Turns off a webhook that failed for a whole retry window, recorded in the history as the
+   * dispatcher's change. Nothing happens when it was deleted or turned off meanwhile.
+   */
+  async disable(projectId: string, id: string, reason: string): Promise<void> {
+    await this.work.write(WEBHOOK_DISPATCHER, projectId, async (trx) => {
+      const before = await repo.findWebhook(trx, projectId, id);
+      if (!before?.enabled) return { result: undefined, events: [] };
+      const after = { ...before, enabled: false, disabledReason: reason, updatedAt: isoTime(this.clock.now()) };
+      await repo.updateWebhook(trx, after);
+      const [b, a] = [repo.publicWebhook(before), repo.publicWebhook(after)];
+      return { result: undefined, events: [webhookEvent("webhook.updated", b, a)] };
+    });
+  }
+
+  async deliveries(
+    projectId: string,
+    id: string,
+    status: DeliveryStatus | undefined,
+    page: PageQuery,
+  ): Promise<Page<Delivery>> {
+    await this.find(projectId, id);
+    const rows = await repo.listDeliveries(this.db, id, status, page);
+    return assemblePage(
+      page,
+      rows,
+      (d) => [d.id],
+      (side, key) => repo.deliveriesBeyond(this.db, id, status, side, key),
+    );
+  }
+
+  /**
+   * Queues a `ping` for one webhook, sent like any event (signed, retried), enabled or not; not part of
+   * the history. Answers the queued delivery.
+   */
+  async ping(context: WriteContext, projectId: string, id: string): Promise<Delivery> {
+    const hook = await this.find(projectId, id);
+    const now = this.clock.now();
+    const eventId = `evt_${nextUlid(now)}`;
+    const body = {
+      id: eventId,
+      type: "ping",
+      projectId,
+      createdAt: isoTime(now),
+      actor: context.actor,
+      target: { kind: "webhook", id: hook.id, name: hook.url },
+      before: null,
+      after: null,
+      requestId: context.requestId,
+    };
+    const delivery: repo.NewDelivery = {
+      id: `dlv_${nextUlid(now)}`,
+      webhookId: hook.id,
+      eventId,
+      eventType: "ping",
+      payload: JSON.stringify(body),
+      createdAt: isoTime(now),
+    };
+    await repo.insertDeliveries(this.db, [delivery]);
+    this.options.onQueued?.();
+    const queued = await repo.findDelivery(this.db, delivery.id);
+    if (!queued) throw new Error("a queued ping delivery could not be read back");
+    return queued;
+  }
+}
