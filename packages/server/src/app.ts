@@ -184,15 +184,22 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     allowPrivateNetworks: config.webhookAllowPrivateNetworks,
     onQueued: () => dispatcher.kick(),
   });
-  const dispatcher = new WebhookDispatcher(db, clock, app.log, metrics, (p, id, reason) => webhooks.disable(p, id, reason), {
-    postgres,
-    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
-    timeoutMs: config.webhookTimeoutMs,
-    retryBaseMs: config.webhookRetryBaseMs,
-    retryWindowMs: config.webhookRetryWindowMs,
-    concurrency: config.webhookConcurrency,
-    random,
-  });
+  const dispatcher = new WebhookDispatcher(
+    db,
+    clock,
+    app.log,
+    metrics,
+    (p, id, reason) => webhooks.disable(p, id, reason),
+    {
+      postgres,
+      allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+      timeoutMs: config.webhookTimeoutMs,
+      retryBaseMs: config.webhookRetryBaseMs,
+      retryWindowMs: config.webhookRetryWindowMs,
+      concurrency: config.webhookConcurrency,
+      random,
+    },
+  );
   // Every committed write may have events to deliver: look now rather than at the next poll.
   work.bus.subscribe(() => dispatcher.kick());
   const generatedAdminKey = await keys.ensureAdminKey(config.adminApiKey);

@@ -72,11 +72,7 @@ export async function checkTarget(text: string, allowPrivate: boolean): Promise<
   return url;
 }
 
-type LookupCallback = (
-  error: NodeJS.ErrnoException | null,
-  address: string | LookupAddress[],
-  family?: number,
-) => void;
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
  * A `lookup` for http.request that refuses a name resolving to any non-public address. Checking the

@@ -53,14 +53,15 @@ export async function sendDelivery(
       statusCode >= 300 && statusCode < 400 ? `HTTP ${statusCode}: redirects are not followed` : `HTTP ${statusCode}`;
     return { statusCode, error, durationMs: elapsed() };
   } catch (error) {
-    return { error: describe(error, options.timeoutMs), durationMs: elapsed() };
+    return { error: describe(error, options), durationMs: elapsed() };
   }
 }
 
-function describe(error: unknown, timeoutMs: number): string {
+function describe(error: unknown, options: SendOptions): string {
   const e = error as NodeJS.ErrnoException;
-  if (e.name === "TimeoutError") return `no answer within ${timeoutMs} ms`;
-  if (e.name === "AbortError") return "aborted at shutdown";
+  if (e.name === "AbortError" || e.name === "TimeoutError") {
+    return options.signal?.aborted ? "aborted at shutdown" : `no answer within ${options.timeoutMs} ms`;
+  }
   const message = e.message ?? String(error);
   return e.code && !message.includes(e.code) ? `${e.code}: ${message}` : message;
 }

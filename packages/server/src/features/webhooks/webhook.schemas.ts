@@ -25,7 +25,9 @@ const webhookFields = {
   url: Type.String(),
   events: Type.Array(Type.String(), { description: "The event patterns this webhook receives" }),
   description: Type.String(),
-  enabled: Type.Boolean({ description: "false when turned off, by a person or after failing for a whole retry window" }),
+  enabled: Type.Boolean({
+    description: "false when turned off, by a person or after failing for a whole retry window",
+  }),
   disabledReason: Type.Union([Type.String(), Type.Null()], {
     description: "Why the service turned it off; null when enabled or turned off by a person",
   }),
@@ -33,7 +35,10 @@ const webhookFields = {
   updatedAt: Timestamp,
 };
 
-export const WebhookSchema = Type.Object(webhookFields, { $id: "Webhook", description: "A webhook, without its secret" });
+export const WebhookSchema = Type.Object(webhookFields, {
+  $id: "Webhook",
+  description: "A webhook, without its secret",
+});
 export type Webhook = Static<typeof WebhookSchema>;
 
 export const CreatedWebhookSchema = Type.Object(
