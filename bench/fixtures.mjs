@@ -121,6 +121,13 @@ export async function seed(url, { flags, members, checkKey: CHECK_KEY, adminKey:
       await chunk(actors, 5000, (rows) => trx.insertInto("actors").values(rows).execute());
       await chunk(memberships, 5000, (rows) => trx.insertInto("segment_actors").values(rows).execute());
     }
+    // The counts the writes keep (migration 004), set as those writes would have.
+    await trx.updateTable("segments").set({ actors_count: members }).where("id", "=", "seg_bench").execute();
+    await trx
+      .updateTable("flags")
+      .set({ actors_count: 1, segments_count: 1 })
+      .where("id", "=", "flg_bench_0")
+      .execute();
   });
   await handle.close();
 }

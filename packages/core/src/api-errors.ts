@@ -14,6 +14,7 @@ export const API_ERROR_CODES = [
   "project_exists",
   "flag_exists",
   "segment_exists",
+  "precondition_failed",
   "payload_too_large",
   "unsupported_media_type",
   "request_timeout",

@@ -1,4 +1,4 @@
-import { inActorRollout, inCallRollout } from "./bucketing.js";
+import { actorBucket, inActorRollout, inCallRollout } from "./bucketing.js";
 
 export const FLAG_STATUSES = ["enabled", "disabled", "conditional"] as const;
 export type FlagStatus = (typeof FLAG_STATUSES)[number];
@@ -85,4 +85,68 @@ export function evaluate(
   }
   if (flag.percentageCalls > 0 && inCallRollout(flag.percentageCalls, random())) return RESULTS.SPLIT;
   return RESULTS.DEFAULT;
+}
+
+/** Which rule decided an explained evaluation. */
+export type ExplainedRule = "status" | "actor" | "segment" | "actor_rollout" | "none";
+
+/** How one actor stands with a flag. */
+export interface ActorExplanation {
+  readonly actorId: string;
+  /** Attached to the flag directly. */
+  readonly attached: boolean;
+  /** The flag's attached segments the actor is a member of. */
+  readonly segments: readonly string[];
+  /** The actor's bucket for this flag, 0 to 99,999: in the actor rollout when below `threshold`. */
+  readonly bucket: number;
+  readonly inRollout: boolean;
+}
+
+/** Why a flag answers as it does for some actors: the deterministic rules, rule by rule. */
+export interface Explanation {
+  /** The answer by the deterministic rules; a call may still be on by the call rollout. */
+  readonly enabled: boolean;
+  /** As `evaluate` names it, leaving out the call rollout (DEFAULT where only a call draw could turn it on). */
+  readonly reason: EvaluationReason;
+  readonly rule: ExplainedRule;
+  /** The actor that matched (attached, in a segment, or in the rollout), if any. */
+  readonly actorId: string | null;
+  /** The attached segment it matched through, if any. */
+  readonly segmentId: string | null;
+  /** percentageActors × 1,000: buckets below it are in the actor rollout. */
+  readonly threshold: number;
+  /** The chance a call is on anyway when no deterministic rule holds (percentageCalls; 0 otherwise). */
+  readonly callRolloutPercentage: number;
+  readonly actors: readonly ActorExplanation[];
+}
+
+/**
+ * Explains an evaluation: the same rules, in the same order, as `evaluate`, with what each actor matched.
+ * It draws nothing, so it answers the same every time: `enabled` is `evaluate`'s answer for every draw
+ * when it is true, and for a draw outside the call rollout when it is false.
+ */
+export function explain(flag: EvaluableFlag, actorIds: readonly string[], isMember: SegmentMembership): Explanation {
+  const threshold = Math.max(0, Math.min(100, flag.percentageActors)) * 1000;
+  const actors = actorIds.map((actorId) => ({
+    actorId,
+    attached: flag.actors.has(actorId),
+    segments: [...flag.segments].filter((segmentId) => isMember(segmentId, actorId)),
+    bucket: actorBucket(flag.name, actorId),
+    inRollout: inActorRollout(flag.name, actorId, flag.percentageActors),
+  }));
+  const base = { threshold, actors, actorId: null, segmentId: null, callRolloutPercentage: 0 };
+  if (flag.status !== "conditional") {
+    const enabled = flag.status === "enabled";
+    return { ...base, enabled, reason: enabled ? "STATIC" : "DISABLED", rule: "status" };
+  }
+  for (const actor of actors) {
+    if (actor.attached) return { ...base, enabled: true, reason: "TARGETING_MATCH", rule: "actor", actorId: actor.actorId };
+    const segmentId = actor.segments[0];
+    if (segmentId !== undefined) {
+      return { ...base, enabled: true, reason: "TARGETING_MATCH", rule: "segment", actorId: actor.actorId, segmentId };
+    }
+  }
+  const inRollout = actors.find((actor) => actor.inRollout);
+  if (inRollout) return { ...base, enabled: true, reason: "SPLIT", rule: "actor_rollout", actorId: inRollout.actorId };
+  return { ...base, enabled: false, reason: "DEFAULT", rule: "none", callRolloutPercentage: flag.percentageCalls };
 }

@@ -1,10 +1,14 @@
 export { actorBucket, BUCKET_COUNT, crc32Utf8, inActorRollout, inCallRollout } from "./bucketing.js";
 export {
+  type ActorExplanation,
   ALLOWED_PERCENTAGES,
   type Evaluation,
   type EvaluableFlag,
   type EvaluationReason,
   evaluate,
+  type ExplainedRule,
+  type Explanation,
+  explain,
   FLAG_STATUSES,
   type FlagStatus,
   isEnabledForActor,

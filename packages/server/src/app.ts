@@ -28,7 +28,7 @@ import { pruneEvents } from "./features/history/event.repository.js";
 import { eventRoutes } from "./features/history/event.routes.js";
 import { EventService } from "./features/history/event.service.js";
 import { UnitOfWork } from "./features/history/unit-of-work.js";
-import { flagRoutes } from "./features/flags/flag.routes.js";
+import { ExplanationSchema, flagRoutes } from "./features/flags/flag.routes.js";
 import { Metrics } from "./features/metrics/metrics.js";
 import { metricsRoutes } from "./features/metrics/metrics.routes.js";
 import { ofrepRoutes } from "./features/ofrep/ofrep.routes.js";
@@ -58,7 +58,7 @@ import { errorHandler, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
 import { inspectRequestStrings } from "./http/request-strings.js";
 import { setResponseHeaders } from "./http/response-headers.js";
-import { NoQuery, Problem } from "./http/schemas.js";
+import { Membership, NoQuery, Problem } from "./http/schemas.js";
 import { buildValidatorCompiler } from "./http/validation.js";
 
 export const API_VERSION = "1.0.0";
@@ -282,6 +282,8 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     WebhookSchema,
     CreatedWebhookSchema,
     DeliverySchema,
+    Membership,
+    ExplanationSchema,
   ]) {
     app.addSchema(schema);
   }

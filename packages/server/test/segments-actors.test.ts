@@ -89,6 +89,7 @@ for (const dialect of DIALECTS) {
         description: "People who try things first",
         createdAt,
         latestActors: [],
+        actorsCount: 0,
       });
       assert.equal(res.headers.get("location"), `/projects/${project}/segments/${segment.id}`);
       const got = await server.request("GET", res.headers.get("location")!);
@@ -277,12 +278,13 @@ for (const dialect of DIALECTS) {
         description: "after",
         createdAt: segment.createdAt,
         latestActors: [bare("pm2", at), bare("pm1", at)],
+        actorsCount: 2,
       });
       assert.deepEqual(await getSegment(segment.id), patched);
       clock.advance(1000);
       assert.deepEqual(await patchSegment(segment.id, {}), patched);
       const removed = await patchSegment(segment.id, { description: "", removeActors: ["pm2"] });
-      assert.deepEqual(removed, { ...patched, description: "", latestActors: [bare("pm1", at)] });
+      assert.deepEqual(removed, { ...patched, description: "", latestActors: [bare("pm1", at)], actorsCount: 1 });
       assert.deepEqual(await getSegment(segment.id), removed);
     });
 

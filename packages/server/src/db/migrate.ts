@@ -4,6 +4,7 @@ import type { DatabaseHandle } from "./database.js";
 import { initialMigration } from "./migrations/001-initial.js";
 import { eventsMigration } from "./migrations/002-events.js";
 import { webhooksMigration } from "./migrations/003-webhooks.js";
+import { countsMigration } from "./migrations/004-counts-revisions.js";
 
 class InCodeMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -12,6 +13,7 @@ class InCodeMigrations implements MigrationProvider {
       "001-initial": initialMigration(this.dialect),
       "002-events": eventsMigration(this.dialect),
       "003-webhooks": webhooksMigration(this.dialect),
+      "004-counts-revisions": countsMigration(),
     };
   }
 }

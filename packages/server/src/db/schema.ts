@@ -47,6 +47,11 @@ export interface FlagsTable {
   updated_at: string;
   latest_checked_at: string | null;
   status_changed_at: string;
+  /** Moves with every change of the flag; its ETag is made of it. */
+  revision: Generated<number>;
+  /** Exact counts of attached actors and segments, kept by the writes that change them. */
+  actors_count: Generated<number>;
+  segments_count: Generated<number>;
 }
 
 export interface SegmentsTable {
@@ -58,6 +63,10 @@ export interface SegmentsTable {
   updated_at: string;
   /** Next value of segment_actors.seq, so "most recently added" has a total order. */
   next_actor_seq: Generated<number>;
+  /** Moves with every change of the segment (members included); its ETag is made of it. */
+  revision: Generated<number>;
+  /** Exact member count, kept by the writes that change membership. */
+  actors_count: Generated<number>;
 }
 
 export interface ActorsTable {

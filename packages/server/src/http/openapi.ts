@@ -26,6 +26,8 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         { name: "projects", description: "Extension" },
         { name: "keys", description: "Extension" },
         { name: "openfeature", description: "Extension: OpenFeature Remote Evaluation Protocol (OFREP) v1" },
+        { name: "history", description: "Extension: who changed what, when" },
+        { name: "webhooks", description: "Extension: Standard Webhooks deliveries of the history's events" },
         { name: "operations" },
       ],
     },

@@ -17,6 +17,7 @@ const TITLES: Record<ErrorCode, string> = {
   project_exists: "Project already exists",
   flag_exists: "Flag already exists",
   segment_exists: "Segment already exists",
+  precondition_failed: "Precondition failed",
   payload_too_large: "Payload too large",
   unsupported_media_type: "Unsupported media type",
   request_timeout: "Request timeout",

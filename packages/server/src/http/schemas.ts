@@ -62,7 +62,34 @@ export const PageQuerySchema = {
 
 export const PageQuery = Type.Object(PageQuerySchema, { additionalProperties: false });
 
+/** A page of actors attached to a flag or in a segment: ordered by actor id, optionally searched. */
+export const MembersQuery = Type.Object(
+  {
+    ...PageQuerySchema,
+    q: Type.Optional(Type.String({ maxLength: 256, description: "Case-insensitive substring of the actor id" })),
+  },
+  { additionalProperties: false },
+);
+
+export const Membership = Type.Object(
+  {
+    actorId: Type.String(),
+    addedAt: { ...Timestamp, description: "When the actor was attached or added" },
+  },
+  { $id: "Membership" },
+);
+
 export const ProjectParams = Type.Object({ projectId: Type.String() });
+
+/** PATCH and DELETE of flags and segments: the optional If-Match precondition (see preconditions.ts). */
+export const IfMatchHeaders = Type.Object({
+  "if-match": Type.Optional(
+    Type.String({
+      maxLength: 1024,
+      description: "ETags from a previous answer (or *): the write happens only if one is still current, 412 otherwise",
+    }),
+  ),
+});
 
 /** For operations that take no query parameters: any given is refused. */
 export const NoQuery = Type.Object({}, { additionalProperties: false });

@@ -1,4 +1,4 @@
-import { type Kysely, sql, type Transaction } from "kysely";
+import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
 import type { Database, FlagsTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
@@ -6,7 +6,7 @@ import type { Flag, FlagFilter } from "./flag.schemas.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-export const toFlag = (row: FlagsTable): Flag => ({
+export const toFlag = (row: Selectable<FlagsTable>): Flag => ({
   id: row.id,
   projectId: row.project_id,
   name: row.name,
@@ -18,6 +18,9 @@ export const toFlag = (row: FlagsTable): Flag => ({
   updatedAt: row.updated_at,
   latestCheckedAt: row.latest_checked_at,
   statusChangedAt: row.status_changed_at,
+  actorsCount: Number(row.actors_count),
+  segmentsCount: Number(row.segments_count),
+  revision: Number(row.revision),
 });
 
 export async function findFlag(db: Executor, projectId: string, name: string): Promise<Flag | undefined> {
@@ -56,6 +59,9 @@ export async function insertFlag(trx: Transaction<Database>, flag: Flag): Promis
       updated_at: flag.updatedAt,
       latest_checked_at: flag.latestCheckedAt,
       status_changed_at: flag.statusChangedAt,
+      revision: flag.revision,
+      actors_count: flag.actorsCount,
+      segments_count: flag.segmentsCount,
     })
     .execute();
 }
@@ -70,6 +76,9 @@ export async function saveFlagFields(trx: Transaction<Database>, flag: Flag): Pr
       percentage_calls: flag.percentageCalls,
       updated_at: flag.updatedAt,
       status_changed_at: flag.statusChangedAt,
+      revision: flag.revision,
+      actors_count: flag.actorsCount,
+      segments_count: flag.segmentsCount,
     })
     .where("id", "=", flag.id)
     .execute();

@@ -3,10 +3,50 @@ import { ActorParams, errorResponses, NoContent, PageOf, PageQuery } from "../..
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
+import { entityTag } from "../../http/preconditions.js";
+import { IfMatchHeaders, Limits, MembersQuery } from "../../http/schemas.js";
 import { CreateFlagBody, CreateFlagParams, FlagParams, ListFlagsQuery, UpdateFlagBody } from "./flag.schemas.js";
 import type { FlagService } from "./flag.service.js";
 
 const Flag = Type.Ref("Flag");
+
+const ExplainQuery = Type.Object(
+  {
+    actorIds: Type.Optional(
+      Type.Array(Limits.actorId, { maxItems: 100, description: "Actors to explain for, repeated; at most 100" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const NamedSegment = Type.Object({ id: Type.String(), name: Type.String() });
+
+export const ExplanationSchema = Type.Object(
+  {
+    enabled: Type.Boolean({ description: "The answer by the deterministic rules (call rollout left out)" }),
+    reason: Type.Union(["DISABLED", "STATIC", "TARGETING_MATCH", "SPLIT", "DEFAULT"].map((r) => Type.Literal(r))),
+    rule: Type.Union(["status", "actor", "segment", "actor_rollout", "none"].map((r) => Type.Literal(r)), {
+      description: "The rule that decided: the status, an attached actor, a segment, the actor rollout, or none",
+    }),
+    actorId: Type.Union([Type.String(), Type.Null()], { description: "The actor that matched" }),
+    segmentId: Type.Union([Type.String(), Type.Null()]),
+    segment: Type.Union([NamedSegment, Type.Null()], { description: "The segment it matched through" }),
+    threshold: Type.Integer({ description: "percentageActors × 1,000: buckets below it are in the actor rollout" }),
+    callRolloutPercentage: Type.Integer({
+      description: "When no rule holds: the percentage of calls that are on anyway (percentageCalls)",
+    }),
+    actors: Type.Array(
+      Type.Object({
+        actorId: Type.String(),
+        attached: Type.Boolean(),
+        segments: Type.Array(NamedSegment, { description: "Attached segments the actor is in" }),
+        bucket: Type.Integer({ minimum: 0, maximum: 99_999 }),
+        inRollout: Type.Boolean(),
+      }),
+    ),
+  },
+  { $id: "Explanation" },
+);
 
 export function flagRoutes(app: TypedApp, flags: FlagService): void {
   app.get(
@@ -45,6 +85,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
       return reply
         .code(201)
         .header("location", `/projects/${encodeURIComponent(projectId)}/flags/${encodeURIComponent(flagName)}`)
+        .header("etag", entityTag(flag.id, flag.revision))
         .send(flag);
     },
   );
@@ -55,12 +96,15 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
       config: { access: "read" },
       schema: {
         tags: ["flags"],
-        summary: "Retrieve a flag",
+        summary: "Retrieve a flag (with its ETag)",
         params: FlagParams,
         response: { 200: Flag, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
-    async (request) => flags.get(request.params.projectId, request.params.flagName),
+    async (request, reply) => {
+      const flag = await flags.get(request.params.projectId, request.params.flagName);
+      return reply.header("etag", entityTag(flag.id, flag.revision)).send(flag);
+    },
   );
 
   app.patch(
@@ -70,13 +114,19 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
       schema: {
         tags: ["flags"],
         summary: "Update a flag: fields, attached actors, attached segments; all in one transaction",
+        description: "With If-Match, only when the flag still has that ETag; 412 otherwise (extension).",
         params: FlagParams,
+        headers: IfMatchHeaders,
         body: UpdateFlagBody,
-        response: { 200: Flag, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
+        response: { 200: Flag, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429, 500, 503) },
       },
     },
-    async (request) =>
-      flags.update(writeContext(request), request.params.projectId, request.params.flagName, request.body ?? {}),
+    async (request, reply) => {
+      const { projectId, flagName } = request.params;
+      const ifMatch = request.headers["if-match"];
+      const flag = await flags.update(writeContext(request), projectId, flagName, request.body ?? {}, ifMatch);
+      return reply.header("etag", entityTag(flag.id, flag.revision)).send(flag);
+    },
   );
 
   app.delete(
@@ -86,13 +136,53 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
       schema: {
         tags: ["flags"],
         summary: "Delete a flag with its actor and segment links",
+        description: "With If-Match, only when the flag still has that ETag; 412 otherwise (extension).",
         params: FlagParams,
-        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
+        headers: IfMatchHeaders,
+        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
-      await flags.delete(writeContext(request), request.params.projectId, request.params.flagName);
+      const ifMatch = request.headers["if-match"];
+      await flags.delete(writeContext(request), request.params.projectId, request.params.flagName, ifMatch);
       return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    "/projects/:projectId/flags/:flagName/explain",
+    {
+      config: { access: "read" },
+      schema: {
+        tags: ["flags", "evaluation"],
+        summary: "Explain a flag's answer for some actors: the rule that decided it and each actor's standing (extension)",
+        description:
+          "Evaluated like the check, from the same in-memory state, but it records no check and draws nothing: " +
+          "`enabled` leaves out the call rollout, whose chance is `callRolloutPercentage` when no other rule holds.",
+        params: FlagParams,
+        querystring: ExplainQuery,
+        response: { 200: Type.Ref("Explanation"), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+      },
+    },
+    async (request) =>
+      flags.explain(request.params.projectId, request.params.flagName, request.query.actorIds ?? []),
+  );
+
+  app.get(
+    "/projects/:projectId/flags/:flagName/actors",
+    {
+      config: { access: "read" },
+      schema: {
+        tags: ["flags", "actors"],
+        summary: "List the actors attached to a flag, by actor id, optionally searched (extension)",
+        params: FlagParams,
+        querystring: MembersQuery,
+        response: { 200: PageOf(Type.Ref("Membership")), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+      },
+    },
+    async (request) => {
+      const { q, ...page } = request.query;
+      return flags.listActors(request.params.projectId, request.params.flagName, q, toPageQuery(page, 1));
     },
   );
 

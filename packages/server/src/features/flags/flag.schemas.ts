@@ -25,10 +25,17 @@ export const FlagSchema = Type.Object(
     updatedAt: Timestamp,
     latestCheckedAt: NullableTimestamp,
     statusChangedAt: Timestamp,
+    actorsCount: Type.Integer({ minimum: 0, description: "Actors attached directly (extension)" }),
+    segmentsCount: Type.Integer({ minimum: 0, description: "Segments attached (extension)" }),
   },
-  { $id: "Flag" },
+  {
+    $id: "Flag",
+    description:
+      "A flag. Answers that carry one flag carry its ETag; PATCH and DELETE accept If-Match (extension)",
+  },
 );
-export type Flag = Static<typeof FlagSchema>;
+/** A flag as the API shows it, plus the revision its ETag is made of (not serialised). */
+export type Flag = Static<typeof FlagSchema> & { revision: number };
 
 export const FlagParams = Type.Object({ projectId: Type.String(), flagName: Type.String() });
 export const CreateFlagParams = Type.Object({ projectId: Type.String(), flagName: Limits.flagName });

@@ -1,4 +1,4 @@
-import { isEnabledForActor } from "@flagstaff/core";
+import { explain, isEnabledForActor } from "@flagstaff/core";
 import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import { isUniqueViolation } from "../../db/database.js";
@@ -10,6 +10,9 @@ import { ensureActors } from "../actors/actor.repository.js";
 import type { Change } from "../evaluation/changes.js";
 import type { CheckRecorder } from "../evaluation/check-recorder.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
+import { entityTag, requireMatch } from "../../http/preconditions.js";
+import { listMembers, type Membership } from "../actors/member-lists.js";
+import { segmentNames } from "../segments/segment.repository.js";
 import type { DomainEvent, WriteContext } from "../history/domain-events.js";
 import type { UnitOfWork } from "../history/unit-of-work.js";
 import { anyNameBeyond, pageOfNames } from "../evaluation/name-scan.js";
@@ -106,6 +109,9 @@ export class FlagService {
           updatedAt: now,
           latestCheckedAt: null,
           statusChangedAt: now,
+          actorsCount: 0,
+          segmentsCount: 0,
+          revision: 1,
         };
         await repo.insertFlag(trx, flag);
         return {
@@ -127,7 +133,14 @@ export class FlagService {
     throw flagNotFound(name);
   }
 
-  async update(context: WriteContext, projectId: string, name: string, input: UpdateFlagInput): Promise<Flag> {
+  /** Changes a flag; with `ifMatch` (an If-Match header), only if it still has one of those ETags. */
+  async update(
+    context: WriteContext,
+    projectId: string,
+    name: string,
+    input: UpdateFlagInput,
+    ifMatch?: string,
+  ): Promise<Flag> {
     const addActors = unique(input.addActors);
     const removeActors = unique(input.removeActors);
     const addSegments = unique(input.addSegments);
@@ -142,6 +155,7 @@ export class FlagService {
       await this.requireProject(trx, projectId);
       const flag = await repo.findFlag(trx, projectId, name);
       if (!flag) throw flagNotFound(name);
+      requireMatch(ifMatch, entityTag(flag.id, flag.revision), `Flag "${name}"`);
       if (addSegments.length > 0) {
         const found = await existingSegmentIds(trx, projectId, addSegments);
         const missing = addSegments.find((id) => !found.has(id));
@@ -175,6 +189,9 @@ export class FlagService {
       const now = isoTime(this.clock.now());
       next.updatedAt = now;
       if (next.status !== flag.status) next.statusChangedAt = now;
+      next.revision = flag.revision + 1;
+      next.actorsCount = flag.actorsCount + delta.addActors.length - delta.removeActors.length;
+      next.segmentsCount = flag.segmentsCount + delta.addSegments.length - delta.removeSegments.length;
       await repo.saveFlagFields(trx, next);
       await ensureActors(trx, projectId, delta.addActors, now);
       await repo.attachActors(trx, next, delta.addActors, now);
@@ -197,11 +214,12 @@ export class FlagService {
   }
 
   /** Deletes a flag with its actor and segment links; a new flag of the same name starts clean. */
-  async delete(context: WriteContext, projectId: string, name: string): Promise<void> {
+  async delete(context: WriteContext, projectId: string, name: string, ifMatch?: string): Promise<void> {
     const id = await this.work.write(context, projectId, async (trx) => {
       await this.requireProject(trx, projectId);
       const flag = await repo.findFlag(trx, projectId, name);
       if (!flag) throw flagNotFound(name);
+      requireMatch(ifMatch, entityTag(flag.id, flag.revision), `Flag "${name}"`);
       await repo.deleteFlag(trx, flag.id);
       return {
         result: flag.id,
@@ -210,6 +228,32 @@ export class FlagService {
       };
     });
     this.recorder.forget(id);
+  }
+
+  /**
+   * Why the flag answers as it does for these actors, from the same snapshot and rules the check uses
+   * (a read: it records no check). Segments are named from the database.
+   */
+  async explain(projectId: string, name: string, actorIds: readonly string[]) {
+    const project = this.snapshot.projects.get(projectId);
+    if (!project) throw projectNotFound(projectId);
+    const flag = project.flagsByName.get(name);
+    if (!flag) throw flagNotFound(name);
+    const explanation = explain(flag, actorIds, project.isMember);
+    const ids = new Set(explanation.actors.flatMap((a) => a.segments));
+    const names = await segmentNames(this.db, projectId, [...ids]);
+    const named = (id: string) => ({ id, name: names.get(id) ?? id });
+    return {
+      ...explanation,
+      segment: explanation.segmentId === null ? null : named(explanation.segmentId),
+      actors: explanation.actors.map((a) => ({ ...a, segments: a.segments.map(named) })),
+    };
+  }
+
+  /** The actors attached to a flag directly, by actor id, optionally searched. */
+  async listActors(projectId: string, name: string, q: string | undefined, page: PageQuery): Promise<Page<Membership>> {
+    const flag = await this.get(projectId, name);
+    return listMembers(this.db, "flag", flag.id, q, page);
   }
 
   async list(projectId: string, filter: FlagFilter, page: PageQuery): Promise<Page<Flag>> {

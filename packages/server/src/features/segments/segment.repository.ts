@@ -16,6 +16,9 @@ export interface SegmentRow {
   description: string;
   createdAt: string;
   nextActorSeq: number;
+  /** Moves with every change; the ETag is made of it. */
+  revision: number;
+  actorsCount: number;
 }
 
 const toRow = (row: Selectable<SegmentsTable>): SegmentRow => ({
@@ -25,6 +28,8 @@ const toRow = (row: Selectable<SegmentsTable>): SegmentRow => ({
   description: row.description,
   createdAt: row.created_at,
   nextActorSeq: Number(row.next_actor_seq),
+  revision: Number(row.revision),
+  actorsCount: Number(row.actors_count),
 });
 
 export const LATEST_ACTORS = 10;
@@ -75,6 +80,8 @@ export async function insertSegment(trx: Transaction<Database>, segment: Segment
       created_at: segment.createdAt,
       updated_at: segment.createdAt,
       next_actor_seq: segment.nextActorSeq,
+      revision: segment.revision,
+      actors_count: segment.actorsCount,
     })
     .execute();
 }
@@ -82,16 +89,26 @@ export async function insertSegment(trx: Transaction<Database>, segment: Segment
 export async function saveSegment(trx: Transaction<Database>, segment: SegmentRow, at: string): Promise<void> {
   await trx
     .updateTable("segments")
-    .set({ name: segment.name, description: segment.description, next_actor_seq: segment.nextActorSeq, updated_at: at })
+    .set({
+      name: segment.name,
+      description: segment.description,
+      next_actor_seq: segment.nextActorSeq,
+      revision: segment.revision,
+      actors_count: segment.actorsCount,
+      updated_at: at,
+    })
     .where("id", "=", segment.id)
     .execute();
 }
 
-/** Moves `updatedAt` of every flag a segment is attached to: detaching it changes those flags. */
-export async function touchFlagsAttachedTo(trx: Transaction<Database>, segmentId: string, at: string): Promise<void> {
+/**
+ * Records on every flag a segment is attached to that it is being detached (the segment is deleted):
+ * `updatedAt` and the revision move, and one fewer segment is attached.
+ */
+export async function detachFromEveryFlag(trx: Transaction<Database>, segmentId: string, at: string): Promise<void> {
   await trx
     .updateTable("flags")
-    .set({ updated_at: at })
+    .set({ updated_at: at, revision: sql`revision + 1`, segments_count: sql`segments_count - 1` })
     .where("id", "in", (eb) => eb.selectFrom("flag_segments").select("flag_id").where("segment_id", "=", segmentId))
     .execute();
 }
@@ -189,6 +206,8 @@ const SEGMENT_COLUMNS = [
   "segments.created_at",
   "segments.updated_at",
   "segments.next_actor_seq",
+  "segments.revision",
+  "segments.actors_count",
 ] as const;
 
 export async function listSegments(db: Executor, projectId: string, page: PageQuery): Promise<SegmentRow[]> {
@@ -245,4 +264,16 @@ export async function segmentsForActorBeyond(
 ) {
   const query = forActorQuery(db, projectId, actorId).select("segments.id");
   return (await beyondKey(query, ["segments.name"], side, key).execute()).length > 0;
+}
+
+/** The names of some segments of a project, by id (ids not found are left out). */
+export async function segmentNames(db: Executor, projectId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("segments")
+    .select(["id", "name"])
+    .where("project_id", "=", projectId)
+    .where("id", "in", ids)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
 }

@@ -3,6 +3,8 @@ import { ActorParams, errorResponses, NoContent, PageOf, PageQuery, ProjectParam
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
+import { entityTag } from "../../http/preconditions.js";
+import { IfMatchHeaders, MembersQuery } from "../../http/schemas.js";
 import { CreateSegmentBody, SegmentParams, UpdateSegmentBody } from "./segment.schemas.js";
 import type { SegmentService } from "./segment.service.js";
 
@@ -42,6 +44,7 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
       return reply
         .code(201)
         .header("location", `/projects/${encodeURIComponent(projectId)}/segments/${encodeURIComponent(segment.id)}`)
+        .header("etag", entityTag(segment.id, segment.revision))
         .send(segment);
     },
   );
@@ -52,12 +55,15 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
       config: { access: "read" },
       schema: {
         tags: ["segments"],
-        summary: "Retrieve a segment",
+        summary: "Retrieve a segment (with its ETag)",
         params: SegmentParams,
         response: { 200: Segment, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
-    async (request) => segments.get(request.params.projectId, request.params.segmentId),
+    async (request, reply) => {
+      const segment = await segments.get(request.params.projectId, request.params.segmentId);
+      return reply.header("etag", entityTag(segment.id, segment.revision)).send(segment);
+    },
   );
 
   app.patch(
@@ -67,13 +73,19 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
       schema: {
         tags: ["segments"],
         summary: "Update a segment: name, description, members; all in one transaction",
+        description: "With If-Match, only when the segment still has that ETag; 412 otherwise (extension).",
         params: SegmentParams,
+        headers: IfMatchHeaders,
         body: UpdateSegmentBody,
-        response: { 200: Segment, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) },
+        response: { 200: Segment, ...errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 429, 500, 503) },
       },
     },
-    async (request) =>
-      segments.update(writeContext(request), request.params.projectId, request.params.segmentId, request.body ?? {}),
+    async (request, reply) => {
+      const { projectId, segmentId } = request.params;
+      const ifMatch = request.headers["if-match"];
+      const segment = await segments.update(writeContext(request), projectId, segmentId, request.body ?? {}, ifMatch);
+      return reply.header("etag", entityTag(segment.id, segment.revision)).send(segment);
+    },
   );
 
   app.delete(
@@ -83,13 +95,34 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
       schema: {
         tags: ["segments"],
         summary: "Delete a segment and detach it from every flag (extension)",
+        description: "With If-Match, only when the segment still has that ETag; 412 otherwise.",
         params: SegmentParams,
-        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
+        headers: IfMatchHeaders,
+        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
-      await segments.delete(writeContext(request), request.params.projectId, request.params.segmentId);
+      const ifMatch = request.headers["if-match"];
+      await segments.delete(writeContext(request), request.params.projectId, request.params.segmentId, ifMatch);
       return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    "/projects/:projectId/segments/:segmentId/actors",
+    {
+      config: { access: "read" },
+      schema: {
+        tags: ["segments", "actors"],
+        summary: "List a segment's members, by actor id, optionally searched (extension)",
+        params: SegmentParams,
+        querystring: MembersQuery,
+        response: { 200: PageOf(Type.Ref("Membership")), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+      },
+    },
+    async (request) => {
+      const { q, ...page } = request.query;
+      return segments.listActors(request.params.projectId, request.params.segmentId, q, toPageQuery(page, 1));
     },
   );
 

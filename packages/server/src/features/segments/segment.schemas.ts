@@ -9,8 +9,13 @@ export const SegmentSchema = Type.Object(
     description: Type.String(),
     createdAt: Timestamp,
     latestActors: Type.Array(Type.Ref("Actor"), { description: "The 10 actors most recently added, newest first" }),
+    actorsCount: Type.Integer({ minimum: 0, description: "Members (extension)" }),
   },
-  { $id: "Segment" },
+  {
+    $id: "Segment",
+    description:
+      "A segment. Answers that carry one segment carry its ETag; PATCH and DELETE accept If-Match (extension)",
+  },
 );
 export interface Segment {
   id: string;
@@ -18,6 +23,9 @@ export interface Segment {
   description: string;
   createdAt: string;
   latestActors: Actor[];
+  actorsCount: number;
+  /** The revision its ETag is made of (not serialised). */
+  revision: number;
 }
 
 const SegmentName = Type.String({ minLength: 1, maxLength: 1024, description: "1–128 characters after trimming" });

@@ -11,6 +11,8 @@ import type { UnitOfWork } from "../history/unit-of-work.js";
 import { findFlag } from "../flags/flag.repository.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./segment.repository.js";
+import { entityTag, requireMatch } from "../../http/preconditions.js";
+import { listMembers, type Membership } from "../actors/member-lists.js";
 import type { CreateSegmentInput, Segment, UpdateSegmentInput } from "./segment.schemas.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -65,6 +67,8 @@ export class SegmentService {
       description: r.description,
       createdAt: r.createdAt,
       latestActors: latest.get(r.id) ?? [],
+      actorsCount: r.actorsCount,
+      revision: r.revision,
     }));
   }
 
@@ -90,10 +94,20 @@ export class SegmentService {
           description: input.description ?? "",
           createdAt: isoTime(this.clock.now()),
           nextActorSeq: 1,
+          revision: 1,
+          actorsCount: 0,
         };
         await repo.insertSegment(trx, row);
         return {
-          result: { id: row.id, name, description: row.description, createdAt: row.createdAt, latestActors: [] },
+          result: {
+            id: row.id,
+            name,
+            description: row.description,
+            createdAt: row.createdAt,
+            latestActors: [],
+            actorsCount: 0,
+            revision: 1,
+          },
           events: [segmentEvent("segment.created", projectId, row, null, segmentState(row))],
         };
       });
@@ -118,6 +132,7 @@ export class SegmentService {
     projectId: string,
     segmentId: string,
     input: UpdateSegmentInput,
+    ifMatch?: string,
   ): Promise<Segment> {
     const name = input.name === undefined ? undefined : segmentName(input.name);
     const add = [...new Set(input.addActors ?? [])];
@@ -135,6 +150,7 @@ export class SegmentService {
         await this.requireProject(trx, projectId);
         const row = await repo.findSegment(trx, projectId, segmentId);
         if (!row) throw segmentNotFound(segmentId);
+        requireMatch(ifMatch, entityTag(row.id, row.revision), `Segment "${segmentId}"`);
         if (name !== undefined && name !== row.name && (await repo.segmentNameTaken(trx, projectId, name))) {
           throw segmentExists(name);
         }
@@ -150,6 +166,8 @@ export class SegmentService {
         const changed =
           next.name !== row.name || next.description !== row.description || added.length > 0 || removed.length > 0;
         if (changed) {
+          next.revision = row.revision + 1;
+          next.actorsCount = row.actorsCount + added.length - removed.length;
           const now = isoTime(this.clock.now());
           await repo.saveSegment(trx, next, now);
           await ensureActors(trx, projectId, added, now);
@@ -174,12 +192,13 @@ export class SegmentService {
   }
 
   /** Deletes a segment; it is detached from every flag and its memberships go with it. */
-  async delete(context: WriteContext, projectId: string, segmentId: string): Promise<void> {
+  async delete(context: WriteContext, projectId: string, segmentId: string, ifMatch?: string): Promise<void> {
     await this.work.write(context, projectId, async (trx) => {
       await this.requireProject(trx, projectId);
       const row = await repo.findSegment(trx, projectId, segmentId);
       if (!row) throw segmentNotFound(segmentId);
-      await repo.touchFlagsAttachedTo(trx, segmentId, isoTime(this.clock.now()));
+      requireMatch(ifMatch, entityTag(row.id, row.revision), `Segment "${segmentId}"`);
+      await repo.detachFromEveryFlag(trx, segmentId, isoTime(this.clock.now()));
       await repo.deleteSegment(trx, segmentId);
       return {
         result: undefined,
@@ -187,6 +206,17 @@ export class SegmentService {
         changes: [{ kind: "segment.deleted", projectId, segmentId }],
       };
     });
+  }
+
+  /** A segment's members, by actor id, optionally searched. */
+  async listActors(
+    projectId: string,
+    segmentId: string,
+    q: string | undefined,
+    page: PageQuery,
+  ): Promise<Page<Membership>> {
+    const segment = await this.get(projectId, segmentId);
+    return listMembers(this.db, "segment", segment.id, q, page);
   }
 
   async list(projectId: string, page: PageQuery): Promise<Page<Segment>> {
