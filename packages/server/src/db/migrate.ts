@@ -6,7 +6,7 @@ import { eventsMigration } from "./migrations/002-events.js";
 import { webhooksMigration } from "./migrations/003-webhooks.js";
 import { countsMigration } from "./migrations/004-counts-revisions.js";
 
-class InCodeMigrations implements MigrationProvider {
+export class InCodeMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
   async getMigrations(): Promise<Record<string, Migration>> {
     return {
