@@ -140,7 +140,8 @@ export function explain(flag: EvaluableFlag, actorIds: readonly string[], isMemb
     return { ...base, enabled, reason: enabled ? "STATIC" : "DISABLED", rule: "status" };
   }
   for (const actor of actors) {
-    if (actor.attached) return { ...base, enabled: true, reason: "TARGETING_MATCH", rule: "actor", actorId: actor.actorId };
+    if (actor.attached)
+      return { ...base, enabled: true, reason: "TARGETING_MATCH", rule: "actor", actorId: actor.actorId };
     const segmentId = actor.segments[0];
     if (segmentId !== undefined) {
       return { ...base, enabled: true, reason: "TARGETING_MATCH", rule: "segment", actorId: actor.actorId, segmentId };

@@ -37,7 +37,7 @@ for (const dialect of DIALECTS) {
       assert.equal(res.status, status, `${method} ${path}: ${res.text}`);
       return res;
     };
-    const newSegment = async (name: string, members: string[] = []) =>
+    const newSegment = async (name: string) =>
       (await ok("POST", `${base()}/segments`, { name }, 201)).body.id as string;
     const eventCount = async () =>
       (

@@ -25,9 +25,12 @@ export const ExplanationSchema = Type.Object(
   {
     enabled: Type.Boolean({ description: "The answer by the deterministic rules (call rollout left out)" }),
     reason: Type.Union(["DISABLED", "STATIC", "TARGETING_MATCH", "SPLIT", "DEFAULT"].map((r) => Type.Literal(r))),
-    rule: Type.Union(["status", "actor", "segment", "actor_rollout", "none"].map((r) => Type.Literal(r)), {
-      description: "The rule that decided: the status, an attached actor, a segment, the actor rollout, or none",
-    }),
+    rule: Type.Union(
+      ["status", "actor", "segment", "actor_rollout", "none"].map((r) => Type.Literal(r)),
+      {
+        description: "The rule that decided: the status, an attached actor, a segment, the actor rollout, or none",
+      },
+    ),
     actorId: Type.Union([Type.String(), Type.Null()], { description: "The actor that matched" }),
     segmentId: Type.Union([Type.String(), Type.Null()]),
     segment: Type.Union([NamedSegment, Type.Null()], { description: "The segment it matched through" }),
@@ -155,7 +158,8 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
       config: { access: "read" },
       schema: {
         tags: ["flags", "evaluation"],
-        summary: "Explain a flag's answer for some actors: the rule that decided it and each actor's standing (extension)",
+        summary:
+          "Explain a flag's answer for some actors: the rule that decided it and each actor's standing (extension)",
         description:
           "Evaluated like the check, from the same in-memory state, but it records no check and draws nothing: " +
           "`enabled` leaves out the call rollout, whose chance is `callRolloutPercentage` when no other rule holds.",
@@ -164,8 +168,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         response: { 200: Type.Ref("Explanation"), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
-    async (request) =>
-      flags.explain(request.params.projectId, request.params.flagName, request.query.actorIds ?? []),
+    async (request) => flags.explain(request.params.projectId, request.params.flagName, request.query.actorIds ?? []),
   );
 
   app.get(

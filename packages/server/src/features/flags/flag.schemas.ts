@@ -30,8 +30,7 @@ export const FlagSchema = Type.Object(
   },
   {
     $id: "Flag",
-    description:
-      "A flag. Answers that carry one flag carry its ETag; PATCH and DELETE accept If-Match (extension)",
+    description: "A flag. Answers that carry one flag carry its ETag; PATCH and DELETE accept If-Match (extension)",
   },
 );
 /** A flag as the API shows it, plus the revision its ETag is made of (not serialised). */

@@ -267,7 +267,11 @@ export async function segmentsForActorBeyond(
 }
 
 /** The names of some segments of a project, by id (ids not found are left out). */
-export async function segmentNames(db: Executor, projectId: string, ids: readonly string[]): Promise<Map<string, string>> {
+export async function segmentNames(
+  db: Executor,
+  projectId: string,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
   const rows = await db
     .selectFrom("segments")
