@@ -53,6 +53,7 @@ const DEFAULT_PARAMS: Params = {
   segmentId: "seg_doesnotexist00000000",
   actorId: "some-actor",
   keyId: "key_doesnotexist00000000",
+  webhookId: "wh_doesnotexist00000000",
 };
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString("hex")}`;
@@ -74,6 +75,15 @@ const withSegment = async (server: TestServer, projectId: string): Promise<Param
 const withActor = async (server: TestServer, projectId: string): Promise<Params> => {
   await admin(server, "PUT", `/projects/${projectId}/actors/some-actor`, { name: "Some Actor" });
   return { actorId: "some-actor" };
+};
+const withWebhook = async (server: TestServer, projectId: string): Promise<Params> => {
+  // Nothing listens on port 9 (the server allows loopback targets, see below). It subscribes to an event
+  // the matrix never causes, so its deliveries list changes only when a ping is queued.
+  const res = await admin(server, "POST", `/projects/${projectId}/webhooks`, {
+    url: "http://127.0.0.1:9/hook",
+    events: ["segment.deleted"],
+  });
+  return { webhookId: res.body.id as string };
 };
 const withKey = async (server: TestServer, projectId: string): Promise<Params> => {
   const res = await admin(server, "POST", `/projects/${projectId}/keys`, { role: "check", name: "victim" });
@@ -120,6 +130,55 @@ const OPERATIONS: readonly Operation[] = [
     success: 204,
     setup: withKey,
     probe: (p) => `/projects/${p.projectId}/keys`,
+  },
+  // Webhooks (extension)
+  {
+    method: "POST",
+    route: "/projects/:projectId/webhooks",
+    roles: ADMIN_ONLY,
+    success: 201,
+    body: () => ({ url: "http://127.0.0.1:9/new" }),
+    probe: (p) => `/projects/${p.projectId}/webhooks`,
+  },
+  { method: "GET", route: "/projects/:projectId/webhooks", roles: ADMIN_ONLY, success: 200 },
+  {
+    method: "GET",
+    route: "/projects/:projectId/webhooks/:webhookId",
+    roles: ADMIN_ONLY,
+    success: 200,
+    setup: withWebhook,
+  },
+  {
+    method: "PATCH",
+    route: "/projects/:projectId/webhooks/:webhookId",
+    roles: ADMIN_ONLY,
+    success: 200,
+    setup: withWebhook,
+    body: () => ({ description: "changed", enabled: false }),
+    probe: (p) => `/projects/${p.projectId}/webhooks/${p.webhookId}`,
+  },
+  {
+    method: "DELETE",
+    route: "/projects/:projectId/webhooks/:webhookId",
+    roles: ADMIN_ONLY,
+    success: 204,
+    setup: withWebhook,
+    probe: (p) => `/projects/${p.projectId}/webhooks/${p.webhookId}`,
+  },
+  {
+    method: "GET",
+    route: "/projects/:projectId/webhooks/:webhookId/deliveries",
+    roles: ADMIN_ONLY,
+    success: 200,
+    setup: withWebhook,
+  },
+  {
+    method: "POST",
+    route: "/projects/:projectId/webhooks/:webhookId/test",
+    roles: ADMIN_ONLY,
+    success: 202,
+    setup: withWebhook,
+    probe: (p) => `/projects/${p.projectId}/webhooks/${p.webhookId}/deliveries`,
   },
   // History
   { method: "GET", route: "/projects/:projectId/events", roles: READERS, success: 200 },
@@ -207,6 +266,28 @@ const OPERATIONS: readonly Operation[] = [
     body: () => ({ name: "New Actor", imageURL: "https://example.com/a.png" }),
     probe: (p) => `/projects/${p.projectId}/actors/new-actor`,
   },
+  // Console extensions: member lists and explanations
+  {
+    method: "GET",
+    route: "/projects/:projectId/flags/:flagName/actors",
+    roles: READERS,
+    success: 200,
+    setup: withFlag,
+  },
+  {
+    method: "GET",
+    route: "/projects/:projectId/flags/:flagName/explain",
+    roles: READERS,
+    success: 200,
+    setup: withFlag,
+  },
+  {
+    method: "GET",
+    route: "/projects/:projectId/segments/:segmentId/actors",
+    roles: READERS,
+    success: 200,
+    setup: withSegment,
+  },
   // Segments
   { method: "GET", route: "/projects/:projectId/segments", roles: READERS, success: 200 },
   {
@@ -279,7 +360,7 @@ for (const dialect of DIALECTS) {
   describe(`authentication and roles [${dialect}]`, () => {
     let server: TestServer;
     before(async () => {
-      server = await startServer({ dialect });
+      server = await startServer({ dialect, env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" } });
     });
     after(() => server.close());
 
