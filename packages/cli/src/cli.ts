@@ -7,13 +7,14 @@ import { flags } from "./commands/flags.js";
 import { keys } from "./commands/keys.js";
 import { projects } from "./commands/projects.js";
 import { segments } from "./commands/segments.js";
+import { webhooks } from "./commands/webhooks.js";
 import { EXIT, EXIT_CODE_HELP, reportError, UsageError } from "./errors.js";
 import { type CliIo, writeOut } from "./output.js";
 
 export { EXIT } from "./errors.js";
 export type { CliIo, Writer } from "./output.js";
 
-const NOUNS: readonly Noun[] = [projects, keys, flags, segments, check, events];
+const NOUNS: readonly Noun[] = [projects, keys, flags, segments, check, events, webhooks];
 
 const VERSION: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
 
@@ -120,9 +121,10 @@ ${pad(rows)}
 Options (every command):
 ${pad(optionRows(GLOBAL_OPTIONS))}
 
-Output is a readable table; with --json, the server's JSON. Keys, flags, segments, check and events work on
-one project: --project or FLAGSTAFF_PROJECT. Admin keys are managed beside the server, not over the API:
-"flagstaff-server admin-key --help" (or "npm run admin-key -- --help" in the server's repository).
+Output is a readable table; with --json, the server's JSON. Keys, flags, segments, check, events and
+webhooks work on one project: --project or FLAGSTAFF_PROJECT. Admin keys are managed beside the server,
+not over the API: "flagstaff-server admin-key --help" (or "npm run admin-key -- --help" in the server's
+repository).
 
 Exit codes:
 ${exitCodes()}

@@ -42,7 +42,7 @@ export const GLOBAL_OPTIONS: Options = {
   project: {
     type: "string",
     value: "<id>",
-    description: "Project of keys, flags, segments and check (env FLAGSTAFF_PROJECT)",
+    description: "Project of keys, flags, segments, check, events and webhooks (env FLAGSTAFF_PROJECT)",
   },
   json: {
     type: "boolean",
@@ -91,6 +91,11 @@ export class Context {
     const value = this.string(name);
     if (value === undefined) throw this.usage(`--${name} is required.`);
     return value;
+  }
+
+  /** A boolean option: true when it was given. */
+  boolean(name: string): boolean {
+    return this.values[name] === true;
   }
 
   /** Every value of a repeatable option. */

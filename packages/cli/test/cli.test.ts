@@ -12,7 +12,7 @@ import {
   type TestServer,
 } from "./harness.js";
 
-const { ADMIN_KEY, DIALECTS, createKey, createProject, startServer } = harness;
+const { ADMIN_KEY, DIALECTS, WebhookReceiver, createKey, createProject, startServer, waitFor } = harness;
 
 const SECRET = /fsk_[A-Za-z0-9_-]{43}/;
 
@@ -36,7 +36,8 @@ for (const dialect of DIALECTS) {
     const admin = (...args: string[]) => runCli(["--url", server.url, "--key", ADMIN_KEY, ...args]);
 
     before(async () => {
-      server = await startServer({ dialect });
+      // The webhook test delivers to a receiver on 127.0.0.1, which the server refuses by default.
+      server = await startServer({ dialect, env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" } });
     });
     after(async () => {
       await server?.close();
@@ -246,6 +247,155 @@ for (const dialect of DIALECTS) {
       );
       expectExit(await admin("events", "--type", "flag.renamed", ...p), 6);
       expectExit(await admin("events", "--limit", "0", ...p), 2);
+
+      const segment = json(await admin("segments", "create", "--name", "Staff", "--json", ...p));
+      const ofSegment = json(await admin("events", "--segment", segment.id, "--json", ...p));
+      assert.deepEqual(
+        ofSegment.map((e: any) => [e.type, e.target.id]),
+        [["segment.created", segment.id]],
+      );
+      const all = json(await admin("events", "--json", ...p));
+      assert.equal(all.length, 6);
+      const oldest = all.at(-1).createdAt;
+      assert.deepEqual(
+        json(await admin("events", "--since", oldest, "--json", ...p)),
+        all,
+        "--since includes its time",
+      );
+      assert.deepEqual(json(await admin("events", "--until", oldest, "--json", ...p)), [], "--until excludes its time");
+      const sinceUntil = json(
+        await admin("events", "--since", "2000-01-01T00:00:00Z", "--until", "2999-01-01T00:00:00Z", "--json", ...p),
+      );
+      assert.deepEqual(sinceUntil, all);
+      expectExit(await admin("events", "--since", "yesterday", ...p), 6);
+    });
+
+    test("webhooks: create, list, get, deliveries, disable and enable, test, update, delete", async () => {
+      const receiver = await WebhookReceiver.start();
+      expectExit(await admin("projects", "create", "hooked", "--name", "Hooked"), 0);
+      const p = ["--project", "hooked"];
+      const created = json(
+        await admin(
+          "webhooks",
+          "create",
+          `${receiver.url}/cli`,
+          "--event",
+          "flag.*",
+          "--event",
+          "webhook.*",
+          ...p,
+          "--json",
+        ),
+      );
+      assert.match(created.id, /^wh_/);
+      assert.match(created.secret, /^whsec_/);
+      assert.deepEqual(created.events, ["flag.*", "webhook.*"]);
+      assert.equal(created.enabled, true);
+      const shown = expectExit(
+        await admin("webhooks", "create", `${receiver.url}/other`, "--description", "Chat", "--disabled", ...p),
+        0,
+      ).stdout;
+      assert.match(shown, /│ enabled +│ false +│/);
+      assert.match(shown, /Store this signing secret now/);
+      assert.match(shown, /^ {2}whsec_\S+$/m);
+      const other = /│ id +│ (wh_\w+) +│/.exec(shown)?.[1] as string;
+      assert.ok(other, shown);
+
+      const list = expectExit(await admin("webhooks", "list", ...p), 0).stdout;
+      assert.match(list, /│ ID +│ URL +│ EVENTS +│ ENABLED +│ DESCRIPTION +│/);
+      assert.match(
+        list,
+        new RegExp(`│ ${created.id} +│ http://127\\.0\\.0\\.1:\\d+/cli +│ flag\\.\\*,webhook\\.\\* +│ yes +│ +│`),
+      );
+      assert.match(list, new RegExp(`│ ${other} +│ \\S+/other +│ \\* +│ no +│ Chat +│`));
+      assert.ok(!list.includes("whsec_"), "lists never show secrets");
+      const listed = json(await admin("webhooks", "list", ...p, "--json"));
+      assert.deepEqual(
+        listed.map((w: any) => w.id),
+        [created.id, other],
+      );
+      assert.match(
+        expectExit(await admin("webhooks", "get", created.id, ...p), 0).stdout,
+        /│ events +│ flag\.\*, webhook\.\* +│/,
+      );
+
+      // A flag change reaches the receiver; so did its own webhook.created, and the other's.
+      expectExit(await admin("flags", "create", "banner", ...p), 0);
+      const deliveries = await waitFor(
+        "three deliveries recorded as succeeded",
+        async () => json(await admin("webhooks", "deliveries", created.id, ...p, "--json")),
+        { until: (rows: any[]) => rows.length === 3 && rows.every((d) => d.status === "succeeded") },
+      );
+      assert.deepEqual(
+        deliveries.map((d: any) => d.eventType),
+        ["flag.created", "webhook.created", "webhook.created"],
+      );
+      assert.deepEqual(
+        receiver
+          .at("/cli")
+          .map((r) => r.headers["webhook-id"])
+          .sort(),
+        deliveries.map((d: any) => d.eventId).sort(),
+      );
+      const table = expectExit(await admin("webhooks", "deliveries", created.id, ...p), 0).stdout;
+      assert.match(table, /│ CREATED +│ EVENT +│ TYPE +│ STATUS +│ ATTEMPTS +│ LAST RESULT +│ NEXT ATTEMPT +│/);
+      assert.match(table, /│ evt_\w+ +│ flag\.created +│ succeeded +│ 1 +│ HTTP 200 +│ - +│/);
+      assert.equal(json(await admin("webhooks", "deliveries", created.id, "--limit", "1", ...p, "--json")).length, 1);
+      assert.deepEqual(
+        json(await admin("webhooks", "deliveries", created.id, "--status", "failed", ...p, "--json")),
+        [],
+      );
+      assert.match(
+        expectExit(await admin("webhooks", "deliveries", other, ...p), 0).stdout,
+        /^No deliveries\.$/m,
+        "a webhook created off hears nothing",
+      );
+
+      // Off: events are not queued for it, not even later. On again: they are.
+      assert.equal(json(await admin("webhooks", "disable", created.id, ...p, "--json")).enabled, false);
+      expectExit(await admin("flags", "create", "quiet", ...p), 0);
+      await waitFor("the outbox to be matched to webhooks", async () => {
+        const metrics = await server.request("GET", "/metrics");
+        return /^flagstaff_webhook_outbox_depth\{stage="outbox"\} 0$/m.test(metrics.text);
+      });
+      const on = expectExit(await admin("webhooks", "enable", created.id, ...p), 0).stdout;
+      assert.match(on, /│ enabled +│ true +│/);
+      expectExit(await admin("flags", "create", "loud", ...p), 0);
+      const names = async () =>
+        receiver
+          .at("/cli")
+          .map((r) => JSON.parse(r.body))
+          .filter((e) => e.type === "flag.created")
+          .map((e) => e.target.name);
+      await waitFor("the flag created after enabling", names, { until: (seen) => seen.includes("loud") });
+      assert.deepEqual((await names()).sort(), ["banner", "loud"], "nothing was queued while it was off");
+
+      // A ping, to the webhook that is off.
+      const pinged = expectExit(await admin("webhooks", "test", other, ...p), 0).stdout;
+      assert.match(pinged, /│ eventType +│ ping +│/);
+      assert.match(pinged, /│ status +│ pending +│/);
+      assert.match(pinged, new RegExp(`flagstaff webhooks deliveries ${other} --limit 1`));
+      await waitFor("the ping at the receiver", () => receiver.at("/other"), { until: (r) => r.length === 1 });
+      assert.equal(JSON.parse(receiver.at("/other")[0]!.body).type, "ping");
+
+      const moved = json(
+        await admin("webhooks", "update", other, "--target", `${receiver.url}/moved`, "--event", "*", ...p, "--json"),
+      );
+      assert.equal(moved.url, `${receiver.url}/moved`);
+      assert.deepEqual(moved.events, ["*"]);
+      assert.equal(moved.description, "Chat");
+      const refused = expectExit(await admin("webhooks", "update", other, "--target", "ftp://example.com/", ...p), 6);
+      assert.match(refused.stderr, /\/url: url must use http or https/);
+      expectExit(await admin("webhooks", "create", "http://127.0.0.1:9/", "--event", "flag.renamed", ...p), 6);
+
+      const { key: writeKey } = await createKey(server, "hooked", "write");
+      expectExit(await runCli(["--url", server.url, "--key", writeKey, "webhooks", "list", ...p]), 4, "admin only");
+
+      assert.match(expectExit(await admin("webhooks", "delete", other, ...p), 0).stdout, /Deleted webhook/);
+      expectExit(await admin("webhooks", "get", other, ...p), 3);
+      const gone = problem(await admin("webhooks", "deliveries", other, ...p, "--json"), 3);
+      assert.equal(gone.code, "webhook_not_found");
+      expectExit(await admin("webhooks", "test", other, ...p), 3);
     });
 
     test("exit codes: 2 usage, 3 not found, 4 auth, 5 conflict, 6 invalid, 7 unavailable", async () => {

@@ -19,6 +19,8 @@ describe("flagstaff without a server", () => {
       "flags add-segments <name> <segmentId...>",
       "segments update <id>",
       "check <flag>",
+      "webhooks create <url>",
+      "webhooks deliveries <id>",
       "--url <url>",
       "FLAGSTAFF_API_KEY",
       "FLAGSTAFF_PROJECT",
@@ -61,6 +63,15 @@ describe("flagstaff without a server", () => {
     expectExit(await runCli(["projects", "create", "p", "--name"]), 2);
     expectExit(await runCli(["flags", "set", "f", "--project", "p"]), 2);
     expectExit(await runCli(["segments", "update", "seg_x", "--project", "p"]), 2);
+    const nothing = expectExit(await runCli(["webhooks", "update", "wh_x", "--project", "p"]), 2);
+    assert.match(nothing.stderr, /Nothing to change: pass --target, --event or --description/);
+    expectExit(await runCli(["webhooks", "create", "--project", "p"]), 2);
+    const status = expectExit(
+      await runCli(["webhooks", "deliveries", "wh_x", "--status", "lost", "--project", "p"]),
+      2,
+    );
+    assert.match(status.stderr, /--status must be one of pending, succeeded, failed/);
+    expectExit(await runCli(["webhooks", "deliveries", "wh_x", "--limit", "0", "--project", "p"]), 2);
     assert.match(expectExit(await runCli(["flags", "list", "--project", "p", "--url", "nope"]), 2).stderr, /not a URL/);
     expectExit(await runCli(["flags", "list", "--project", "p", "--timeout", "soon"]), 2);
     assert.match(expectExit(await runCli(["admin-key", "list"]), 2).stderr, /Unknown command "admin-key"/);

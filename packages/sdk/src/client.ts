@@ -12,6 +12,9 @@ import type {
   CreateKeyInput,
   CreateProjectInput,
   CreateSegmentInput,
+  CreatedWebhook,
+  CreateWebhookInput,
+  DeliveryListOptions,
   EventListOptions,
   Flag,
   FlagstaffEvent,
@@ -25,6 +28,9 @@ import type {
   Segment,
   UpdateFlagInput,
   UpdateSegmentInput,
+  UpdateWebhookInput,
+  Webhook,
+  WebhookDelivery,
 } from "./types.js";
 
 /** Options of a FlagstaffClient. */
@@ -339,6 +345,73 @@ export class EventsApi {
   }
 }
 
+/**
+ * Webhooks of a project (admin key): where its events are POSTed, signed the Standard Webhooks way, and
+ * how each delivery went.
+ */
+export class WebhooksApi {
+  /** @internal */
+  constructor(private readonly http: Transport) {}
+
+  private path(projectId: string, webhookId: string): string {
+    return `/projects/${param("projectId", projectId)}/webhooks/${param("webhookId", webhookId)}`;
+  }
+
+  /**
+   * Creates a webhook (`POST /projects/{projectId}/webhooks`); the answer holds the signing `secret`,
+   * shown only this once. An unsafe or malformed `url` is a 400 on `/url`.
+   */
+  async create(projectId: string, input: CreateWebhookInput): Promise<CreatedWebhook> {
+    const path = `/projects/${param("projectId", projectId)}/webhooks`;
+    return (await this.http.request<CreatedWebhook>({ method: "POST", path, body: input })).body;
+  }
+
+  /** Lists the project's webhooks, oldest first, without secrets (`GET /projects/{projectId}/webhooks`). */
+  list(projectId: string, options: ListOptions = {}): PageList<Webhook> {
+    return new PageList(async (page) => {
+      const path = `/projects/${param("projectId", projectId)}/webhooks`;
+      return (await this.http.request<Page<Webhook>>({ method: "GET", path, query: pageQuery(page) })).body;
+    }, options.limit);
+  }
+
+  /** Retrieves a webhook (`GET …/webhooks/{webhookId}`); 404 webhook_not_found. */
+  async get(projectId: string, webhookId: string): Promise<Webhook> {
+    return (await this.http.request<Webhook>({ method: "GET", path: this.path(projectId, webhookId) })).body;
+  }
+
+  /** Changes url, events, description or enabled (`PATCH …/webhooks/{webhookId}`); `enabled: true` resumes it. */
+  async update(projectId: string, webhookId: string, input: UpdateWebhookInput): Promise<Webhook> {
+    const path = this.path(projectId, webhookId);
+    return (await this.http.request<Webhook>({ method: "PATCH", path, body: input })).body;
+  }
+
+  /** Deletes a webhook and its deliveries, pending ones included (`DELETE …/webhooks/{webhookId}`). */
+  async delete(projectId: string, webhookId: string): Promise<void> {
+    await this.http.request<void>({ method: "DELETE", path: this.path(projectId, webhookId) });
+  }
+
+  /**
+   * Lists a webhook's deliveries, newest first, optionally of one status
+   * (`GET …/webhooks/{webhookId}/deliveries`).
+   */
+  deliveries(projectId: string, webhookId: string, options: DeliveryListOptions = {}): PageList<WebhookDelivery> {
+    return new PageList(async (page) => {
+      const path = `${this.path(projectId, webhookId)}/deliveries`;
+      const query = { status: options.status, ...pageQuery(page) };
+      return (await this.http.request<Page<WebhookDelivery>>({ method: "GET", path, query })).body;
+    }, options.limit);
+  }
+
+  /**
+   * Queues a `ping` to the webhook, disabled or not, and answers the queued delivery
+   * (`POST …/webhooks/{webhookId}/test`). It is tried once; its outcome shows in `deliveries`.
+   */
+  async test(projectId: string, webhookId: string): Promise<WebhookDelivery> {
+    const path = `${this.path(projectId, webhookId)}/test`;
+    return (await this.http.request<WebhookDelivery>({ method: "POST", path })).body;
+  }
+}
+
 /** A client of the Flagstaff HTTP API, for Node 20+ and browsers (fetch only). */
 export class FlagstaffClient {
   /** Projects: create, get, list, delete. */
@@ -353,6 +426,8 @@ export class FlagstaffClient {
   readonly actors: ActorsApi;
   /** The history: list, listForFlag. */
   readonly events: EventsApi;
+  /** Webhooks: create, list, get, update, delete, deliveries, test. */
+  readonly webhooks: WebhooksApi;
   private readonly http: Transport;
   private readonly checkCache: CheckCache | undefined;
 
@@ -377,6 +452,7 @@ export class FlagstaffClient {
     this.segments = new SegmentsApi(this.http);
     this.actors = new ActorsApi(this.http);
     this.events = new EventsApi(this.http);
+    this.webhooks = new WebhooksApi(this.http);
   }
 
   /** Liveness (`GET /healthz`, no key): answers `{status: "ok"}` while the server runs. */

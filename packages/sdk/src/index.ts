@@ -7,6 +7,7 @@ export {
   KeysApi,
   ProjectsApi,
   SegmentsApi,
+  WebhooksApi,
 } from "./client.js";
 export {
   type FieldError,
@@ -29,6 +30,9 @@ export type {
   CreateKeyInput,
   CreateProjectInput,
   CreateSegmentInput,
+  CreatedWebhook,
+  CreateWebhookInput,
+  DeliveryListOptions,
   EventActor,
   EventListOptions,
   EventType,
@@ -48,4 +52,10 @@ export type {
   Segment,
   UpdateFlagInput,
   UpdateSegmentInput,
+  UpdateWebhookInput,
+  Webhook,
+  WebhookDelivery,
+  WebhookDeliveryStatus,
+  WebhookEventPattern,
+  WebhookPayload,
 } from "./types.js";

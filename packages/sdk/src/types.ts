@@ -141,6 +141,98 @@ export interface EventListOptions extends ListOptions {
   until?: string;
 }
 
+/** What a webhook may subscribe to: an event type, every type of a kind (`flag.*`), or `*` for everything. */
+export type WebhookEventPattern =
+  | "*"
+  | "project.*"
+  | "key.*"
+  | "flag.*"
+  | "segment.*"
+  | "actor.*"
+  | "webhook.*"
+  | EventType;
+
+/** A webhook of a project, without its secret: where the project's events are POSTed. */
+export interface Webhook {
+  /** `wh_` and a ULID. */
+  id: string;
+  projectId: string;
+  /** The http(s) URL that receives the POSTs, as the server normalised it. */
+  url: string;
+  /** The event patterns it receives. */
+  events: WebhookEventPattern[];
+  description: string;
+  /** false when turned off, by a person or by the service after failing for a whole retry window. */
+  enabled: boolean;
+  /** Why the service turned it off; null when enabled or turned off by a person. */
+  disabledReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A webhook as answered by the create call: the only time its signing `secret` (`whsec_…`) is shown. */
+export interface CreatedWebhook extends Webhook {
+  secret: string;
+}
+
+/** The state of a delivery: not sent yet or waiting for a retry, answered 2xx, or given up. */
+export type WebhookDeliveryStatus = "pending" | "succeeded" | "failed";
+
+/** One event's delivery to one webhook: its attempts and how the last one went. */
+export interface WebhookDelivery {
+  /** `dlv_` and a ULID. */
+  id: string;
+  webhookId: string;
+  /** The event's id: the `webhook-id` header, the same on every attempt (the receiver's idempotency key). */
+  eventId: string;
+  /** An event type, or `ping` for `webhooks.test`. */
+  eventType: EventType | "ping";
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  /** When the next attempt is due; null once finished. */
+  nextAttemptAt: string | null;
+  lastAttemptAt: string | null;
+  /** The HTTP status of the last attempt; null when it got none (refused, timeout, unsafe target). */
+  lastStatusCode: number | null;
+  lastError: string | null;
+  lastDurationMs: number | null;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+/**
+ * The JSON body of a webhook POST: the event as the history shows it (`webhook-id` is its `id`), or a
+ * `ping` sent by `webhooks.test` (its `before` and `after` are null).
+ */
+export interface WebhookPayload extends Omit<FlagstaffEvent, "type"> {
+  type: EventType | "ping";
+}
+
+/** Options of a webhook's delivery list: a status filter, and the page size used while iterating. */
+export interface DeliveryListOptions extends ListOptions {
+  status?: WebhookDeliveryStatus;
+}
+
+/** Body of `webhooks.create`. */
+export interface CreateWebhookInput {
+  /** http or https; loopback, private and link-local addresses are refused unless the server allows them. */
+  url: string;
+  /** Event patterns, 1–50 and unique (default `["*"]`). */
+  events?: WebhookEventPattern[];
+  /** At most 1,024 characters (default ""). */
+  description?: string;
+  /** Default true. */
+  enabled?: boolean;
+}
+
+/** Body of `webhooks.update`: every field optional; `enabled: true` turns a disabled webhook back on. */
+export interface UpdateWebhookInput {
+  url?: string;
+  events?: WebhookEventPattern[];
+  description?: string;
+  enabled?: boolean;
+}
+
 /** Body of `projects.create`. */
 export interface CreateProjectInput {
   id: string;

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import {
   ADMIN_KEY,
@@ -6,10 +7,20 @@ import {
   createProject,
   DIALECTS,
   ManualClock,
+  type ReceivedWebhook,
   startServer,
   type TestServer,
+  WebhookReceiver,
+  waitFor,
 } from "@flagstaff/test-harness";
-import { type FetchLike, type Flag, FlagstaffClient, FlagstaffError, isFlagstaffError } from "../src/index.js";
+import {
+  type FetchLike,
+  type Flag,
+  FlagstaffClient,
+  FlagstaffError,
+  isFlagstaffError,
+  type WebhookPayload,
+} from "../src/index.js";
 
 /** Actor ids that need percent-encoding, or that a naive client would mangle. */
 const SPECIAL_IDS = [
@@ -39,6 +50,14 @@ async function rejectsWith(promise: Promise<unknown>, status: number, code: stri
   assert.fail(`expected ${status} ${code}, but the call succeeded`);
 }
 
+/** Whether a delivery carries a Standard Webhooks signature made with this secret over its exact bytes. */
+function signedWith(secret: string, delivery: ReceivedWebhook): boolean {
+  const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
+  const { "webhook-id": id, "webhook-timestamp": timestamp, "webhook-signature": signature } = delivery.headers;
+  const expected = createHmac("sha256", key).update(`${id}.${timestamp}.${delivery.body}`).digest("base64");
+  return String(signature).split(" ").includes(`v1,${expected}`);
+}
+
 /** A fetch that counts the requests it sends. */
 function countingFetch(): { fetch: FetchLike; urls: string[] } {
   const urls: string[] = [];
@@ -59,7 +78,8 @@ for (const dialect of DIALECTS) {
       new FlagstaffClient({ baseUrl: server.url, apiKey, retryDelayMs: 5, ...extra });
 
     before(async () => {
-      server = await startServer({ dialect });
+      // The webhook tests deliver to a receiver on 127.0.0.1, which the server refuses by default.
+      server = await startServer({ dialect, env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" } });
       admin = client(ADMIN_KEY);
     });
     after(async () => {
@@ -278,6 +298,200 @@ for (const dialect of DIALECTS) {
       const ofFlag = await admin.events.listForFlag(projectId, "audited", { type: "flag.updated" }).toArray();
       assert.deepEqual(ofFlag[0]!.after?.status, "enabled");
       await rejectsWith(admin.events.list(projectId, { type: "flag.renamed" }).page(), 400, "invalid_request");
+    });
+
+    test("webhooks: create, receive a flag change, list deliveries", async () => {
+      const projectId = await createProject(server);
+      const receiver = await WebhookReceiver.start();
+      const created = await admin.webhooks.create(projectId, {
+        url: `${receiver.url}/sdk`,
+        events: ["flag.*"],
+        description: "Deploy notifier",
+      });
+      assert.match(created.id, /^wh_/);
+      assert.match(created.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+      assert.equal(created.projectId, projectId);
+      assert.equal(created.url, `${receiver.url}/sdk`);
+      assert.deepEqual(created.events, ["flag.*"]);
+      assert.equal(created.description, "Deploy notifier");
+      assert.equal(created.enabled, true);
+      assert.equal(created.disabledReason, null);
+      assert.equal(created.updatedAt, created.createdAt);
+
+      await admin.flags.create(projectId, "hooked");
+      await admin.flags.update(projectId, "hooked", { status: "enabled" });
+      await admin.segments.create(projectId, { name: "not subscribed" });
+      const received = await waitFor("two flag events at the receiver", () => receiver.at("/sdk"), {
+        until: (r) => r.length >= 2,
+      });
+      // Deliveries are not ordered: receivers order by event id.
+      const payloads = received.map((r) => JSON.parse(r.body) as WebhookPayload).sort((a, b) => (a.id < b.id ? -1 : 1));
+      assert.deepEqual(
+        payloads.map((p) => p.type),
+        ["flag.created", "flag.updated"],
+      );
+      for (const delivery of received) {
+        const payload = JSON.parse(delivery.body) as WebhookPayload;
+        assert.equal(delivery.headers["webhook-id"], payload.id, "webhook-id is the event id");
+        assert.match(String(delivery.headers["webhook-timestamp"]), /^\d+$/);
+        assert.ok(signedWith(created.secret, delivery), "signed with the secret the create call answered");
+        assert.match(String(delivery.headers["content-type"]), /^application\/json/);
+      }
+      // The body is the event as the history shows it.
+      const history = await admin.events.list(projectId, { type: "flag." }).toArray();
+      assert.deepEqual([...history].reverse(), payloads);
+
+      const deliveries = await waitFor(
+        "both deliveries recorded as succeeded",
+        () => admin.webhooks.deliveries(projectId, created.id).toArray(),
+        { until: (list) => list.length === 2 && list.every((d) => d.status === "succeeded") },
+      );
+      assert.deepEqual(
+        deliveries.map((d) => [d.eventType, d.eventId]),
+        [...payloads].reverse().map((p) => [p.type, p.id]),
+        "newest first",
+      );
+      for (const delivery of deliveries) {
+        assert.match(delivery.id, /^dlv_/);
+        assert.equal(delivery.webhookId, created.id);
+        assert.equal(delivery.attempts, 1);
+        assert.equal(delivery.lastStatusCode, 200);
+        assert.equal(delivery.lastError, null);
+        assert.equal(delivery.nextAttemptAt, null);
+        assert.equal(typeof delivery.lastDurationMs, "number");
+        assert.equal(typeof delivery.finishedAt, "string");
+      }
+      const paged = await admin.webhooks.deliveries(projectId, created.id, { limit: 1 }).toArray();
+      assert.deepEqual(paged, deliveries, "the same list across pages of 1");
+      assert.equal(
+        (await admin.webhooks.deliveries(projectId, created.id, { status: "succeeded" }).toArray()).length,
+        2,
+      );
+      assert.deepEqual(await admin.webhooks.deliveries(projectId, created.id, { status: "failed" }).toArray(), []);
+      assert.deepEqual(await admin.webhooks.deliveries(projectId, created.id, { status: "pending" }).toArray(), []);
+    });
+
+    test("webhooks: get, list, update, test (ping), delete", async () => {
+      const projectId = await createProject(server);
+      const receiver = await WebhookReceiver.start();
+      const { secret: _firstSecret, ...first } = await admin.webhooks.create(projectId, {
+        url: `${receiver.url}/first`,
+      });
+      assert.deepEqual(first.events, ["*"], "every event by default");
+      assert.equal(first.description, "");
+      const { secret: _secondSecret, ...second } = await admin.webhooks.create(projectId, {
+        url: `${receiver.url}/second`,
+        events: ["segment.updated", "webhook.*"],
+        enabled: false,
+      });
+      assert.equal(second.enabled, false);
+      assert.deepEqual(await admin.webhooks.get(projectId, first.id), first);
+
+      const listed = await admin.webhooks.list(projectId, { limit: 1 }).toArray();
+      assert.deepEqual(listed, [first, second], "oldest first, across pages");
+      assert.ok(
+        listed.every((w) => !("secret" in w)),
+        "lists never include the secret",
+      );
+
+      const described = await admin.webhooks.update(projectId, first.id, { description: "Audit log" });
+      assert.equal(described.description, "Audit log");
+      assert.deepEqual(described.events, ["*"]);
+      const unchanged = await admin.webhooks.update(projectId, first.id, {});
+      assert.equal(unchanged.updatedAt, described.updatedAt);
+      const narrowed = await admin.webhooks.update(projectId, first.id, { events: ["flag.created", "segment.*"] });
+      assert.deepEqual(narrowed.events, ["flag.created", "segment.*"]);
+      assert.equal(narrowed.description, "Audit log");
+
+      // A ping goes to a disabled webhook too, and is tried once.
+      const ping = await admin.webhooks.test(projectId, second.id);
+      assert.match(ping.id, /^dlv_/);
+      assert.equal(ping.eventType, "ping");
+      assert.equal(ping.status, "pending");
+      assert.equal(ping.attempts, 0);
+      const [pinged] = await waitFor("the ping at the receiver", () => receiver.at("/second"), {
+        until: (r) => r.length === 1,
+      });
+      const payload = JSON.parse(pinged!.body) as WebhookPayload;
+      assert.equal(payload.type, "ping");
+      assert.equal(payload.id, ping.eventId);
+      assert.deepEqual([payload.before, payload.after], [null, null]);
+      assert.deepEqual(payload.target, { kind: "webhook", id: second.id, name: second.url });
+      await waitFor("the ping recorded as succeeded", () => admin.webhooks.deliveries(projectId, second.id).toArray(), {
+        until: (list) => list.length === 1 && list[0]!.status === "succeeded",
+      });
+
+      receiver.answer = (request) => ({ status: request.path === "/first" ? 500 : 200 });
+      const failing = await admin.webhooks.test(projectId, first.id);
+      const [failed] = await waitFor(
+        "the failed ping recorded",
+        () => admin.webhooks.deliveries(projectId, first.id, { status: "failed" }).toArray(),
+        { until: (list) => list.some((d) => d.id === failing.id) },
+      );
+      assert.equal(failed!.attempts, 1, "a ping is not retried");
+      assert.equal(failed!.lastStatusCode, 500);
+      assert.equal(failed!.lastError, "HTTP 500");
+      assert.equal(failed!.nextAttemptAt, null);
+      assert.equal((await admin.webhooks.get(projectId, first.id)).enabled, true, "a failed ping disables nothing");
+
+      const enabled = await admin.webhooks.update(projectId, second.id, { enabled: true });
+      assert.equal(enabled.enabled, true);
+      assert.equal(enabled.disabledReason, null);
+
+      assert.equal(await admin.webhooks.delete(projectId, second.id), undefined);
+      await rejectsWith(admin.webhooks.get(projectId, second.id), 404, "webhook_not_found");
+      await rejectsWith(admin.webhooks.delete(projectId, second.id), 404, "webhook_not_found");
+      await rejectsWith(admin.webhooks.deliveries(projectId, second.id).page(), 404, "webhook_not_found");
+      await rejectsWith(admin.webhooks.test(projectId, second.id), 404, "webhook_not_found");
+      await rejectsWith(admin.webhooks.update(projectId, second.id, { enabled: true }), 404, "webhook_not_found");
+      assert.deepEqual(
+        (await admin.webhooks.list(projectId).toArray()).map((w) => w.id),
+        [first.id],
+      );
+    });
+
+    test("webhooks: errors map to FlagstaffError (404, 403, 400)", async () => {
+      const projectId = await createProject(server);
+      const hook = await admin.webhooks.create(projectId, { url: "http://127.0.0.1:9/never" });
+      await rejectsWith(admin.webhooks.get(projectId, "wh_nope"), 404, "webhook_not_found");
+      await rejectsWith(admin.webhooks.list("no-such-project").page(), 404, "project_not_found");
+      await rejectsWith(admin.webhooks.get("no-such-project", hook.id), 404, "project_not_found");
+      await rejectsWith(
+        admin.webhooks.create("no-such-project", { url: "http://127.0.0.1:9/" }),
+        404,
+        "project_not_found",
+      );
+
+      // Webhooks are the admin's: a write key of the project may not even list them.
+      const write = await createKey(server, projectId, "write");
+      const writer = client(write.key);
+      await rejectsWith(writer.webhooks.list(projectId).page(), 403, "forbidden");
+      await rejectsWith(writer.webhooks.get(projectId, hook.id), 403, "forbidden");
+      await rejectsWith(writer.webhooks.create(projectId, { url: "http://127.0.0.1:9/" }), 403, "forbidden");
+      await rejectsWith(writer.webhooks.update(projectId, hook.id, { enabled: false }), 403, "forbidden");
+      await rejectsWith(writer.webhooks.deliveries(projectId, hook.id).page(), 403, "forbidden");
+      await rejectsWith(writer.webhooks.test(projectId, hook.id), 403, "forbidden");
+      await rejectsWith(writer.webhooks.delete(projectId, hook.id), 403, "forbidden");
+
+      const scheme = await rejectsWith(
+        admin.webhooks.create(projectId, { url: "ftp://example.com/hook" }),
+        400,
+        "invalid_request",
+      );
+      assert.equal(scheme.errors[0]?.path, "/url");
+      assert.match(scheme.errors[0]?.message ?? "", /http or https/);
+      const pattern = await rejectsWith(
+        admin.webhooks.update(projectId, hook.id, { events: ["flag.renamed" as never] }),
+        400,
+        "invalid_request",
+      );
+      assert.match(pattern.errors[0]?.path ?? "", /^\/events/);
+      await rejectsWith(
+        admin.webhooks.deliveries(projectId, hook.id, { status: "lost" as never }).page(),
+        400,
+        "invalid_request",
+      );
+      await rejectsWith(admin.webhooks.get(projectId, ".."), 0, "invalid_argument");
     });
 
     test("errors carry status, code, detail, problem and field errors", async () => {
