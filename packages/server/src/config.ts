@@ -34,7 +34,7 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** Delay before a failed delivery's first retry, in milliseconds; each next one doubles (at most an hour). */
   readonly webhookRetryBaseMs: number;
-  /** How long a delivery is retried before it is marked failed, in milliseconds. */
+  /** How long after it was queued a delivery is retried before it is marked failed, in milliseconds. */
   readonly webhookRetryWindowMs: number;
   /** Webhook deliveries one instance sends at once. */
   readonly webhookConcurrency: number;

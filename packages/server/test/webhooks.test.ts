@@ -636,3 +636,49 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+for (const dialect of DIALECTS) {
+  describe(`a slow webhook's backlog [${dialect}]`, () => {
+    let server: TestServer;
+    let receiver: WebhookReceiver;
+    before(async () => {
+      receiver = await WebhookReceiver.start();
+      server = await startServer({
+        dialect,
+        env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", WEBHOOK_TIMEOUT_MS: "2000" },
+      });
+    });
+    after(async () => {
+      await server.close();
+      await receiver.close();
+    });
+
+    test("does not hold up another webhook's deliveries", async () => {
+      const project = await createProject(server);
+      const hook = async (path: string, events: string[]) =>
+        (
+          await server.request("POST", `/projects/${project}/webhooks`, {
+            body: { url: `${receiver.url}${path}`, events },
+          })
+        ).body;
+      receiver.answer = (r) => (r.path === "/slow" ? { hang: true } : { status: 200 });
+      await hook("/slow", ["flag.updated"]);
+      await server.request("POST", `/projects/${project}/flags/busy`, { body: {} });
+      // A backlog far larger than one claim's window (concurrency 16 × 4 per webhook), each attempt 2 s.
+      for (let i = 0; i < 150; i++) {
+        const res = await server.request("PATCH", `/projects/${project}/flags/busy`, { body: { description: `${i}` } });
+        assert.equal(res.status, 200);
+      }
+      await hook("/fast", ["segment.created"]);
+      const started = performance.now();
+      await server.request("POST", `/projects/${project}/segments`, { body: { name: "prompt" } });
+      await waitFor("the other webhook's delivery", () => receiver.at("/fast"), {
+        until: (r) => r.length === 1,
+        timeoutMs: 5000,
+      });
+      const waited = performance.now() - started;
+      assert.ok(waited < 5000, `${Math.round(waited)} ms`);
+      assert.ok(receiver.at("/slow").length <= 16, "the slow webhook never had more than its share in flight");
+    });
+  });
+}

@@ -14,7 +14,7 @@ export interface DispatcherOptions {
   readonly timeoutMs: number;
   /** The first retry's delay; each next one doubles, up to MAX_RETRY_DELAY_MS, with jitter. */
   readonly retryBaseMs: number;
-  /** How long after its first attempt a delivery is retried before it is marked failed. */
+  /** How long after it was queued a delivery is retried before it is marked failed. */
   readonly retryWindowMs: number;
   /** Deliveries this instance sends at once, over every webhook. */
   readonly concurrency: number;
@@ -37,6 +37,13 @@ const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
 const POLL_MS = 1000;
 
 const nextUlid = monotonicFactory();
+
+/** A retry window in words: "24 hours", "90 minutes", "2 seconds". */
+function describeWindow(ms: number): string {
+  const [value, unit] =
+    ms >= 7_200_000 ? [ms / 3_600_000, "hours"] : ms >= 120_000 ? [ms / 60_000, "minutes"] : [ms / 1000, "seconds"];
+  return `${Math.round(value * 10) / 10} ${unit}`;
+}
 
 /** Whether a webhook's patterns (`*`, `flag.*`, `flag.updated`) take an event type. */
 export function matchesPatterns(patterns: readonly string[], type: string): boolean {
@@ -173,13 +180,26 @@ export class WebhookDispatcher {
     });
   }
 
-  /** Claims due deliveries for the free slots and starts sending them. */
+  /**
+   * Claims due deliveries for the free slots and starts sending them. Webhooks already at PER_WEBHOOK
+   * sends here are left out of the query, and it is asked again while slots stay free, so the backlog of
+   * one slow webhook never hides the due deliveries of the others.
+   */
   private async claimAndSend(): Promise<void> {
-    const free = this.options.concurrency - this.inFlight.size;
-    if (free <= 0) return;
+    for (let round = 0; round < 8 && !this.stopped; round++) {
+      const free = this.options.concurrency - this.inFlight.size;
+      if (free <= 0) return;
+      const claimed = await this.claim(free);
+      for (const delivery of claimed) this.send({ ...delivery, attempts: Number(delivery.attempts) });
+      if (claimed.length === 0) return;
+    }
+  }
+
+  private async claim(free: number) {
     const now = this.clock.now();
     const nowIso = isoTime(now);
-    const claimed: Claimed[] = await this.db.transaction().execute(async (trx) => {
+    const saturated = [...this.perWebhook].filter(([, n]) => n >= PER_WEBHOOK).map(([id]) => id);
+    return this.db.transaction().execute(async (trx) => {
       let due = trx
         .selectFrom("webhook_deliveries")
         .select(["id", "webhook_id"])
@@ -195,6 +215,7 @@ export class WebhookDispatcher {
         )
         .orderBy("next_attempt_at")
         .limit(free * PER_WEBHOOK);
+      if (saturated.length > 0) due = due.where("webhook_id", "not in", saturated);
       if (this.options.postgres) due = due.forUpdate().skipLocked();
       const chosen: string[] = [];
       const counts = new Map(this.perWebhook);
@@ -228,7 +249,6 @@ export class WebhookDispatcher {
         .where("d.id", "in", chosen)
         .execute();
     });
-    for (const delivery of claimed) this.send({ ...delivery, attempts: Number(delivery.attempts) });
   }
 
   private send(delivery: Claimed): void {
@@ -310,8 +330,7 @@ export class WebhookDispatcher {
       .limit(1)
       .executeTakeFirst();
     if (success) return;
-    const hours = Math.round((this.options.retryWindowMs / 3_600_000) * 10) / 10;
-    const reason = `Every delivery failed for ${hours} hours (last attempt: ${attempt.error ?? "failed"}); turned off by the service. Set enabled to true to turn it back on.`;
+    const reason = `Every delivery failed for ${describeWindow(this.options.retryWindowMs)} (last attempt: ${attempt.error ?? "failed"}); turned off by the service. Set enabled to true to turn it back on.`;
     await this.disable(delivery.projectId, delivery.webhookId, reason);
   }
 

@@ -192,7 +192,7 @@ export class WebhookService {
   }
 
   /**
-   * Queues a `ping` for one webhook, sent like any event (signed, retried), enabled or not; not part of
+   * Queues a `ping` for one webhook, signed like any event and tried once, enabled or not; not part of
    * the history. Answers the queued delivery.
    */
   async ping(context: WriteContext, projectId: string, id: string): Promise<Delivery> {
