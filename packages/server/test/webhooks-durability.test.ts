@@ -6,6 +6,8 @@
 //     lease lapses (WEBHOOK_TIMEOUT_MS + 5 s).
 //  2. On PostgreSQL: two processes on one database, writes split between them; each event is delivered
 //     exactly once (one attempt each, and the two instances' successes add up to the event count).
+//  3. On every dialect (a server in this process): a slow receiver's backlog does not hold up another
+//     webhook's deliveries.
 // Every wait has a deadline; every process, receiver and database is released in `after` (and by the
 // harness whatever happens).
 import assert from "node:assert/strict";
@@ -22,6 +24,7 @@ import {
   launchServer,
   type ReceivedWebhook,
   type ServerProcess,
+  startServer,
   WebhookReceiver,
   waitFor,
 } from "@flagstaff/test-harness";
@@ -456,3 +459,47 @@ describe("webhooks (postgres): two processes on one database deliver each event 
     );
   });
 });
+
+for (const dialect of DIALECTS as Dialect[]) {
+  describe(`webhooks (${dialect}): a slow receiver's backlog does not hold up another webhook`, {
+    timeout: 120_000,
+  }, () => {
+    test("one delivery to a fast receiver arrives while 100 wait for a slow one", async (t) => {
+      // Each delivery to /slow takes 2 s; only PER_WEBHOOK (4) of them are in flight at once. The dispatcher
+      // used to scan only the oldest due rows (slots × 4): with the slow backlog filling that scan, the fast
+      // webhook's delivery waited until fewer than 48 of the slow ones were left, here about 26 s.
+      const BACKLOG = 100;
+      const server = await startServer({
+        dialect,
+        env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", WEBHOOK_TIMEOUT_MS: "5000" },
+      });
+      const receiver = await WebhookReceiver.start();
+      receiver.answer = (r) => (r.path === "/slow" ? { status: 200, delayMs: 2000 } : { status: 200 });
+      const p = "whslow";
+      await must(201, server.url, "POST", "/projects", { body: { id: p, name: "slow receiver" } });
+      await must(201, server.url, "POST", `/projects/${p}/webhooks`, {
+        body: { url: `${receiver.url}/slow`, events: ["flag.*"] },
+      });
+      await must(201, server.url, "POST", `/projects/${p}/flags/f`, { body: {} });
+      for (let i = 1; i < BACKLOG; i++) {
+        await must(200, server.url, "PATCH", `/projects/${p}/flags/f`, { body: { description: `slow ${i}` } });
+      }
+      await must(201, server.url, "POST", `/projects/${p}/webhooks`, {
+        body: { url: `${receiver.url}/fast`, events: ["segment.*"] },
+      });
+      const since = performance.now();
+      await must(201, server.url, "POST", `/projects/${p}/segments`, { body: { name: "beta" } });
+      await waitFor("the fast webhook's delivery", () => receiver.at("/fast").length > 0, {
+        timeoutMs: 60_000,
+        intervalMs: 20,
+      });
+      const ms = performance.now() - since;
+      const slowSoFar = receiver.at("/slow").length;
+      t.diagnostic(`the fast delivery took ${ms.toFixed(0)} ms; ${slowSoFar} of ${BACKLOG} slow ones had arrived`);
+      // Well under the ~26 s it took when the slow backlog filled the scan.
+      assert.ok(ms < 10_000, `the fast delivery took ${ms.toFixed(0)} ms (${slowSoFar} slow ones came first)`);
+      await server.close();
+      await receiver.close();
+    });
+  });
+}

@@ -195,6 +195,10 @@ export class WebhookDispatcher {
         )
         .orderBy("next_attempt_at")
         .limit(free * PER_WEBHOOK);
+      // Webhooks with every slot taken here are left out of the scan: otherwise the oldest due rows, all
+      // of one slow receiver's backlog, would fill the limit and hide every other webhook's deliveries.
+      const full = [...this.perWebhook].filter(([, n]) => n >= PER_WEBHOOK).map(([id]) => id);
+      if (full.length > 0) due = due.where("webhook_id", "not in", full);
       if (this.options.postgres) due = due.forUpdate().skipLocked();
       const chosen: string[] = [];
       const counts = new Map(this.perWebhook);
