@@ -89,7 +89,7 @@ process.on("unhandledRejection", fail);
 export async function startInstance(databaseUrl, { adminKey, env = {}, startTimeoutMs = 30_000 } = {}) {
   const port = await freePort();
   const child = track(
-    spawn(process.execPath, [MAIN], {
+    spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean), MAIN], {
       env: {
         ...process.env,
         DATABASE_URL: databaseUrl,

@@ -44,7 +44,7 @@ import { ProjectService } from "./features/projects/project.service.js";
 import { segmentRoutes } from "./features/segments/segment.routes.js";
 import { SegmentSchema } from "./features/segments/segment.schemas.js";
 import { SegmentService } from "./features/segments/segment.service.js";
-import { WebhookDispatcher } from "./features/webhooks/dispatcher.js";
+import { queueDeliveries, WebhookDispatcher } from "./features/webhooks/dispatcher.js";
 import { pruneDeliveries } from "./features/webhooks/webhook.repository.js";
 import { webhookRoutes } from "./features/webhooks/webhook.routes.js";
 import { CreatedWebhookSchema, DeliverySchema, WebhookSchema } from "./features/webhooks/webhook.schemas.js";
@@ -162,7 +162,10 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       if (set.at !== undefined && set.origin !== work.instanceId) metrics.recordFeedLag((Date.now() - set.at) / 1000);
     },
   });
-  const work = new UnitOfWork(db, clock, app.log, postgres ? { announce: notifyChangeSet } : {});
+  const work = new UnitOfWork(db, clock, app.log, {
+    ...(postgres ? { announce: notifyChangeSet } : {}),
+    enqueue: (trx, events) => queueDeliveries(trx, events, clock.now()),
+  });
   // This instance's own writes reach its snapshot and its metrics through the bus, after commit.
   work.bus.subscribe((committed) => feed.applyOwn(committed.changeSet));
   work.bus.subscribe((committed) => {

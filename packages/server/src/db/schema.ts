@@ -113,14 +113,6 @@ export interface EventsTable {
   created_at: string;
 }
 
-/** Events waiting for delivery (webhooks); claimed and sent by the dispatcher. */
-export interface EventOutboxTable {
-  event_id: string;
-  created_at: string;
-  claimed_at: string | null;
-  sent_at: string | null;
-}
-
 export interface WebhooksTable {
   id: string;
   project_id: string;
@@ -156,7 +148,6 @@ export interface Database {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   events: EventsTable;
-  event_outbox: EventOutboxTable;
   projects: ProjectsTable;
   feed_streams: FeedStreamsTable;
   feed_changes: FeedChangesTable;

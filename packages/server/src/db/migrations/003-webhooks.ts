@@ -2,14 +2,17 @@ import { type Kysely, type Migration, sql } from "kysely";
 import type { Dialect } from "../../config.js";
 
 /**
- * Webhooks and their deliveries. The outbox (`event_outbox`, from 002) gets one row per event with the
- * write; the dispatcher turns each into one delivery per matching webhook, then sends and retries those.
- * A delivery keeps its own copy of the body, so it survives history pruning and needs no join to send.
+ * Webhooks and their deliveries. `webhook_deliveries` is the outbox: a write queues one row per matching
+ * webhook and event in its own transaction; the dispatcher sends and retries them. A delivery keeps its
+ * own copy of the body, so it survives history pruning and needs no join to send. The per-event outbox of
+ * 002 (`event_outbox`), which would have cost every write a row and the dispatcher a transaction to match
+ * it later, is dropped.
  */
 export function webhooksMigration(dialect: Dialect): Migration {
   const textKey = dialect === "postgres" ? sql`collate "C"` : sql``;
   return {
     async up(db: Kysely<any>) {
+      await db.schema.dropTable("event_outbox").execute();
       await db.schema
         .createTable("webhooks")
         .addColumn("id", "text", (c) => c.primaryKey().modifyEnd(textKey))
@@ -73,6 +76,13 @@ export function webhooksMigration(dialect: Dialect): Migration {
     async down(db: Kysely<any>) {
       await db.schema.dropTable("webhook_deliveries").execute();
       await db.schema.dropTable("webhooks").execute();
+      await db.schema
+        .createTable("event_outbox")
+        .addColumn("event_id", "text", (c) => c.primaryKey())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("claimed_at", "text")
+        .addColumn("sent_at", "text")
+        .execute();
     },
   };
 }

@@ -18,7 +18,7 @@ export interface EventFilter {
   readonly until?: string;
 }
 
-/** Stores events in the history and queues each for delivery, in the write's transaction. */
+/** Stores events in the history, in the write's transaction. */
 export async function insertEvents(trx: Transaction<Database>, events: readonly StoredEvent[]): Promise<void> {
   if (events.length === 0) return;
   await trx
@@ -38,10 +38,6 @@ export async function insertEvents(trx: Transaction<Database>, events: readonly 
         created_at: e.createdAt,
       })),
     )
-    .execute();
-  await trx
-    .insertInto("event_outbox")
-    .values(events.map((e) => ({ event_id: e.id, created_at: e.createdAt, claimed_at: null, sent_at: null })))
     .execute();
 }
 
@@ -105,8 +101,7 @@ export async function eventsBeyond(
   return row !== undefined;
 }
 
-/** Drops events (and their outbox rows) created before `before`. */
+/** Drops events created before `before`. */
 export async function pruneEvents(db: Kysely<Database>, before: string): Promise<void> {
-  await db.deleteFrom("event_outbox").where("created_at", "<", before).execute();
   await db.deleteFrom("events").where("created_at", "<", before).execute();
 }

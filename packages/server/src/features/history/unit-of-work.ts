@@ -33,6 +33,8 @@ export interface UnitOfWorkLogger {
 export interface UnitOfWorkOptions {
   /** Announces a change set to other instances, inside the write transaction (PostgreSQL NOTIFY). */
   readonly announce?: (trx: Transaction<Database>, set: ChangeSet) => Promise<void>;
+  /** Queues what the stored events must cause later (webhook deliveries), inside the write transaction. */
+  readonly enqueue?: (trx: Transaction<Database>, events: readonly StoredEvent[]) => Promise<void>;
 }
 
 /**
@@ -54,7 +56,7 @@ class NothingChanged<T> {
 /**
  * The one way a write reaches the database. `write` runs the work in one transaction on a stream (a
  * project id, or GLOBAL_STREAM), after locking the stream's version row. When the work reports events,
- * the same transaction stores them in the history and the delivery outbox, records the change set under
+ * the same transaction stores them in the history, queues their webhook deliveries, records the change set under
  * the stream's next version and announces it; after commit they are published on `bus`, which the
  * snapshot, the metrics and (later) webhooks and streams follow. A write that reports no event is rolled
  * back: it stores nothing and moves no version.
@@ -107,6 +109,7 @@ export class UnitOfWork {
           requestId: context.requestId,
         }));
         await insertEvents(trx, events);
+        await this.options.enqueue?.(trx, events);
         const changeSet: ChangeSet = {
           stream,
           version,

@@ -4,11 +4,9 @@ import type { Snapshot } from "../evaluation/snapshot.js";
 type Observer = { observe(value: number): void };
 
 export interface WebhookQueueState {
-  /** Events not yet matched to webhooks. */
-  readonly outbox: number;
-  /** Deliveries not yet succeeded or given up. */
+  /** Deliveries of enabled webhooks not yet succeeded or given up. */
   readonly pending: number;
-  /** When the oldest of either was created (ms since the epoch); undefined when none waits. */
+  /** When the oldest of them was queued (ms since the epoch); undefined when none waits. */
   readonly oldestPendingAt: number | undefined;
 }
 
@@ -64,7 +62,7 @@ export class Metrics {
       registers,
     });
     // A scrape while the database is away keeps the last figures rather than failing the whole page.
-    let last: WebhookQueueState = { outbox: 0, pending: 0, oldestPendingAt: undefined };
+    let last: WebhookQueueState = { pending: 0, oldestPendingAt: undefined };
     const queue = async () => {
       try {
         if (this.webhookQueue) last = await this.webhookQueue();
@@ -75,18 +73,15 @@ export class Metrics {
     };
     new Gauge({
       name: "flagstaff_webhook_outbox_depth",
-      help: "Webhook work waiting, shared by every instance: events not yet matched to webhooks (stage outbox), deliveries pending (stage delivery)",
-      labelNames: ["stage"],
+      help: "Webhook deliveries waiting to be sent or retried (of enabled webhooks), read from the database: the same on every instance",
       registers,
       async collect() {
-        const state = await queue();
-        this.set({ stage: "outbox" }, state.outbox);
-        this.set({ stage: "delivery" }, state.pending);
+        this.set((await queue()).pending);
       },
     });
     new Gauge({
       name: "flagstaff_webhook_oldest_pending_seconds",
-      help: "Age of the oldest event or delivery not yet delivered; 0 when nothing waits",
+      help: "Age of the oldest delivery waiting (of enabled webhooks); 0 when nothing waits",
       registers,
       async collect() {
         const oldest = (await queue()).oldestPendingAt;

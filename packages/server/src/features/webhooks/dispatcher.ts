@@ -1,11 +1,11 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, sql, type Transaction } from "kysely";
 import { monotonicFactory } from "ulid";
 import { type Clock, isoTime, type RandomSource } from "../../clock.js";
 import type { Database } from "../../db/schema.js";
-import { toEvent } from "../history/event.repository.js";
+import type { StoredEvent } from "../history/domain-events.js";
 import type { Metrics, WebhookQueueState } from "../metrics/metrics.js";
 import { insertDeliveries, type NewDelivery } from "./webhook.repository.js";
-import { type Attempt, sendDelivery } from "./webhook-sender.js";
+import { type Attempt, keepAliveAgents, sendDelivery } from "./webhook-sender.js";
 
 export interface DispatcherOptions {
   /** PostgreSQL: rows are claimed with FOR UPDATE SKIP LOCKED, so instances never take the same one. */
@@ -28,10 +28,8 @@ export interface DispatcherLogger {
 /** Turns off a webhook that failed for a whole retry window (a recorded write). */
 export type DisableWebhook = (projectId: string, webhookId: string, reason: string) => Promise<void>;
 
-/** Events turned into deliveries per transaction. */
-const FAN_OUT_BATCH = 200;
 /** Deliveries of one webhook in flight at once on this instance, so a slow receiver leaves room for others. */
-const PER_WEBHOOK = 4;
+const PER_WEBHOOK = 8;
 const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
 /** How often the dispatcher looks for work it was not told about (other instances' events, lapsed leases). */
 const POLL_MS = 1000;
@@ -50,6 +48,64 @@ export function matchesPatterns(patterns: readonly string[], type: string): bool
   return patterns.some((p) => p === "*" || p === type || (p.endsWith(".*") && type.startsWith(p.slice(0, -1))));
 }
 
+/** The columns an attempt's outcome sets. */
+interface Outcome {
+  readonly lease_until: null;
+  readonly last_attempt_at: string;
+  readonly last_status_code: number | null;
+  readonly last_error: string | null;
+  readonly last_duration_ms: number;
+  readonly next_attempt_at: string | null;
+  readonly status?: "succeeded" | "failed";
+  readonly finished_at?: string;
+}
+
+interface PendingOutcome {
+  readonly id: string;
+  readonly lease: string | null;
+  readonly values: Outcome;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Queues, in a write's transaction, one delivery per event and enabled webhook of the event's project
+ * whose patterns match (a webhook created by this very write hears of its own creation). One indexed read
+ * of the project's webhooks; nothing more when it has none.
+ */
+export async function queueDeliveries(
+  trx: Transaction<Database>,
+  events: readonly StoredEvent[],
+  now: number,
+): Promise<void> {
+  const projects = [...new Set(events.flatMap((e) => (e.projectId === null ? [] : [e.projectId])))];
+  if (projects.length === 0) return;
+  const hooks = await trx
+    .selectFrom("webhooks")
+    .select(["id", "project_id", "events"])
+    .where("project_id", "in", projects)
+    .where("enabled", "=", 1)
+    .execute();
+  if (hooks.length === 0) return;
+  const createdAt = isoTime(now);
+  const deliveries: NewDelivery[] = [];
+  for (const event of events) {
+    for (const hook of hooks) {
+      if (hook.project_id !== event.projectId) continue;
+      if (!matchesPatterns(JSON.parse(hook.events) as string[], event.type)) continue;
+      deliveries.push({
+        id: `dlv_${nextUlid(now)}`,
+        webhookId: hook.id,
+        eventId: event.id,
+        eventType: event.type,
+        payload: JSON.stringify(event),
+        createdAt,
+      });
+    }
+  }
+  await insertDeliveries(trx, deliveries);
+}
+
 interface Claimed {
   readonly id: string;
   readonly webhookId: string;
@@ -59,6 +115,8 @@ interface Claimed {
   readonly createdAt: string;
   /** Attempts so far, this one included. */
   readonly attempts: number;
+  /** The lease this dispatcher holds; an outcome is stored only while it still does. */
+  readonly leaseUntil: string | null;
   readonly url: string;
   readonly secret: string;
   readonly projectId: string;
@@ -66,8 +124,8 @@ interface Claimed {
 
 /**
  * Delivers webhooks from the database, never from memory, so a crash loses nothing:
- * 1. fan-out: each event in `event_outbox` (written with the change) becomes one delivery per enabled
- *    webhook of its project whose patterns match, and leaves the outbox, in one transaction;
+ * 1. queue: a write's transaction queues one delivery per event and matching enabled webhook of its
+ *    project (`queueDeliveries`, called by the unit of work), so a committed change always has them;
  * 2. send: due deliveries are claimed under a lease (FOR UPDATE SKIP LOCKED on PostgreSQL) and POSTed;
  *    the outcome is recorded, a failure scheduled again with exponential backoff and jitter, until the
  *    retry window ends and the delivery is marked failed (and a webhook with no success since, disabled).
@@ -80,9 +138,12 @@ export class WebhookDispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perWebhook = new Map<string, number>();
   private readonly abort = new AbortController();
+  private readonly agents: ReturnType<typeof keepAliveAgents>;
   private readonly random: RandomSource;
   private readonly leaseMs: number;
   private timer: NodeJS.Timeout | undefined;
+  private readonly outcomes: PendingOutcome[] = [];
+  private flushing: Promise<void> | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
@@ -98,6 +159,7 @@ export class WebhookDispatcher {
     this.random = options.random ?? Math.random;
     // Longer than any attempt can last, so a lease only lapses when its dispatcher is gone.
     this.leaseMs = options.timeoutMs + 5000;
+    this.agents = keepAliveAgents(PER_WEBHOOK);
     metrics.watchWebhookQueue(() => this.queueState());
   }
 
@@ -132,52 +194,12 @@ export class WebhookDispatcher {
     this.abort.abort();
     await this.running;
     await Promise.allSettled(this.inFlight.values());
+    this.agents.http.destroy();
+    this.agents.https.destroy();
   }
 
   private async cycle(): Promise<void> {
-    while ((await this.fanOut()) === FAN_OUT_BATCH && !this.stopped) {}
     if (!this.stopped) await this.claimAndSend();
-  }
-
-  /** Matches a batch of outbox events to webhooks; answers how many events it took. */
-  async fanOut(): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
-      let outbox = trx.selectFrom("event_outbox").select("event_id").orderBy("event_id").limit(FAN_OUT_BATCH);
-      if (this.options.postgres) outbox = outbox.forUpdate().skipLocked();
-      const ids = (await outbox.execute()).map((r) => r.event_id);
-      if (ids.length === 0) return 0;
-      const events = (await trx.selectFrom("events").selectAll().where("id", "in", ids).execute()).map(toEvent);
-      const projects = [...new Set(events.flatMap((e) => (e.projectId === null ? [] : [e.projectId])))];
-      const hooks =
-        projects.length === 0
-          ? []
-          : await trx
-              .selectFrom("webhooks")
-              .select(["id", "project_id", "events", "created_at"])
-              .where("project_id", "in", projects)
-              .where("enabled", "=", 1)
-              .execute();
-      const createdAt = isoTime(this.clock.now());
-      const deliveries: NewDelivery[] = [];
-      for (const event of events) {
-        for (const hook of hooks) {
-          // A webhook hears of events from its own creation on, that one included.
-          if (hook.project_id !== event.projectId || hook.created_at > event.createdAt) continue;
-          if (!matchesPatterns(JSON.parse(hook.events) as string[], event.type)) continue;
-          deliveries.push({
-            id: `dlv_${nextUlid(this.clock.now())}`,
-            webhookId: hook.id,
-            eventId: event.id,
-            eventType: event.type,
-            payload: JSON.stringify(event),
-            createdAt,
-          });
-        }
-      }
-      await insertDeliveries(trx, deliveries);
-      await trx.deleteFrom("event_outbox").where("event_id", "in", ids).execute();
-      return ids.length;
-    });
   }
 
   /**
@@ -242,6 +264,7 @@ export class WebhookDispatcher {
           "d.payload",
           "d.created_at as createdAt",
           "d.attempts",
+          "d.lease_until as leaseUntil",
           "w.url",
           "w.secret",
           "w.project_id as projectId",
@@ -258,6 +281,7 @@ export class WebhookDispatcher {
         timeoutMs: this.options.timeoutMs,
         allowPrivateNetworks: this.options.allowPrivateNetworks,
         signal: this.abort.signal,
+        agents: this.agents,
       });
       if (this.abort.signal.aborted && attempt.statusCode === undefined) await this.handBack(delivery);
       else await this.record(delivery, attempt);
@@ -279,6 +303,7 @@ export class WebhookDispatcher {
       .updateTable("webhook_deliveries")
       .set({ lease_until: null, attempts: sql`attempts - 1` })
       .where("id", "=", delivery.id)
+      .where("lease_until", "=", delivery.leaseUntil)
       .execute();
   }
 
@@ -291,26 +316,63 @@ export class WebhookDispatcher {
       last_error: attempt.error ?? null,
       last_duration_ms: attempt.durationMs,
     };
-    const row = this.db.updateTable("webhook_deliveries").where("id", "=", delivery.id);
+    const row = { set: (values: Outcome) => this.save(delivery, values) };
     if (attempt.error === undefined) {
-      await row.set({ ...last, status: "succeeded", next_attempt_at: null, finished_at: isoTime(now) }).execute();
+      await row.set({ ...last, status: "succeeded", next_attempt_at: null, finished_at: isoTime(now) });
       this.metrics.recordDelivery(delivery.webhookId, "succeeded");
       return;
     }
     const deadline = Date.parse(delivery.createdAt) + this.options.retryWindowMs;
     // A ping is tried once: it answers "does the receiver work now?".
     if (delivery.eventType === "ping" || now >= deadline) {
-      await row.set({ ...last, status: "failed", next_attempt_at: null, finished_at: isoTime(now) }).execute();
+      await row.set({ ...last, status: "failed", next_attempt_at: null, finished_at: isoTime(now) });
       this.metrics.recordDelivery(delivery.webhookId, "failed");
       if (delivery.eventType !== "ping") await this.disableIfDead(delivery, attempt);
       return;
     }
     const next = Math.min(now + this.retryDelay(delivery.attempts), deadline);
-    await row.set({ ...last, next_attempt_at: isoTime(next) }).execute();
+    await row.set({ ...last, next_attempt_at: isoTime(next) });
     this.metrics.recordDelivery(delivery.webhookId, "retrying");
     // Due before the next poll: wake up for it.
     const wait = next - this.clock.now();
     if (wait < POLL_MS) setTimeout(() => this.kick(), Math.max(0, wait)).unref();
+  }
+
+  /**
+   * Stores an attempt's outcome. Outcomes that finish while a batch is being written are written together
+   * in the next transaction: on SQLite every commit is a sync to disk, and one per delivery made a busy
+   * webhook fall behind the writes it reports.
+   */
+  private save(delivery: Claimed, values: Outcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.outcomes.push({ id: delivery.id, lease: delivery.leaseUntil, values, resolve, reject });
+      this.flushing ??= this.flushOutcomes().finally(() => {
+        this.flushing = undefined;
+      });
+    });
+  }
+
+  private async flushOutcomes(): Promise<void> {
+    while (this.outcomes.length > 0) {
+      const batch = this.outcomes.splice(0);
+      try {
+        await this.db.transaction().execute(async (trx) => {
+          // Only under our own lease: one that lapsed (a stalled process) may have been taken over by
+          // another dispatcher, whose outcome must not be overwritten by this late one.
+          for (const { id, lease, values } of batch) {
+            await trx
+              .updateTable("webhook_deliveries")
+              .set(values)
+              .where("id", "=", id)
+              .where("lease_until", "=", lease)
+              .execute();
+          }
+        });
+        for (const outcome of batch) outcome.resolve();
+      } catch (error) {
+        for (const outcome of batch) outcome.reject(error);
+      }
+    }
   }
 
   /** The delay after the n-th failed attempt: base × 2^(n−1), at most an hour, jittered to 50–100 %. */
@@ -335,10 +397,6 @@ export class WebhookDispatcher {
   }
 
   private async queueState(): Promise<WebhookQueueState> {
-    const outbox = await this.db
-      .selectFrom("event_outbox")
-      .select((eb) => [eb.fn.countAll<number>().as("count"), eb.fn.min("created_at").as("oldest")])
-      .executeTakeFirstOrThrow();
     const pending = await this.db
       .selectFrom("webhook_deliveries")
       .select((eb) => [eb.fn.countAll<number>().as("count"), eb.fn.min("created_at").as("oldest")])
@@ -346,11 +404,9 @@ export class WebhookDispatcher {
       // A disabled webhook's deliveries wait for it to be turned back on; they are not a backlog.
       .where("webhook_id", "in", (eb) => eb.selectFrom("webhooks").select("id").where("enabled", "=", 1))
       .executeTakeFirstOrThrow();
-    const oldest = [outbox.oldest, pending.oldest].filter((t): t is string => typeof t === "string").sort()[0];
     return {
-      outbox: Number(outbox.count),
       pending: Number(pending.count),
-      oldestPendingAt: oldest === undefined ? undefined : Date.parse(oldest),
+      oldestPendingAt: typeof pending.oldest === "string" ? Date.parse(pending.oldest) : undefined,
     };
   }
 }

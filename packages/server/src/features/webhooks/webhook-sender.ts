@@ -16,6 +16,19 @@ export interface SendOptions {
   readonly allowPrivateNetworks: boolean;
   /** Aborts the attempt (at shutdown). */
   readonly signal?: AbortSignal;
+  /** Keep-alive agents to reuse connections through; a fresh connection per attempt without them. */
+  readonly agents?: { readonly http: http.Agent; readonly https: https.Agent };
+}
+
+/**
+ * Keep-alive agents for a dispatcher. Reusing a connection is safe with the address checks: each was
+ * checked when it was opened (safeLookup runs at connect), and it stays with the address it was opened to.
+ */
+export function keepAliveAgents(maxSockets: number) {
+  return {
+    http: new http.Agent({ keepAlive: true, maxSockets }),
+    https: new https.Agent({ keepAlive: true, maxSockets }),
+  };
 }
 
 const USER_AGENT = "Flagstaff-Webhooks/1.0";
@@ -70,7 +83,9 @@ function post(url: URL, headers: Record<string, string>, body: string, options: 
   const signal = options.signal
     ? AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)])
     : AbortSignal.timeout(options.timeoutMs);
-  const client = url.protocol === "https:" ? https : http;
+  const secure = url.protocol === "https:";
+  const client = secure ? https : http;
+  const agent = options.agents ? (secure ? options.agents.https : options.agents.http) : false;
   return new Promise((resolve, reject) => {
     const request = client.request(
       url,
@@ -78,8 +93,7 @@ function post(url: URL, headers: Record<string, string>, body: string, options: 
         method: "POST",
         headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
         signal,
-        // A fresh connection per attempt: a pooled socket would skip the address check of a new lookup.
-        agent: false,
+        agent,
         ...(options.allowPrivateNetworks ? {} : { lookup: safeLookup }),
       },
       (response) => {

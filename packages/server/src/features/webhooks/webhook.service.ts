@@ -219,9 +219,10 @@ export class WebhookService {
       createdAt: isoTime(now),
     };
     await repo.insertDeliveries(this.db, [delivery]);
-    this.options.onQueued?.();
+    // Read back before the dispatcher is told, so the answer shows it as queued, not already claimed.
     const queued = await repo.findDelivery(this.db, delivery.id);
     if (!queued) throw new Error("a queued ping delivery could not be read back");
+    this.options.onQueued?.();
     return queued;
   }
 }
