@@ -18,6 +18,7 @@
 //            --sqlite | --postgres (one dialect only)
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { Agent, createServer, request } from "node:http";
 import { loadavg } from "node:os";
 import pg from "pg";
@@ -153,6 +154,14 @@ const latencies = (values) => {
   };
 };
 
+const CLOCK_TICKS_PER_SECOND = 100; // Linux USER_HZ (getconf CLK_TCK)
+
+/** CPU time (user + system) a process has used so far, in microseconds, from /proc/<pid>/stat. */
+function cpuMicros(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
+}
+
 async function runRound(server, receiver, { dialect, index, kind }) {
   // Descriptions are unique across the whole run: the receiver tells deliveries apart by them.
   const tag = `${dialect}-r${index}${kind}`;
@@ -165,6 +174,7 @@ async function runRound(server, receiver, { dialect, index, kind }) {
     });
   }
   const before = { ...receiver.stats };
+  const cpuBefore = cpuMicros(server.child.pid);
   const { answers, elapsedMs } = await drive(server.url, tag, ROUND_MS);
   const ok = answers.filter((a) => a.status >= 200 && a.status < 300);
   const failures = {};
@@ -199,8 +209,10 @@ async function runRound(server, receiver, { dialect, index, kind }) {
       lag: latencies(lags),
       drainedMs: Number.isFinite(lastArrival) ? round1(lastArrival - lastAnswer) : null,
     };
-    await call(server.url, ADMIN, "DELETE", `/projects/${PROJECT}/webhooks/${hook.id}`);
   }
+  // The server's CPU for the round, its deliveries included (read once the backlog has drained).
+  result.cpuMicrosPerPatch = (cpuMicros(server.child.pid) - cpuBefore) / Math.max(1, ok.length);
+  if (hook) await call(server.url, ADMIN, "DELETE", `/projects/${PROJECT}/webhooks/${hook.id}`);
   return result;
 }
 
@@ -266,13 +278,13 @@ function report(dialect, rounds) {
   lines.push(`## ${dialect}`);
   lines.push("");
   lines.push(
-    "| round | webhook | PATCH/s | p50 ms | p99 ms | max ms | failed | delivered | repeats | lag p50 ms | lag p99 ms | lag max ms | drained after |",
+    "| round | webhook | PATCH/s | server CPU µs/PATCH | p50 ms | p99 ms | max ms | failed | delivered | repeats | lag p50 ms | lag p99 ms | lag max ms | drained after |",
   );
-  lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+  lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
   for (const r of rounds) {
     const d = r.delivery;
     lines.push(
-      `| ${r.index} | ${r.kind === "A" ? "A: none" : "B: one"} | ${fmt(r.perSecond)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ` +
+      `| ${r.index} | ${r.kind === "A" ? "A: none" : "B: one"} | ${fmt(r.perSecond)} | ${fmt(r.cpuMicrosPerPatch)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ` +
         `${fmt(r.max, 1)} | ${counts(r.failures)} | ${d ? `${fmt(d.arrived)}/${fmt(d.expected)}` : "–"} | ` +
         `${d ? d.repeats : "–"} | ${d ? fmt(d.lag.p50, 1) : "–"} | ${d ? fmt(d.lag.p99, 1) : "–"} | ` +
         `${d ? fmt(d.lag.max, 1) : "–"} | ${d?.drainedMs === null || !d ? "–" : `${fmt(d.drainedMs)} ms`} |`,
@@ -286,6 +298,11 @@ function report(dialect, rounds) {
   lines.push(
     `Mean PATCH/s: A ${fmt(perA)}, B ${fmt(perB)} (${perB >= perA ? "+" : ""}${fmt(((perB - perA) / perA) * 100, 1)} % with a webhook); ` +
       `p99 A ${fmt(mean(a.map((r) => r.p99)), 1)} ms, B ${fmt(mean(b.map((r) => r.p99)), 1)} ms.`,
+  );
+  const [cpuA, cpuB] = [mean(a.map((r) => r.cpuMicrosPerPatch)), mean(b.map((r) => r.cpuMicrosPerPatch))];
+  lines.push(
+    `Server CPU per PATCH, its delivery included: A ${fmt(cpuA)} µs, B ${fmt(cpuB)} µs (+${fmt(((cpuB - cpuA) / cpuA) * 100, 1)} %). ` +
+      "On these 2 shared cores the load generator and the receiver compete with the server, so PATCH/s at saturation falls by more than the server's own cost rises.",
   );
   lines.push(
     all

@@ -44,7 +44,7 @@ import { ProjectService } from "./features/projects/project.service.js";
 import { segmentRoutes } from "./features/segments/segment.routes.js";
 import { SegmentSchema } from "./features/segments/segment.schemas.js";
 import { SegmentService } from "./features/segments/segment.service.js";
-import { queueDeliveries, WebhookDispatcher } from "./features/webhooks/dispatcher.js";
+import { WebhookDispatcher } from "./features/webhooks/dispatcher.js";
 import { pruneDeliveries } from "./features/webhooks/webhook.repository.js";
 import { webhookRoutes } from "./features/webhooks/webhook.routes.js";
 import { CreatedWebhookSchema, DeliverySchema, WebhookSchema } from "./features/webhooks/webhook.schemas.js";
@@ -164,7 +164,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   });
   const work = new UnitOfWork(db, clock, app.log, {
     ...(postgres ? { announce: notifyChangeSet } : {}),
-    enqueue: (trx, events) => queueDeliveries(trx, events, clock.now()),
+    enqueue: (trx, events): Promise<void> => dispatcher.enqueue(trx, events),
   });
   // This instance's own writes reach its snapshot and its metrics through the bus, after commit.
   work.bus.subscribe((committed) => feed.applyOwn(committed.changeSet));
@@ -204,7 +204,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     },
   );
   // Every committed write may have events to deliver: look now rather than at the next poll.
-  work.bus.subscribe(() => dispatcher.kick());
+  work.bus.subscribe((committed) => dispatcher.onCommitted(committed.events));
   const generatedAdminKey = await keys.ensureAdminKey(config.adminApiKey);
 
   app.setValidatorCompiler(buildValidatorCompiler());

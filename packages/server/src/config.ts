@@ -151,6 +151,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 100, 60_000),
     webhookRetryBaseMs: integer(env, "WEBHOOK_RETRY_BASE_MS", 5000, 10, 3_600_000),
     webhookRetryWindowMs: integer(env, "WEBHOOK_RETRY_WINDOW_MS", 86_400_000, 1000, 30 * 86_400_000),
-    webhookConcurrency: integer(env, "WEBHOOK_CONCURRENCY", 32, 1, 1000),
+    webhookConcurrency: integer(env, "WEBHOOK_CONCURRENCY", 64, 1, 1000),
   });
 }

@@ -20,6 +20,9 @@ export type Answer = { status?: number; delayMs?: number; hang?: boolean; header
  */
 export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
+  /** Requests open at once, per path: now, and the most seen. */
+  private readonly open = new Map<string, number>();
+  readonly maxOpen = new Map<string, number>();
   answer: (request: ReceivedWebhook) => Answer = () => ({ status: 200 });
   private readonly server: Server;
   private readonly hanging = new Set<ServerResponse>();
@@ -28,6 +31,11 @@ export class WebhookReceiver {
 
   private constructor() {
     this.server = createServer((request, response) => {
+      const path = request.url ?? "/";
+      const now = (this.open.get(path) ?? 0) + 1;
+      this.open.set(path, now);
+      this.maxOpen.set(path, Math.max(now, this.maxOpen.get(path) ?? 0));
+      response.on("close", () => this.open.set(path, (this.open.get(path) ?? 1) - 1));
       const chunks: Buffer[] = [];
       request.on("data", (chunk: Buffer) => chunks.push(chunk));
       request.on("end", () => {

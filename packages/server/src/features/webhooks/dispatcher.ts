@@ -29,8 +29,10 @@ export interface DispatcherLogger {
 export type DisableWebhook = (projectId: string, webhookId: string, reason: string) => Promise<void>;
 
 /** Deliveries of one webhook in flight at once on this instance, so a slow receiver leaves room for others. */
-const PER_WEBHOOK = 8;
+const PER_WEBHOOK = 16;
 const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
+/** How long attempt outcomes are gathered before they are stored together. */
+const OUTCOME_BATCH_MS = 20;
 /** How often the dispatcher looks for work it was not told about (other instances' events, lapsed leases). */
 const POLL_MS = 1000;
 
@@ -68,44 +70,6 @@ interface PendingOutcome {
   reject(error: unknown): void;
 }
 
-/**
- * Queues, in a write's transaction, one delivery per event and enabled webhook of the event's project
- * whose patterns match (a webhook created by this very write hears of its own creation). One indexed read
- * of the project's webhooks; nothing more when it has none.
- */
-export async function queueDeliveries(
-  trx: Transaction<Database>,
-  events: readonly StoredEvent[],
-  now: number,
-): Promise<void> {
-  const projects = [...new Set(events.flatMap((e) => (e.projectId === null ? [] : [e.projectId])))];
-  if (projects.length === 0) return;
-  const hooks = await trx
-    .selectFrom("webhooks")
-    .select(["id", "project_id", "events"])
-    .where("project_id", "in", projects)
-    .where("enabled", "=", 1)
-    .execute();
-  if (hooks.length === 0) return;
-  const createdAt = isoTime(now);
-  const deliveries: NewDelivery[] = [];
-  for (const event of events) {
-    for (const hook of hooks) {
-      if (hook.project_id !== event.projectId) continue;
-      if (!matchesPatterns(JSON.parse(hook.events) as string[], event.type)) continue;
-      deliveries.push({
-        id: `dlv_${nextUlid(now)}`,
-        webhookId: hook.id,
-        eventId: event.id,
-        eventType: event.type,
-        payload: JSON.stringify(event),
-        createdAt,
-      });
-    }
-  }
-  await insertDeliveries(trx, deliveries);
-}
-
 interface Claimed {
   readonly id: string;
   readonly webhookId: string;
@@ -125,7 +89,8 @@ interface Claimed {
 /**
  * Delivers webhooks from the database, never from memory, so a crash loses nothing:
  * 1. queue: a write's transaction queues one delivery per event and matching enabled webhook of its
- *    project (`queueDeliveries`, called by the unit of work), so a committed change always has them;
+ *    project (`enqueue`, called by the unit of work), so a committed change always has them; those this
+ *    instance has room for are claimed in the same insert and sent right after the commit;
  * 2. send: due deliveries are claimed under a lease (FOR UPDATE SKIP LOCKED on PostgreSQL) and POSTed;
  *    the outcome is recorded, a failure scheduled again with exponential backoff and jitter, until the
  *    retry window ends and the delivery is marked failed (and a webhook with no success since, disabled).
@@ -144,6 +109,18 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private readonly outcomes: PendingOutcome[] = [];
   private flushing: Promise<void> | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  /** Deliveries claimed inside writes not yet published, by event id. */
+  private readonly reserved = new Map<string, { claimed: Claimed; at: number }[]>();
+  private readonly reservedPerWebhook = new Map<string, number>();
+  private reservedCount = 0;
+  /** Sends and the storing of their outcomes, awaited at shutdown. */
+  private readonly storing = new Set<Promise<void>>();
+  /**
+   * Whether due deliveries may wait unclaimed: one was queued without a slot, a claim filled every slot or
+   * met a webhook's cap. Only then does a freed slot look for work at once (else the poll finds it).
+   */
+  private backlog = true;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
@@ -161,6 +138,100 @@ export class WebhookDispatcher {
     this.leaseMs = options.timeoutMs + 5000;
     this.agents = keepAliveAgents(PER_WEBHOOK);
     metrics.watchWebhookQueue(() => this.queueState());
+  }
+
+  /**
+   * Queues, in a write's transaction, one delivery per event and enabled webhook of the event's project
+   * whose patterns match (a webhook created by this very write hears of its own creation): one indexed
+   * read of the project's webhooks, nothing more when it has none. Deliveries this instance has room to
+   * send now are claimed in the same insert (lease and first attempt), and sent as soon as the write is
+   * published after its commit: no claim transaction of their own. Should the write roll back, the
+   * reservation lapses with the lease.
+   */
+  async enqueue(trx: Transaction<Database>, events: readonly StoredEvent[]): Promise<void> {
+    const projects = [...new Set(events.flatMap((e) => (e.projectId === null ? [] : [e.projectId])))];
+    if (projects.length === 0) return;
+    const hooks = await trx
+      .selectFrom("webhooks")
+      .select(["id", "project_id", "events", "url", "secret"])
+      .where("project_id", "in", projects)
+      .where("enabled", "=", 1)
+      .execute();
+    if (hooks.length === 0) return;
+    const now = this.clock.now();
+    const createdAt = isoTime(now);
+    const leaseUntil = isoTime(now + this.leaseMs);
+    const deliveries: NewDelivery[] = [];
+    for (const event of events) {
+      for (const hook of hooks) {
+        if (hook.project_id !== event.projectId) continue;
+        if (!matchesPatterns(JSON.parse(hook.events) as string[], event.type)) continue;
+        const delivery = {
+          id: `dlv_${nextUlid(now)}`,
+          webhookId: hook.id,
+          eventId: event.id,
+          eventType: event.type,
+          payload: JSON.stringify(event),
+          createdAt,
+        };
+        const claimNow = !this.stopped && this.reserve(hook.id, now);
+        if (!claimNow) this.backlog = true;
+        deliveries.push(claimNow ? { ...delivery, leaseUntil } : delivery);
+        if (claimNow) {
+          const claimed = {
+            ...delivery,
+            attempts: 1,
+            leaseUntil,
+            url: hook.url,
+            secret: hook.secret,
+            projectId: hook.project_id,
+          };
+          this.reserved.set(event.id, [...(this.reserved.get(event.id) ?? []), { claimed, at: now }]);
+        }
+      }
+    }
+    await insertDeliveries(trx, deliveries);
+  }
+
+  /** After a write's commit: sends what its transaction claimed, then looks for more. */
+  onCommitted(events: readonly StoredEvent[]): void {
+    for (const event of events) {
+      const reservations = this.reserved.get(event.id);
+      if (!reservations) continue;
+      this.reserved.delete(event.id);
+      for (const { claimed } of reservations) {
+        this.release(claimed.webhookId);
+        if (!this.stopped) this.send(claimed);
+      }
+    }
+    if (this.backlog) this.kick();
+  }
+
+  /** Takes a slot for a delivery queued in a write still to commit, if the webhook and the instance have room. */
+  private reserve(webhookId: string, now: number): boolean {
+    this.dropLapsedReservations(now);
+    const forHook = (this.perWebhook.get(webhookId) ?? 0) + (this.reservedPerWebhook.get(webhookId) ?? 0);
+    if (forHook >= PER_WEBHOOK || this.inFlight.size + this.reservedCount >= this.options.concurrency) return false;
+    this.reservedPerWebhook.set(webhookId, (this.reservedPerWebhook.get(webhookId) ?? 0) + 1);
+    this.reservedCount++;
+    return true;
+  }
+
+  private release(webhookId: string): void {
+    const left = (this.reservedPerWebhook.get(webhookId) ?? 1) - 1;
+    if (left <= 0) this.reservedPerWebhook.delete(webhookId);
+    else this.reservedPerWebhook.set(webhookId, left);
+    this.reservedCount = Math.max(0, this.reservedCount - 1);
+  }
+
+  /** Reservations of writes that rolled back are never published: their slots come back with the lease. */
+  private dropLapsedReservations(now: number): void {
+    if (this.reservedCount === 0) return;
+    for (const [eventId, reservations] of this.reserved) {
+      if (now - (reservations[0]?.at ?? now) < this.leaseMs) continue;
+      this.reserved.delete(eventId);
+      for (const { claimed } of reservations) this.release(claimed.webhookId);
+    }
   }
 
   start(): void {
@@ -193,7 +264,7 @@ export class WebhookDispatcher {
     clearInterval(this.timer);
     this.abort.abort();
     await this.running;
-    await Promise.allSettled(this.inFlight.values());
+    await Promise.allSettled(this.storing);
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
@@ -209,10 +280,17 @@ export class WebhookDispatcher {
    */
   private async claimAndSend(): Promise<void> {
     for (let round = 0; round < 8 && !this.stopped; round++) {
-      const free = this.options.concurrency - this.inFlight.size;
+      const free = this.options.concurrency - this.inFlight.size - this.reservedCount;
       if (free <= 0) return;
-      const claimed = await this.claim(free);
+      const { claimed, capped, excluded } = await this.claim(free);
       for (const delivery of claimed) this.send({ ...delivery, attempts: Number(delivery.attempts) });
+      // Slots left and nothing skipped for a webhook's cap: nothing else is due now, but for the webhooks
+      // left out as saturated (their sends, as they finish, look again). Otherwise ask again, without the
+      // webhooks that just reached their cap.
+      if (claimed.length < free && !capped) {
+        this.backlog = excluded;
+        return;
+      }
       if (claimed.length === 0) return;
     }
   }
@@ -241,19 +319,22 @@ export class WebhookDispatcher {
       if (this.options.postgres) due = due.forUpdate().skipLocked();
       const chosen: string[] = [];
       const counts = new Map(this.perWebhook);
+      let capped = false;
       for (const row of await due.execute()) {
         const taken = counts.get(row.webhook_id) ?? 0;
+        if (taken >= PER_WEBHOOK) capped = true;
         if (taken >= PER_WEBHOOK || chosen.length >= free) continue;
         counts.set(row.webhook_id, taken + 1);
         chosen.push(row.id);
       }
-      if (chosen.length === 0) return [];
+      const excluded = saturated.length > 0;
+      if (chosen.length === 0) return { claimed: [], capped, excluded };
       await trx
         .updateTable("webhook_deliveries")
         .set({ lease_until: isoTime(now + this.leaseMs), attempts: sql`attempts + 1` })
         .where("id", "in", chosen)
         .execute();
-      return trx
+      const claimed = await trx
         .selectFrom("webhook_deliveries as d")
         .innerJoin("webhooks as w", "w.id", "d.webhook_id")
         .select([
@@ -271,11 +352,24 @@ export class WebhookDispatcher {
         ])
         .where("d.id", "in", chosen)
         .execute();
+      return { claimed, capped, excluded };
     });
   }
 
   private send(delivery: Claimed): void {
     this.perWebhook.set(delivery.webhookId, (this.perWebhook.get(delivery.webhookId) ?? 0) + 1);
+    // The slot is the HTTP request: it is given back as soon as the answer is in. The lease stays until
+    // the outcome is stored, so no dispatcher sends the delivery again meanwhile.
+    let freed = false;
+    const free = () => {
+      if (freed) return;
+      freed = true;
+      this.inFlight.delete(delivery.id);
+      const left = (this.perWebhook.get(delivery.webhookId) ?? 1) - 1;
+      if (left === 0) this.perWebhook.delete(delivery.webhookId);
+      else this.perWebhook.set(delivery.webhookId, left);
+      if (this.backlog) this.kick();
+    };
     const sending = (async () => {
       const attempt = await sendDelivery(delivery.url, delivery.secret, delivery.eventId, delivery.payload, {
         timeoutMs: this.options.timeoutMs,
@@ -283,18 +377,17 @@ export class WebhookDispatcher {
         signal: this.abort.signal,
         agents: this.agents,
       });
+      free();
       if (this.abort.signal.aborted && attempt.statusCode === undefined) await this.handBack(delivery);
       else await this.record(delivery, attempt);
     })()
       .catch((error) => this.logger.warn({ err: error, delivery: delivery.id }, "could not record a webhook delivery"))
       .finally(() => {
-        this.inFlight.delete(delivery.id);
-        const left = (this.perWebhook.get(delivery.webhookId) ?? 1) - 1;
-        if (left === 0) this.perWebhook.delete(delivery.webhookId);
-        else this.perWebhook.set(delivery.webhookId, left);
-        this.kick();
+        free();
+        this.storing.delete(sending);
       });
     this.inFlight.set(delivery.id, sending);
+    this.storing.add(sending);
   }
 
   /** An attempt cut short by shutdown is not the receiver's failure: the next dispatcher sends it again. */
@@ -339,16 +432,23 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Stores an attempt's outcome. Outcomes that finish while a batch is being written are written together
-   * in the next transaction: on SQLite every commit is a sync to disk, and one per delivery made a busy
-   * webhook fall behind the writes it reports.
+   * Stores an attempt's outcome. Outcomes are gathered for OUTCOME_BATCH_MS and written in one transaction:
+   * on SQLite every commit is a sync to disk, and one per delivery tripled what a write with a webhook cost
+   * the server. The lease is held until then, so nothing is sent twice meanwhile; a crash before the write
+   * only means the delivery is sent again once its lease lapses (at least once, as always).
    */
   private save(delivery: Claimed, values: Outcome): Promise<void> {
     return new Promise((resolve, reject) => {
       this.outcomes.push({ id: delivery.id, lease: delivery.leaseUntil, values, resolve, reject });
-      this.flushing ??= this.flushOutcomes().finally(() => {
-        this.flushing = undefined;
-      });
+      if (this.flushing || this.flushTimer) return;
+      const flush = () => {
+        this.flushTimer = undefined;
+        this.flushing = this.flushOutcomes().finally(() => {
+          this.flushing = undefined;
+          if (this.outcomes.length > 0) this.flushTimer = setTimeout(flush, this.stopped ? 0 : OUTCOME_BATCH_MS);
+        });
+      };
+      this.flushTimer = setTimeout(flush, this.stopped ? 0 : OUTCOME_BATCH_MS);
     });
   }
 

@@ -110,6 +110,8 @@ export interface NewDelivery {
   readonly eventType: string;
   readonly payload: string;
   readonly createdAt: string;
+  /** Set when the queueing instance claims it at once (it sends it right after the commit). */
+  readonly leaseUntil?: string;
 }
 
 /** Queues deliveries, due now; a (webhook, event) pair already queued is left as it is. */
@@ -126,9 +128,9 @@ export async function insertDeliveries(db: Executor, deliveries: readonly NewDel
           event_type: d.eventType,
           payload: d.payload,
           status: "pending",
-          attempts: 0,
+          attempts: d.leaseUntil === undefined ? 0 : 1,
           next_attempt_at: d.createdAt,
-          lease_until: null,
+          lease_until: d.leaseUntil ?? null,
           last_attempt_at: null,
           last_status_code: null,
           last_error: null,
