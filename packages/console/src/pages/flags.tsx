@@ -82,7 +82,7 @@ export function FlagsPage() {
         )}
       </div>
       {creating && <NewFlag onDone={() => setCreating(false)} />}
-      <search className="filters" aria-label="Search flags">
+      <search className="filters" aria-label="Flag search">
         <label>
           Search flags
           <input
