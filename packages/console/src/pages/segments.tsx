@@ -163,41 +163,44 @@ export function SegmentPage(props: { id: string }) {
       throw error;
     }
   };
-  if (segment.data === undefined) {
-    return segment.error ? (
+  // The members and the flags load beside the segment itself, not after it: on a very large segment the
+  // segment's own answer may be the slowest of the three.
+  const s = segment.data;
+  if (s === undefined && segment.error) {
+    return (
       <section>
         <h1>Segment</h1>
         <ErrorText error={segment.error} />
       </section>
-    ) : (
-      <Loading what="the segment" />
     );
   }
-  const s = segment.data;
   return (
     <article aria-labelledby="segment-title">
       <p className="crumbs">
         <Link to={`/p/${enc(project)}/segments`}>Segments</Link> /
       </p>
-      <h1 id="segment-title">{s.name}</h1>
+      <h1 id="segment-title">{s?.name ?? "Segment"}</h1>
+      {s === undefined && <Loading what="the segment" />}
       {conflict && (
         <p className="warning" role="alert">
           {conflict}
         </p>
       )}
-      <p className="muted">
-        {s.actorsCount !== undefined
-          ? `${s.actorsCount.toLocaleString()} members`
-          : "Member count not available on this server"}{" "}
-        · created {when(s.createdAt)} · id <code>{s.id}</code>
-      </p>
-      <SegmentFields segment={s} patch={patch} />
+      {s && (
+        <p className="muted">
+          {s.actorsCount !== undefined
+            ? `${s.actorsCount.toLocaleString()} members`
+            : "Member count not available on this server"}{" "}
+          · created {when(s.createdAt)} · id <code>{s.id}</code>
+        </p>
+      )}
+      {s && <SegmentFields segment={s} patch={patch} />}
       <MembersPanel
         id="segment-members"
         title="Members"
         noun="member"
-        count={s.actorsCount}
-        load={(query) => conn.ext.segmentActors(project, s.id, query)}
+        count={s?.actorsCount}
+        load={(query) => conn.ext.segmentActors(project, props.id, query)}
         add={(ids) => patch({ addActors: ids })}
         remove={(id) => patch({ removeActors: [id] })}
         changed={() => void segment.reload()}
@@ -223,7 +226,7 @@ export function SegmentPage(props: { id: string }) {
           onNext={(after) => setCursor({ after })}
         />
       </section>
-      {canWrite && <DeleteSegment segment={s} etag={() => etag.current} />}
+      {canWrite && s && <DeleteSegment segment={s} etag={() => etag.current} />}
     </article>
   );
 }
