@@ -17,6 +17,7 @@ COPY packages/server/package.json packages/server/
 COPY packages/sdk/package.json packages/sdk/
 COPY packages/openfeature/package.json packages/openfeature/
 COPY packages/cli/package.json packages/cli/
+COPY packages/console/package.json packages/console/
 RUN npm ci --workspace=@flagstaff/server --include-workspace-root --ignore-scripts --no-audit --no-fund \
   && npm rebuild better-sqlite3
 # Only the sources the image runs: not the tests, which need the other workspaces.

@@ -3,6 +3,7 @@
 // process with this process's arguments. It builds first (tsc -b packages/server, which builds core too) only
 // when a source file or a TypeScript setting of core or the server is newer than the last build, so a restart
 // with nothing changed serves at once. `npm install` builds everything already (the root `prepare` script).
+// The same goes for the web console (packages/console, built by scripts/build-console.mjs).
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync, utimesSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -69,6 +70,26 @@ if (stale) {
     // src/) and leave its build info as it was: mark both as built now, so the next start does not try again.
     const now = new Date(Math.max(Date.now(), changed));
     for (const marker of MARKERS) utimesSync(join(root, marker), now, now);
+  }
+}
+
+// The web console (served at /console/) is rebuilt when its sources or the SDK changed; a failed console
+// build is reported, and the API is served anyway. `admin-key` needs no console.
+if (process.argv[2] !== "admin-key") {
+  const { buildConsole, consoleIsStale } = await import("./build-console.mjs");
+  if (consoleIsStale()) {
+    // The console bundles the SDK and is type-checked with it: tsc -b builds both when their sources changed.
+    let tsc;
+    try {
+      tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+    } catch {
+      tsc = undefined;
+    }
+    const checked =
+      tsc === undefined ||
+      spawnSync(process.execPath, [tsc, "-b", "packages/console"], { cwd: root, stdio: ["ignore", 2, 2] }).status === 0;
+    if (!checked || !buildConsole())
+      process.stderr.write("The web console could not be built; serving the API without it.\n");
   }
 }
 

@@ -50,6 +50,7 @@ import { webhookRoutes } from "./features/webhooks/webhook.routes.js";
 import { CreatedWebhookSchema, DeliverySchema, WebhookSchema } from "./features/webhooks/webhook.schemas.js";
 import { WebhookService } from "./features/webhooks/webhook.service.js";
 import { authenticate } from "./http/auth.js";
+import { registerConsole } from "./http/console.js";
 import { registerCors } from "./http/cors.js";
 import { installMethodNotAllowed } from "./http/method-not-allowed.js";
 import { registerApiReference, registerOpenApi } from "./http/openapi.js";
@@ -301,6 +302,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   actorRoutes(app, actors);
   eventRoutes(app, events);
   webhookRoutes(app, webhooks);
+  await registerConsole(app);
   app.get("/openapi.json", { config: { access: "public" }, schema: { hide: true, security: [] } }, async () =>
     app.swagger(),
   );

@@ -53,8 +53,12 @@ function registeredRoutes(server: TestServer): string[] {
   return out;
 }
 
-/** /openapi.json and the reference UI (/docs, /docs/…, /docs*) are not operations of the API. */
-const isHidden = (path: string) => path === "/openapi.json" || /^\/docs($|[/*])/.test(path);
+/**
+ * /openapi.json, the reference UI (/docs, /docs/…, /docs*) and the web console (/ redirects to /console/,
+ * its static files) are not operations of the API.
+ */
+const isHidden = (path: string) =>
+  path === "/openapi.json" || path === "/" || /^\/docs($|[/*])/.test(path) || /^\/console($|[/*])/.test(path);
 
 describe("the OpenAPI document", () => {
   let server: TestServer;

@@ -1,0 +1,87 @@
+import { useState } from "react";
+import { type Cursor, ErrorText, Loading, Pager, useApp, useData } from "../ui.js";
+import { EventList } from "./flag.js";
+
+const TYPES = [
+  "",
+  "flag.",
+  "segment.",
+  "actor.",
+  "key.",
+  "project.",
+  "webhook.",
+  "flag.created",
+  "flag.updated",
+  "flag.deleted",
+];
+
+export function HistoryPage() {
+  const { conn, project } = useApp();
+  const [type, setType] = useState("");
+  const [flag, setFlag] = useState("");
+  const [since, setSince] = useState("");
+  const [cursor, setCursor] = useState<Cursor>({});
+  const sinceIso = since ? new Date(since).toISOString() : undefined;
+  const events = useData(
+    () =>
+      conn.client.events
+        .list(project, { type: type || undefined, flag: flag.trim() || undefined, since: sinceIso })
+        .page({ limit: 25, ...cursor }),
+    [project, type, flag, sinceIso, cursor.before, cursor.after],
+  );
+  const reset = () => setCursor({});
+  return (
+    <section aria-labelledby="history-title">
+      <h1 id="history-title">History</h1>
+      <search className="filters" aria-label="Filter the history">
+        <label>
+          Type
+          <select
+            value={type}
+            onChange={(e) => {
+              setType(e.target.value);
+              reset();
+            }}
+          >
+            {TYPES.map((t) => (
+              <option key={t} value={t}>
+                {t === "" ? "Every type" : t.endsWith(".") ? `every ${t.slice(0, -1)} event` : t}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Flag name
+          <input
+            value={flag}
+            onChange={(e) => {
+              setFlag(e.target.value);
+              reset();
+            }}
+          />
+        </label>
+        <label>
+          Since
+          <input
+            type="datetime-local"
+            value={since}
+            onChange={(e) => {
+              setSince(e.target.value);
+              reset();
+            }}
+          />
+        </label>
+      </search>
+      <ErrorText error={events.error} />
+      {events.data === undefined && events.loading && <Loading what="the history" />}
+      {events.data && events.data.data.length === 0 && <p>No events match.</p>}
+      {events.data && events.data.data.length > 0 && <EventList events={events.data.data} />}
+      <Pager
+        page={events.data}
+        label="History"
+        onPrevious={(before) => setCursor({ before })}
+        onNext={(after) => setCursor({ after })}
+      />
+    </section>
+  );
+}

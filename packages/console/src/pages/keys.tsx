@@ -1,0 +1,175 @@
+import type { ApiKey, CreatedApiKey, KeyRole } from "@flagstaff/sdk";
+import { useState } from "react";
+import {
+  Confirm,
+  CopyButton,
+  type Cursor,
+  ErrorText,
+  Loading,
+  Pager,
+  useAction,
+  useApp,
+  useData,
+  when,
+} from "../ui.js";
+
+export function KeysPage() {
+  const { conn, project } = useApp();
+  const [cursor, setCursor] = useState<Cursor>({});
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<CreatedApiKey | undefined>(undefined);
+  const [revoking, setRevoking] = useState<ApiKey | undefined>(undefined);
+  const list = useData(
+    () => conn.client.keys.list(project).page({ limit: 20, ...cursor }),
+    [project, cursor.before, cursor.after],
+  );
+  const revoke = useAction();
+  return (
+    <section aria-labelledby="keys-title">
+      <div className="title-row">
+        <h1 id="keys-title">API keys</h1>
+        <button
+          type="button"
+          className="primary"
+          onClick={() => {
+            setCreated(undefined);
+            setCreating(true);
+          }}
+        >
+          New key
+        </button>
+      </div>
+      {creating && (
+        <NewKey
+          onCreated={(key) => {
+            setCreated(key);
+            setCreating(false);
+            void list.reload();
+          }}
+          onCancel={() => setCreating(false)}
+        />
+      )}
+      {created && (
+        <div className="card secret" role="alert" aria-labelledby="secret-title">
+          <h2 id="secret-title">Key "{created.name}" created</h2>
+          <p className="warning">Copy the secret now: it is shown this once and can never be shown again.</p>
+          <p>
+            <code data-testid="secret">{created.key}</code> <CopyButton text={created.key} label="Copy secret" />
+          </p>
+          <button type="button" onClick={() => setCreated(undefined)}>
+            I stored it
+          </button>
+        </div>
+      )}
+      <ErrorText error={list.error} />
+      <ErrorText error={revoke.error} />
+      {list.data === undefined && list.loading && <Loading what="keys" />}
+      {list.data && list.data.data.length === 0 && <p>This project has no keys.</p>}
+      {list.data && list.data.data.length > 0 && (
+        <table aria-label="Keys">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Role</th>
+              <th scope="col">Id</th>
+              <th scope="col">Created</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.data.map((k) => (
+              <tr key={k.id}>
+                <td>{k.name}</td>
+                <td>{k.role}</td>
+                <td>
+                  <code>{k.id}</code>
+                </td>
+                <td>{when(k.createdAt)}</td>
+                <td>
+                  <button
+                    type="button"
+                    className="danger"
+                    aria-label={`Revoke ${k.name}`}
+                    onClick={() => setRevoking(k)}
+                  >
+                    Revoke
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager
+        page={list.data}
+        label="Keys"
+        onPrevious={(before) => setCursor({ before })}
+        onNext={(after) => setCursor({ after })}
+      />
+      <Confirm
+        open={revoking !== undefined}
+        danger
+        title={`Revoke ${revoking?.name ?? ""}?`}
+        confirmLabel="Revoke key"
+        onCancel={() => setRevoking(undefined)}
+        onConfirm={async () => {
+          const key = revoking;
+          setRevoking(undefined);
+          if (key && (await revoke.run(() => conn.client.keys.revoke(project, key.id)))) await list.reload();
+        }}
+      >
+        <p>Every request with this key is refused (401) from now on.</p>
+      </Confirm>
+    </section>
+  );
+}
+
+function NewKey(props: { onCreated: (key: CreatedApiKey) => void; onCancel: () => void }) {
+  const { conn, project } = useApp();
+  const [name, setName] = useState("");
+  const [role, setRole] = useState<KeyRole>("read");
+  const action = useAction();
+  return (
+    <form
+      className="card"
+      aria-label="New key"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        let key: CreatedApiKey | undefined;
+        if (
+          await action.run(async () => {
+            key = await conn.client.keys.create(project, { name, role });
+          })
+        )
+          props.onCreated(key!);
+      }}
+    >
+      <h2>New key</h2>
+      <div className="grid2">
+        <p>
+          <label htmlFor="key-name">Name</label>
+          <input id="key-name" required value={name} onChange={(e) => setName(e.target.value)} />
+        </p>
+        <p>
+          <label htmlFor="key-role">Role</label>
+          <select id="key-role" value={role} onChange={(e) => setRole(e.target.value as KeyRole)}>
+            <option value="write">write: change flags, segments, actors</option>
+            <option value="read">read: read everything</option>
+            <option value="check">check: only check flags</option>
+          </select>
+        </p>
+      </div>
+      <ErrorText error={action.error} />
+      <div className="row">
+        <button type="submit" className="primary" disabled={action.busy}>
+          Create key
+        </button>
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,333 @@
+import { isFlagstaffError, type Segment } from "@flagstaff/sdk";
+import { useEffect, useRef, useState } from "react";
+import {
+  type Cursor,
+  Confirm,
+  ErrorText,
+  enc,
+  Link,
+  Loading,
+  navigate,
+  Pager,
+  READ_ONLY_REASON,
+  StatusBadge,
+  useAction,
+  useApp,
+  useData,
+  when,
+} from "../ui.js";
+import { conflictText } from "./flag.js";
+import { MembersPanel } from "./members.js";
+
+type CountedSegment = Segment & { actorsCount?: number };
+
+export function SegmentsPage() {
+  const { conn, project, canWrite } = useApp();
+  const [cursor, setCursor] = useState<Cursor>({});
+  const [creating, setCreating] = useState(false);
+  const list = useData(
+    () => conn.client.segments.list(project).page({ limit: 20, ...cursor }),
+    [project, cursor.before, cursor.after],
+  );
+  return (
+    <section aria-labelledby="segments-title">
+      <div className="title-row">
+        <h1 id="segments-title">Segments</h1>
+        <button
+          type="button"
+          className="primary"
+          disabled={!canWrite}
+          aria-describedby={canWrite ? undefined : "segments-ro"}
+          onClick={() => setCreating(true)}
+        >
+          New segment
+        </button>
+        {!canWrite && (
+          <span id="segments-ro" className="help">
+            {READ_ONLY_REASON}
+          </span>
+        )}
+      </div>
+      {creating && <NewSegment onDone={() => setCreating(false)} />}
+      <ErrorText error={list.error} />
+      {list.data === undefined && list.loading && <Loading what="segments" />}
+      {list.data && list.data.data.length === 0 && <p>No segments yet.</p>}
+      {list.data && list.data.data.length > 0 && (
+        <table aria-label="Segments">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Description</th>
+              <th scope="col">Members</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(list.data.data as CountedSegment[]).map((s) => (
+              <tr key={s.id}>
+                <td>
+                  <Link to={`/p/${enc(project)}/segments/${enc(s.id)}`}>{s.name}</Link>
+                </td>
+                <td>{s.description}</td>
+                <td>
+                  {s.actorsCount !== undefined
+                    ? s.actorsCount.toLocaleString()
+                    : `${s.latestActors.length}${s.latestActors.length === 10 ? "+" : ""}`}
+                </td>
+                <td>{when(s.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager
+        page={list.data}
+        label="Segments"
+        onPrevious={(before) => setCursor({ before })}
+        onNext={(after) => setCursor({ after })}
+      />
+    </section>
+  );
+}
+
+function NewSegment(props: { onDone: () => void }) {
+  const { conn, project } = useApp();
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const action = useAction();
+  return (
+    <form
+      className="card"
+      aria-label="New segment"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        let id = "";
+        const ok = await action.run(async () => {
+          id = (await conn.client.segments.create(project, { name, description })).id;
+        });
+        if (ok) navigate(`/p/${enc(project)}/segments/${enc(id)}`);
+      }}
+    >
+      <h2>New segment</h2>
+      <p>
+        <label>
+          Name
+          <input required value={name} onChange={(e) => setName(e.target.value)} />
+        </label>
+      </p>
+      <p>
+        <label>
+          Description
+          <input value={description} onChange={(e) => setDescription(e.target.value)} />
+        </label>
+      </p>
+      <ErrorText error={action.error} />
+      <div className="row">
+        <button type="submit" className="primary" disabled={action.busy}>
+          Create segment
+        </button>
+        <button type="button" onClick={props.onDone}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function SegmentPage(props: { id: string }) {
+  const { conn, project, canWrite } = useApp();
+  const etag = useRef<string | undefined>(undefined);
+  const segment = useData(async () => {
+    const tagged = await conn.ext.getSegment(project, props.id);
+    etag.current = tagged.etag;
+    return tagged.value as CountedSegment;
+  }, [project, props.id]);
+  const [conflict, setConflict] = useState<string | undefined>(undefined);
+  const [cursor, setCursor] = useState<Cursor>({});
+  const flags = useData(
+    () => conn.client.flags.listForSegment(project, props.id).page({ limit: 20, ...cursor }),
+    [project, props.id, cursor.before, cursor.after],
+  );
+  const patch = async (input: Parameters<typeof conn.ext.updateSegment>[2]) => {
+    try {
+      const result = await conn.ext.updateSegment(project, props.id, input, etag.current);
+      etag.current = result.etag;
+      setConflict(undefined);
+      await segment.reload();
+    } catch (error) {
+      const text = conflictText(error, "segment");
+      if (text) {
+        setConflict(text);
+        await segment.reload();
+      }
+      throw error;
+    }
+  };
+  // The members and the flags load beside the segment itself, not after it: on a very large segment the
+  // segment's own answer may be the slowest of the three.
+  const s = segment.data;
+  if (s === undefined && segment.error) {
+    return (
+      <section>
+        <h1>Segment</h1>
+        <ErrorText error={segment.error} />
+      </section>
+    );
+  }
+  return (
+    <article aria-labelledby="segment-title">
+      <p className="crumbs">
+        <Link to={`/p/${enc(project)}/segments`}>Segments</Link> /
+      </p>
+      <h1 id="segment-title">{s?.name ?? "Segment"}</h1>
+      {s === undefined && <Loading what="the segment" />}
+      {conflict && (
+        <p className="warning" role="alert">
+          {conflict}
+        </p>
+      )}
+      {s && (
+        <p className="muted">
+          {s.actorsCount !== undefined
+            ? `${s.actorsCount.toLocaleString()} members`
+            : "Member count not available on this server"}{" "}
+          · created {when(s.createdAt)} · id <code>{s.id}</code>
+        </p>
+      )}
+      {s && <SegmentFields segment={s} patch={patch} />}
+      <MembersPanel
+        id="segment-members"
+        title="Members"
+        noun="member"
+        count={s?.actorsCount}
+        load={(query) => conn.ext.segmentActors(project, props.id, query)}
+        add={(ids) => patch({ addActors: ids })}
+        remove={(id) => patch({ removeActors: [id] })}
+        changed={() => void segment.reload()}
+      />
+      <section className="card" aria-labelledby="segment-flags-title">
+        <h2 id="segment-flags-title">Flags that use it</h2>
+        <p className="help">Flags on for every member of this segment.</p>
+        <ErrorText error={flags.error} />
+        {flags.data && flags.data.data.length === 0 && <p>No flag uses this segment.</p>}
+        {flags.data && flags.data.data.length > 0 && (
+          <ul className="plain">
+            {flags.data.data.map((f) => (
+              <li key={f.id}>
+                <Link to={`/p/${enc(project)}/flags/${enc(f.name)}`}>{f.name}</Link> <StatusBadge status={f.status} />
+              </li>
+            ))}
+          </ul>
+        )}
+        <Pager
+          page={flags.data}
+          label="Flags of the segment"
+          onPrevious={(before) => setCursor({ before })}
+          onNext={(after) => setCursor({ after })}
+        />
+      </section>
+      {canWrite && s && <DeleteSegment segment={s} etag={() => etag.current} />}
+    </article>
+  );
+}
+
+function SegmentFields(props: {
+  segment: Segment;
+  patch: (input: { name?: string; description?: string }) => Promise<void>;
+}) {
+  const { canWrite } = useApp();
+  const [name, setName] = useState(props.segment.name);
+  const [description, setDescription] = useState(props.segment.description);
+  const [dirty, setDirty] = useState(false);
+  const action = useAction();
+  useEffect(() => {
+    if (!dirty) {
+      setName(props.segment.name);
+      setDescription(props.segment.description);
+    }
+  }, [props.segment.name, props.segment.description, dirty]);
+  return (
+    <form
+      className="card"
+      aria-labelledby="segment-fields-title"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const input: { name?: string; description?: string } = {};
+        if (name !== props.segment.name) input.name = name;
+        if (description !== props.segment.description) input.description = description;
+        if (await action.run(() => props.patch(input))) setDirty(false);
+      }}
+    >
+      <h2 id="segment-fields-title">Name and description</h2>
+      <div className="grid2">
+        <p>
+          <label htmlFor="segment-name">Name</label>
+          <input
+            id="segment-name"
+            required
+            disabled={!canWrite}
+            value={name}
+            onChange={(e) => {
+              setDirty(true);
+              setName(e.target.value);
+            }}
+          />
+        </p>
+        <p>
+          <label htmlFor="segment-description">Description</label>
+          <input
+            id="segment-description"
+            disabled={!canWrite}
+            value={description}
+            onChange={(e) => {
+              setDirty(true);
+              setDescription(e.target.value);
+            }}
+          />
+        </p>
+      </div>
+      <ErrorText error={action.error} />
+      <button type="submit" disabled={!canWrite || !dirty || action.busy}>
+        Save
+      </button>
+      {!canWrite && <p className="help">{READ_ONLY_REASON}</p>}
+    </form>
+  );
+}
+
+function DeleteSegment(props: { segment: Segment; etag: () => string | undefined }) {
+  const { conn, project } = useApp();
+  const [open, setOpen] = useState(false);
+  const action = useAction();
+  return (
+    <section className="card danger-zone" aria-labelledby="delete-segment-title">
+      <h2 id="delete-segment-title">Delete this segment</h2>
+      <button type="button" className="danger" onClick={() => setOpen(true)}>
+        Delete segment
+      </button>
+      <ErrorText error={action.error} />
+      <Confirm
+        open={open}
+        danger
+        title={`Delete ${props.segment.name}?`}
+        confirmLabel="Delete segment"
+        typeToConfirm={props.segment.name}
+        onCancel={() => setOpen(false)}
+        onConfirm={async () => {
+          setOpen(false);
+          const ok = await action.run(async () => {
+            try {
+              await conn.ext.deleteSegment(project, props.segment.id, props.etag());
+            } catch (error) {
+              if (isFlagstaffError(error) && error.status === 412) throw new Error(conflictText(error, "segment"));
+              throw error;
+            }
+          });
+          if (ok) navigate(`/p/${enc(project)}/segments`);
+        }}
+      >
+        <p>It is detached from every flag that uses it.</p>
+      </Confirm>
+    </section>
+  );
+}

@@ -1,0 +1,322 @@
+// Shared pieces: the router, the app context, data polling, and small accessible components.
+import { isFlagstaffError, type Page } from "@flagstaff/sdk";
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from "react";
+import type { Connection, Session } from "./api/session.js";
+
+// ---- Router: paths under /console/, History API ----
+
+export const BASE = "/console";
+
+export function currentPath(): string {
+  const path = window.location.pathname;
+  return path.startsWith(BASE) ? path.slice(BASE.length) || "/" : "/";
+}
+
+export function navigate(to: string, replace = false): void {
+  const url = `${BASE}${to}`;
+  if (replace) window.history.replaceState(null, "", url);
+  else window.history.pushState(null, "", url);
+  window.dispatchEvent(new PopStateEvent("popstate"));
+}
+
+export function usePath(): string {
+  const [path, setPath] = useState(currentPath);
+  useEffect(() => {
+    const update = () => setPath(currentPath());
+    window.addEventListener("popstate", update);
+    return () => window.removeEventListener("popstate", update);
+  }, []);
+  return path;
+}
+
+export function Link(props: { to: string; children: ReactNode; className?: string; current?: boolean }) {
+  return (
+    <a
+      href={`${BASE}${props.to}`}
+      className={props.className}
+      aria-current={props.current ? "page" : undefined}
+      onClick={(event) => {
+        if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+        event.preventDefault();
+        navigate(props.to);
+      }}
+    >
+      {props.children}
+    </a>
+  );
+}
+
+export const enc = encodeURIComponent;
+
+// ---- App context ----
+
+export interface AppContext {
+  session: Session;
+  conn: Connection;
+  /** The project shown (the key's own for project keys). */
+  project: string;
+  canWrite: boolean;
+  isAdmin: boolean;
+}
+
+export const Ctx = createContext<AppContext | undefined>(undefined);
+
+export function useApp(): AppContext {
+  const value = useContext(Ctx);
+  if (!value) throw new Error("no app context");
+  return value;
+}
+
+/** Why controls are disabled for a read key. */
+export const READ_ONLY_REASON =
+  "Read-only: this key has the read role. Sign in with a write or admin key to change anything.";
+
+// ---- Data: load, then poll every few seconds so changes made elsewhere appear ----
+
+export const POLL_MS = 4000;
+
+export interface Data<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload: () => Promise<void>;
+}
+
+export function useData<T>(load: () => Promise<T>, deps: readonly unknown[], pollMs = POLL_MS): Data<T> {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [loading, setLoading] = useState(true);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+  const generation = useRef(0);
+
+  const run = useCallback(async (reset: boolean) => {
+    const mine = reset ? ++generation.current : generation.current;
+    if (reset) setLoading(true);
+    try {
+      const value = await loadRef.current();
+      if (mine !== generation.current) return;
+      setData(value);
+      setError(undefined);
+    } catch (e) {
+      if (mine !== generation.current) return;
+      setError(e);
+      if (reset) setData(undefined);
+    } finally {
+      if (mine === generation.current) setLoading(false);
+    }
+  }, []);
+
+  useEffect(() => {
+    setData(undefined);
+    void run(true);
+    if (pollMs <= 0) return;
+    const timer = window.setInterval(() => {
+      if (!document.hidden) void run(false);
+    }, pollMs);
+    return () => window.clearInterval(timer);
+  }, deps);
+
+  return { data, error, loading, reload: () => run(false) };
+}
+
+/** Runs an action, keeping its error to show next to the control that caused it. */
+export function useAction(): {
+  busy: boolean;
+  error: unknown;
+  run: (action: () => Promise<void>) => Promise<boolean>;
+  clear: () => void;
+} {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const run = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action();
+      return true;
+    } catch (e) {
+      setError(e);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, run, clear: () => setError(undefined) };
+}
+
+// ---- Formatting ----
+
+export function errorText(error: unknown): string {
+  if (isFlagstaffError(error)) {
+    const fields = error.errors.map((e) => `${e.path}: ${e.message}`).join("; ");
+    return fields ? `${error.detail} (${fields})` : error.detail;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function ago(iso: string | null, now = Date.now()): string {
+  if (iso === null) return "never";
+  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (seconds < 45) return "just now";
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  const days = Math.round(hours / 24);
+  return `${days} day${days === 1 ? "" : "s"} ago`;
+}
+
+export function when(iso: string | null): string {
+  return iso === null ? "—" : new Date(iso).toLocaleString();
+}
+
+/** Actor ids pasted as lines, commas, tabs or spaces. */
+export function parseIds(text: string): string[] {
+  return [
+    ...new Set(
+      text
+        .split(/[\s,;]+/)
+        .map((s) => s.trim())
+        .filter((s) => s !== ""),
+    ),
+  ];
+}
+
+export function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+// ---- Components ----
+
+export function ErrorText(props: { error: unknown; id?: string }) {
+  if (props.error === undefined || props.error === null) return null;
+  return (
+    <p className="error" role="alert" id={props.id}>
+      {errorText(props.error)}
+    </p>
+  );
+}
+
+export function Loading(props: { what: string }) {
+  return (
+    <p className="muted" aria-live="polite">
+      Loading {props.what}…
+    </p>
+  );
+}
+
+export function Pager(props: {
+  page: Page<unknown> | undefined;
+  onPrevious: (cursor: string) => void;
+  onNext: (cursor: string) => void;
+  label: string;
+}) {
+  const before = props.page?.pagination.before ?? null;
+  const after = props.page?.pagination.after ?? null;
+  return (
+    <nav className="pager" aria-label={`${props.label} pages`}>
+      <button type="button" disabled={before === null} onClick={() => before && props.onPrevious(before)}>
+        ← Previous
+      </button>
+      <button type="button" disabled={after === null} onClick={() => after && props.onNext(after)}>
+        Next →
+      </button>
+    </nav>
+  );
+}
+
+export interface Cursor {
+  before?: string;
+  after?: string;
+}
+
+export function CopyButton(props: { text: string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      onClick={async () => {
+        try {
+          await navigator.clipboard.writeText(props.text);
+          setCopied(true);
+          window.setTimeout(() => setCopied(false), 2000);
+        } catch {
+          setCopied(false);
+        }
+      }}
+    >
+      {copied ? "Copied" : props.label}
+      <span className="visually-hidden" aria-live="polite">
+        {copied ? " copied to the clipboard" : ""}
+      </span>
+    </button>
+  );
+}
+
+/** A modal confirmation (native <dialog>: focus is trapped and Escape cancels). */
+export function Confirm(props: {
+  open: boolean;
+  title: string;
+  children: ReactNode;
+  confirmLabel: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+  /** When set, the confirm button stays disabled until this text is typed. */
+  typeToConfirm?: string;
+  danger?: boolean;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const [typed, setTyped] = useState("");
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (props.open && !dialog.open) {
+      setTyped("");
+      dialog.showModal();
+    } else if (!props.open && dialog.open) dialog.close();
+  }, [props.open]);
+  const blocked = props.typeToConfirm !== undefined && typed !== props.typeToConfirm;
+  return (
+    <dialog
+      ref={ref}
+      aria-labelledby="confirm-title"
+      onCancel={(event) => {
+        event.preventDefault();
+        props.onCancel();
+      }}
+    >
+      <h2 id="confirm-title">{props.title}</h2>
+      <div>{props.children}</div>
+      {props.typeToConfirm !== undefined && (
+        <p>
+          <label>
+            Type <strong>{props.typeToConfirm}</strong> to confirm
+            <input value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
+          </label>
+        </p>
+      )}
+      <div className="row">
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          className={props.danger ? "danger" : "primary"}
+          disabled={blocked}
+          onClick={props.onConfirm}
+        >
+          {props.confirmLabel}
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+export function StatusBadge(props: { status: string }) {
+  return <span className={`badge status-${props.status}`}>{props.status}</span>;
+}
+
+export const PERCENTAGES = [0, 1, 2, 5, 10, 25, 50, 75, 100] as const;

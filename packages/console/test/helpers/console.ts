@@ -1,0 +1,112 @@
+// Drives the web console in Debian's Chromium (playwright-core) against a real in-process server.
+import { existsSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { AxeBuilder } from "@axe-core/playwright";
+import { track, withDeadline } from "@flagstaff/test-harness";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+
+export const CHROMIUM = "/usr/bin/chromium";
+const here = dirname(fileURLToPath(import.meta.url));
+/** The repository's root, from packages/console/dist/test/helpers. */
+export const ROOT = join(here, "../../../../..");
+export const CONSOLE_BUILD = join(ROOT, "packages/console/dist/web/index.html");
+
+/**
+ * Where screenshots go: docs/console when CONSOLE_SCREENSHOTS=docs (npm run screenshots:console), so that
+ * an ordinary test run does not rewrite the documentation; a temporary folder otherwise.
+ */
+export const SCREENSHOTS =
+  process.env.CONSOLE_SCREENSHOTS === "docs"
+    ? join(ROOT, "docs/console")
+    : join(tmpdir(), "flagstaff-console-screenshots");
+
+export const browserSkip: string | false =
+  !existsSync(CHROMIUM) && process.env.SKIP_BROWSER_TESTS === "1" && process.env.CI !== "true"
+    ? `no Chromium at ${CHROMIUM}, and SKIP_BROWSER_TESTS=1`
+    : false;
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `Chromium is missing at ${CHROMIUM}: install it (apt-get install chromium), or set SKIP_BROWSER_TESTS=1`,
+    );
+  }
+  if (!existsSync(CONSOLE_BUILD)) throw new Error(`The console is not built (${CONSOLE_BUILD}): run npm run build`);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const launching = chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-sync",
+    ],
+    timeout: 30_000,
+  });
+  const untrack = track({
+    label: "Chromium",
+    dispose: async () => closeBrowser(await launching.catch(() => undefined)),
+  });
+  const browser = await launching;
+  browser.on("disconnected", untrack);
+  return browser;
+}
+
+export async function closeBrowser(browser: Browser | undefined): Promise<void> {
+  if (browser !== undefined) await withDeadline(browser.close(), 10_000, "closing Chromium").catch(() => {});
+}
+
+export interface Tab {
+  context: BrowserContext;
+  page: Page;
+  /** Errors the page raised: uncaught exceptions, console errors other than failed requests. */
+  problems: string[];
+}
+
+export async function openTab(browser: Browser, colorScheme: "light" | "dark" = "light"): Promise<Tab> {
+  const context = await browser.newContext({ colorScheme, viewport: { width: 1280, height: 900 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"]).catch(() => {});
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  const problems: string[] = [];
+  page.on("pageerror", (error) => problems.push(error.message));
+  page.on("console", (message) => {
+    // Answers the console shows the user (403, 404 …) are logged by Chromium as failed loads; they are not bugs.
+    if (message.type() === "error" && !/Failed to load resource/.test(message.text())) problems.push(message.text());
+  });
+  return { context, page, problems };
+}
+
+/** Signs in through the form, and waits for the signed-in header. */
+export async function signIn(page: Page, baseUrl: string, key: string, project?: string): Promise<void> {
+  await page.goto(`${baseUrl}/console/`);
+  await page.getByLabel("API key").fill(key);
+  if (project !== undefined) await page.getByLabel("Project", { exact: true }).fill(project);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByTestId("signed-in").waitFor();
+}
+
+/** axe-core on the page as it is: the serious and critical violations, described. */
+export async function axeViolations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page })
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"])
+    .analyze();
+  return results.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
+          .map((n) => n.target.join(" "))
+          .slice(0, 3)
+          .join(" | ")}`,
+    );
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SCREENSHOTS, name), fullPage: true });
+}
