@@ -105,6 +105,8 @@ const OPERATIONS: readonly Operation[] = [
   { method: "GET", route: "/projects", roles: ADMIN_ONLY, success: 200 },
   // Operations: metrics are admin-only unless METRICS_PUBLIC is set
   { method: "GET", route: "/metrics", roles: ADMIN_ONLY, success: 200 },
+  // Any key may ask who it is
+  { method: "GET", route: "/whoami", roles: CHECKERS, success: 200 },
   { method: "GET", route: "/projects/:projectId", roles: READERS, success: 200 },
   {
     method: "DELETE",

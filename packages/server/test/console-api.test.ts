@@ -47,6 +47,22 @@ for (const dialect of DIALECTS) {
           .executeTakeFirstOrThrow()
       ).n;
 
+    test("whoami answers each key's id, name, role and project, and 401 without a valid key", async () => {
+      const admin = (await ok("GET", "/whoami")).body;
+      assert.equal(admin.role, "admin");
+      assert.equal(admin.projectId, null);
+      assert.equal(admin.name, "ADMIN_API_KEY");
+      for (const role of ["write", "read", "check"] as const) {
+        const key = await createKey(server, project, role);
+        const res = await server.request("GET", "/whoami", { key: key.key });
+        assert.equal(res.status, 200, res.text);
+        assert.deepEqual(res.body, { keyId: key.id, name: `${role} key`, role, projectId: project });
+      }
+      expectProblem(await server.request("GET", "/whoami", { key: null }), 401, "unauthorized");
+      expectProblem(await server.request("GET", "/whoami", { key: "fsk_not_a_key" }), 401, "unauthorized");
+      expectProblem(await server.request("GET", "/whoami?x=1"), 400, "invalid_request");
+    });
+
     test("counts: attached actors and segments on a flag, members on a segment, exact through every change", async () => {
       const created = await ok("POST", `${base()}/flags/counted`, {}, 201);
       assert.equal(created.body.actorsCount, 0);

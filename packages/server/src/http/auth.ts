@@ -7,9 +7,10 @@ import { hashApiKey } from "../ids.js";
 /**
  * What an operation requires. `evaluate`: a key of any role of one project, which names the project
  * (the OpenFeature remote evaluation endpoints have no project in their path). `admin`: an admin key. `write`, `read`, `check`: a key of the project named
- * in the path with at least that role (write > read > check), or an admin key. `public`: no key.
+ * in the path with at least that role (write > read > check), or an admin key. `identify`: any valid key
+ * (it learns only about itself). `public`: no key.
  */
-export type Access = "public" | "admin" | "write" | "read" | "check" | "evaluate";
+export type Access = "public" | "admin" | "write" | "read" | "check" | "evaluate" | "identify";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -68,6 +69,7 @@ export function allows(
   access: Exclude<Access, "public">,
   projectId: string | undefined,
 ): boolean {
+  if (access === "identify") return true;
   if (access === "evaluate") return principal.role !== "admin";
   if (principal.role === "admin") return true;
   if (access === "admin") return false;

@@ -3,10 +3,45 @@ import { errorResponses, NoContent, PageOf, PageQuery, ProjectParams } from "../
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
+import { AppError } from "../../errors.js";
 import { CreateKeyBody } from "./key.schemas.js";
 import type { KeyService } from "./key.service.js";
 
+const WhoAmI = Type.Object(
+  {
+    keyId: Type.String(),
+    name: Type.String(),
+    role: Type.Union([Type.Literal("admin"), Type.Literal("write"), Type.Literal("read"), Type.Literal("check")]),
+    projectId: Type.Union([Type.String(), Type.Null()], { description: "null for an admin key" }),
+  },
+  { $id: "WhoAmI" },
+);
+
 export function keyRoutes(app: TypedApp, keys: KeyService): void {
+  app.addSchema(WhoAmI);
+  app.get(
+    "/whoami",
+    {
+      config: { access: "identify" },
+      schema: {
+        tags: ["keys"],
+        summary: "The key this request is made with: its id, name, role and project (extension; any key)",
+        description: "Answered from memory. Lets a client (the web console) tell what a key may do before using it.",
+        response: { 200: Type.Ref("WhoAmI"), ...errorResponses(400, 401, 429, 500) },
+      },
+    },
+    async (request) => {
+      const principal = request.principal;
+      if (!principal) throw new AppError(500, "internal", "An identified route was reached without a key.");
+      return {
+        keyId: principal.keyId,
+        name: principal.keyName,
+        role: principal.role,
+        projectId: principal.projectId,
+      };
+    },
+  );
+
   app.post(
     "/projects/:projectId/keys",
     {
