@@ -18,3 +18,13 @@ export {
   type SegmentMembership,
 } from "./evaluation.js";
 export { API_ERROR_CODES, type ApiErrorCode } from "./api-errors.js";
+export {
+  compareText,
+  type FlagJSON,
+  type FlagState,
+  isProjectChange,
+  type ProjectChange,
+  ProjectState,
+  type ProjectStateJSON,
+  STATE_FORMAT,
+} from "./project-state.js";

@@ -49,6 +49,8 @@ import { pruneDeliveries } from "./features/webhooks/webhook.repository.js";
 import { webhookRoutes } from "./features/webhooks/webhook.routes.js";
 import { CreatedWebhookSchema, DeliverySchema, WebhookSchema } from "./features/webhooks/webhook.schemas.js";
 import { WebhookService } from "./features/webhooks/webhook.service.js";
+import { ProjectStreams } from "./features/stream/project-streams.js";
+import { streamRoutes } from "./features/stream/stream.routes.js";
 import { authenticate } from "./http/auth.js";
 import { registerConsole } from "./http/console.js";
 import { registerCors } from "./http/cors.js";
@@ -301,6 +303,8 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   segmentRoutes(app, segments);
   actorRoutes(app, actors);
   eventRoutes(app, events);
+  const streams = new ProjectStreams(db, feed.snapshot, app.log, config.streamHeartbeatMs);
+  streamRoutes(app, streams, feed.snapshot);
   webhookRoutes(app, webhooks);
   await registerConsole(app);
   app.get("/openapi.json", { config: { access: "public" }, schema: { hide: true, security: [] } }, async () =>
@@ -339,6 +343,8 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       // keep-alive client would hold the server open until its idle timeout. (Node reads this value
       // when each response finishes, so it costs requests nothing until shutdown.)
       app.server.keepAliveTimeout = 1;
+      // Streams never end by themselves: end them, or closing would wait for them.
+      streams.closeAll();
       await app.close();
       await dispatcher.stop();
       await listener?.stop();

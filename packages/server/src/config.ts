@@ -38,6 +38,8 @@ export interface Config {
   readonly webhookRetryWindowMs: number;
   /** Webhook deliveries one instance sends at once. */
   readonly webhookConcurrency: number;
+  /** How often an idle project stream sends a comment, so proxies and clients know it is alive. */
+  readonly streamHeartbeatMs: number;
 }
 
 export class ConfigError extends Error {
@@ -152,5 +154,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryBaseMs: integer(env, "WEBHOOK_RETRY_BASE_MS", 5000, 10, 3_600_000),
     webhookRetryWindowMs: integer(env, "WEBHOOK_RETRY_WINDOW_MS", 86_400_000, 1000, 30 * 86_400_000),
     webhookConcurrency: integer(env, "WEBHOOK_CONCURRENCY", 64, 1, 1000),
+    streamHeartbeatMs: integer(env, "STREAM_HEARTBEAT_MS", 15_000, 100, 3_600_000),
   });
 }

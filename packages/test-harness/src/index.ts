@@ -34,3 +34,4 @@ export {
 export { TcpProxy } from "./tcp-proxy.js";
 export { timeUntil, type WaitOptions, waitFor, withDeadline } from "./wait.js";
 export { type Answer, type ReceivedWebhook, WebhookReceiver } from "./webhook-receiver.js";
+export { EventStreamClient, type OpenStreamOptions, type StreamEvent } from "./event-stream.js";

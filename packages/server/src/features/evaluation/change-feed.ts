@@ -200,6 +200,7 @@ export class ChangeFeed {
       }
       this.snapshot.versions.set(stream, versions.get(stream) ?? 0);
     });
+    this.snapshot.reloaded(stream);
     this.drain(stream);
   }
 

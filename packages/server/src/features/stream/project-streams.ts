@@ -1,0 +1,161 @@
+import type { ServerResponse } from "node:http";
+import { isProjectChange, type ProjectChange } from "@flagstaff/core";
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/schema.js";
+import type { ChangeSet } from "../evaluation/changes.js";
+import { readChangeSetsSince } from "../evaluation/feed.repository.js";
+import type { Snapshot } from "../evaluation/snapshot.js";
+
+/** A stream whose unsent output grows past this is closed: its client reconnects and resumes. */
+const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+
+export interface StreamLogger {
+  warn(obj: object, msg: string): void;
+}
+
+interface Client {
+  readonly projectId: string;
+  readonly keyId: string;
+  readonly response: ServerResponse;
+  /** The project version this client's state is at. */
+  version: number;
+  /** While the log is replayed: live change sets wait here, in order. */
+  pending: ChangeSet[] | undefined;
+}
+
+/** A project change as the stream sends it: the core form, without the project id the stream implies. */
+function withoutProject(change: ProjectChange & { projectId?: string }): ProjectChange {
+  const { projectId: _projectId, ...rest } = change;
+  return rest as ProjectChange;
+}
+
+/**
+ * The project streams (`GET /projects/{projectId}/stream`, server-sent events). Each starts with the
+ * project's whole evaluation state (`snapshot`), or resumes from `Last-Event-ID` out of the change log,
+ * then sends one `change` event per change set the snapshot applies to that project, its id the project
+ * version: the same sets, in the same order, whether written here or on another instance. A stream ends
+ * when its key is revoked, its project deleted, or the server shuts down.
+ */
+export class ProjectStreams {
+  private readonly clients = new Set<Client>();
+  private readonly heartbeat: NodeJS.Timeout;
+  private readonly unlisten: () => void;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly snapshot: Snapshot,
+    private readonly logger: StreamLogger,
+    heartbeatMs: number,
+  ) {
+    this.unlisten = snapshot.listen({
+      applied: (set) => this.applied(set),
+      reloaded: (stream) => this.reloaded(stream),
+    });
+    this.heartbeat = setInterval(() => {
+      for (const client of this.clients) this.write(client, ": keep-alive\n\n");
+    }, heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  get size(): number {
+    return this.clients.size;
+  }
+
+  /**
+   * Starts a stream on a response whose headers are written. Without a usable `lastEventId` it starts with
+   * a snapshot; with one the log still holds, it replays what came after it first.
+   */
+  async open(response: ServerResponse, projectId: string, keyId: string, lastEventId: number | undefined) {
+    const client: Client = { projectId, keyId, response, version: 0, pending: undefined };
+    this.clients.add(client);
+    response.on("close", () => this.clients.delete(client));
+    const current = this.snapshot.versions.get(projectId) ?? 0;
+    if (lastEventId === undefined || lastEventId > current) {
+      this.sendSnapshot(client);
+      return;
+    }
+    // Replay from the log; live sets wait until it is done. Taken in this tick, so none is missed.
+    client.version = lastEventId;
+    client.pending = [];
+    try {
+      const sets = await readChangeSetsSince(this.db, projectId, lastEventId);
+      const pruned = sets.length > 0 ? sets[0]!.version !== lastEventId + 1 : current > lastEventId;
+      if (pruned) this.sendSnapshot(client);
+      else for (const set of sets) this.send(client, set);
+    } catch (error) {
+      this.logger.warn({ err: error }, "could not replay the change log for a stream; sending a snapshot");
+      this.sendSnapshot(client);
+    }
+    const pending = client.pending;
+    client.pending = undefined;
+    for (const set of pending) this.send(client, set);
+  }
+
+  /** Ends every stream (shutdown), so the server's close does not wait for them. */
+  closeAll(): void {
+    clearInterval(this.heartbeat);
+    this.unlisten();
+    for (const client of this.clients) client.response.end();
+    this.clients.clear();
+  }
+
+  private sendSnapshot(client: Client): void {
+    const project = this.snapshot.projects.get(client.projectId);
+    if (!project) {
+      client.response.end();
+      return;
+    }
+    client.version = this.snapshot.versions.get(client.projectId) ?? 0;
+    const data = JSON.stringify({ version: client.version, state: project.toJSON() });
+    this.write(client, `id: ${client.version}\nevent: snapshot\ndata: ${data}\n\n`);
+  }
+
+  private send(client: Client, set: ChangeSet): void {
+    if (set.version <= client.version) return;
+    client.version = set.version;
+    const changes: ProjectChange[] = [];
+    for (const change of set.changes) if (isProjectChange(change)) changes.push(withoutProject(change));
+    // A set evaluation does not see (a key, a description) moves the version and sends nothing.
+    if (changes.length === 0) return;
+    const data = JSON.stringify({ version: set.version, changes });
+    this.write(client, `id: ${set.version}\nevent: change\ndata: ${data}\n\n`);
+  }
+
+  private applied(set: ChangeSet): void {
+    const revoked = new Set<string>();
+    let deletedProject: string | undefined;
+    for (const change of set.changes) {
+      if (change.kind === "key.deleted") revoked.add(change.id);
+      if (change.kind === "project.deleted") deletedProject = change.projectId;
+    }
+    for (const client of this.clients) {
+      if (revoked.has(client.keyId) || client.projectId === deletedProject) {
+        this.end(client);
+        continue;
+      }
+      if (client.projectId !== set.stream) continue;
+      if (client.pending) client.pending.push(set);
+      else this.send(client, set);
+    }
+  }
+
+  /** The snapshot read a project afresh (it missed changes the log no longer has): start its streams over. */
+  private reloaded(stream: string): void {
+    for (const client of this.clients) {
+      if (client.projectId === stream && !client.pending) this.sendSnapshot(client);
+    }
+  }
+
+  private write(client: Client, text: string): void {
+    if (client.response.writableLength > MAX_BUFFERED_BYTES) {
+      this.end(client);
+      return;
+    }
+    client.response.write(text);
+  }
+
+  private end(client: Client): void {
+    this.clients.delete(client);
+    client.response.end();
+  }
+}

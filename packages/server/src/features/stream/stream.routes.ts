@@ -1,0 +1,60 @@
+import { Type } from "typebox";
+import { projectNotFound } from "../../errors.js";
+import { errorResponses, ProjectParams } from "../../http/schemas.js";
+import type { TypedApp } from "../../http/typed-app.js";
+import type { Snapshot } from "../evaluation/snapshot.js";
+import type { ProjectStreams } from "./project-streams.js";
+
+const LAST_EVENT_ID = /^\d{1,15}$/;
+
+export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: Snapshot): void {
+  app.get(
+    "/projects/:projectId/stream",
+    {
+      config: { access: "read" },
+      // A HEAD would open a stream with no end: only GET.
+      exposeHeadRoute: false,
+      schema: {
+        tags: ["evaluation"],
+        summary: "Follow a project's evaluation state as server-sent events (extension; read)",
+        description:
+          "text/event-stream. First a `snapshot` event (the whole state, `{version, state}`), or, with a " +
+          "`Last-Event-ID` the change log still holds, the changes after it; then one `change` event " +
+          "(`{version, changes}`) per committed change, its id the project version; a comment every 15 s. " +
+          "It never carries a key or any secret. It ends when the key is revoked, the project deleted or " +
+          "the server stops; reconnect with Last-Event-ID. See docs/streaming.md.",
+        params: ProjectParams,
+        headers: Type.Object({
+          "last-event-id": Type.Optional(
+            Type.String({ maxLength: 64, description: "The id of the last event received, to resume after it" }),
+          ),
+        }),
+        response: {
+          200: {
+            description: "An event stream",
+            content: { "text/event-stream": { schema: Type.String() } },
+          },
+          ...errorResponses(400, 401, 403, 404, 429, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { projectId } = request.params;
+      if (!snapshot.projects.has(projectId)) throw projectNotFound(projectId);
+      const header = request.headers["last-event-id"];
+      const lastEventId = header !== undefined && LAST_EVENT_ID.test(header) ? Number(header) : undefined;
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string>),
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-store",
+        // Proxies (nginx) must pass events on at once rather than buffer them.
+        "x-accel-buffering": "no",
+      });
+      raw.flushHeaders();
+      // A principal is always there: the route requires a read key.
+      await streams.open(raw, projectId, request.principal?.keyId ?? "", lastEventId);
+    },
+  );
+}
