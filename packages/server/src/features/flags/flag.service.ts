@@ -1,4 +1,4 @@
-import { explain, isEnabledForActor } from "@flagstaff/core";
+import { explain, type FlagState, isEnabledForActor, isEnabledForSegment, type ProjectState } from "@flagstaff/core";
 import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import { isUniqueViolation } from "../../db/database.js";
@@ -270,16 +270,35 @@ export class FlagService {
 
   /**
    * Flags on for an actor by the deterministic rules (attached, in an attached segment, in the actor
-   * rollout). The rollout needs CRC-32, so the snapshot picks the page and the database fills it in.
+   * rollout): the engine in @flagstaff/core decides from the snapshot, the database fills in the page.
    */
   async listForActor(projectId: string, actorId: string, page: PageQuery): Promise<Page<Flag>> {
     await this.requireProject(this.db, projectId);
+    return this.pageDecidedByEngine(projectId, page, (flag, state) => isEnabledForActor(flag, actorId, state.isMember));
+  }
+
+  /** Flags enabled for a segment (enabled, or conditional with it attached), decided by the same engine. */
+  async listForSegment(projectId: string, segmentId: string, page: PageQuery): Promise<Page<Flag>> {
+    await this.requireProject(this.db, projectId);
+    if (!(await findSegment(this.db, projectId, segmentId))) throw segmentNotFound(segmentId);
+    return this.pageDecidedByEngine(projectId, page, (flag) => isEnabledForSegment(flag, segmentId));
+  }
+
+  /**
+   * A page of the flags the evaluation rules select, in name order: the snapshot picks the names (one
+   * home for the rules, no SQL copy of them), the database fills in the flags' fields.
+   */
+  private async pageDecidedByEngine(
+    projectId: string,
+    page: PageQuery,
+    selected: (flag: FlagState, state: ProjectState) => boolean,
+  ): Promise<Page<Flag>> {
     const state = this.snapshot.projects.get(projectId);
     if (!state) return { data: [], pagination: { before: null, after: null } };
     const names = state.flagNamesInOrder();
     const matches = (flagName: string) => {
       const flag = state.flagsByName.get(flagName);
-      return flag !== undefined && isEnabledForActor(flag, actorId, state.isMember);
+      return flag !== undefined && selected(flag, state);
     };
     const picked = pageOfNames(names, page, matches);
     const byName = new Map((await repo.findFlagsByNames(this.db, projectId, picked)).map((f) => [f.name, f]));
@@ -289,19 +308,6 @@ export class FlagService {
       rows,
       (f) => [f.name],
       (side, key) => anyNameBeyond(names, side, key[0] as string, matches),
-    );
-    return { ...result, data: result.data.map((f) => this.present(f)) };
-  }
-
-  async listForSegment(projectId: string, segmentId: string, page: PageQuery): Promise<Page<Flag>> {
-    await this.requireProject(this.db, projectId);
-    if (!(await findSegment(this.db, projectId, segmentId))) throw segmentNotFound(segmentId);
-    const rows = await repo.listFlagsForSegment(this.db, projectId, segmentId, page);
-    const result = await assemblePage(
-      page,
-      rows,
-      (f) => [f.name],
-      (side, key) => repo.flagsForSegmentBeyond(this.db, projectId, segmentId, side, key),
     );
     return { ...result, data: result.data.map((f) => this.present(f)) };
   }
