@@ -1,5 +1,7 @@
 import { actorBucket, inActorRollout, inCallRollout } from "./bucketing.js";
 
+export { inActorRollout };
+
 export const FLAG_STATUSES = ["enabled", "disabled", "conditional"] as const;
 export type FlagStatus = (typeof FLAG_STATUSES)[number];
 
@@ -17,6 +19,20 @@ export interface EvaluableFlag {
   readonly actors: ReadonlySet<string>;
   /** Ids of the segments attached to the flag. */
   readonly segments: ReadonlySet<string>;
+  /**
+   * The actor's bucket for this flag, when its holder caches them (`ProjectState` does); otherwise it is
+   * computed (`actorBucket`). Either way the same number: a cache only saves the CRC-32.
+   */
+  readonly bucketOf?: (actorId: string) => number;
+}
+
+/** Whether an actor falls in the flag's actor rollout, through the flag's bucket cache when it has one. */
+function inFlagRollout(flag: EvaluableFlag, actorId: string): boolean {
+  const percentage = flag.percentageActors;
+  if (percentage <= 0) return false;
+  if (percentage >= 100) return true;
+  const bucket = flag.bucketOf ? flag.bucketOf(actorId) : actorBucket(flag.name, actorId);
+  return bucket < percentage * 1000;
 }
 
 /** Answers whether an actor is a member of a segment. */
@@ -56,7 +72,7 @@ export function isTargeted(flag: EvaluableFlag, actorId: string, isMember: Segme
 export function isEnabledForActor(flag: EvaluableFlag, actorId: string, isMember: SegmentMembership): boolean {
   if (flag.status === "enabled") return true;
   if (flag.status === "disabled") return false;
-  return isTargeted(flag, actorId, isMember) || inActorRollout(flag.name, actorId, flag.percentageActors);
+  return isTargeted(flag, actorId, isMember) || inFlagRollout(flag, actorId);
 }
 
 /** Whether a flag counts as enabled for a segment: enabled, or conditional with that segment attached (not rollouts). */
@@ -81,7 +97,7 @@ export function evaluate(
     if (isTargeted(flag, actorId, isMember)) return RESULTS.TARGETING_MATCH;
   }
   for (const actorId of actorIds) {
-    if (inActorRollout(flag.name, actorId, flag.percentageActors)) return RESULTS.SPLIT;
+    if (inFlagRollout(flag, actorId)) return RESULTS.SPLIT;
   }
   if (flag.percentageCalls > 0 && inCallRollout(flag.percentageCalls, random())) return RESULTS.SPLIT;
   return RESULTS.DEFAULT;

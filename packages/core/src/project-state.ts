@@ -1,4 +1,22 @@
+import { actorBucket } from "./bucketing.js";
 import type { EvaluableFlag, FlagStatus } from "./evaluation.js";
+
+/** Buckets remembered per flag; past this the cache starts over (actors seen recently come back fast). */
+const BUCKET_CACHE_SIZE = 8192;
+
+/** A flag's bucket function with a bounded cache: a Map lookup instead of a CRC-32 for actors seen before. */
+function cachedBuckets(name: string): (actorId: string) => number {
+  const cache = new Map<string, number>();
+  return (actorId) => {
+    let bucket = cache.get(actorId);
+    if (bucket === undefined) {
+      bucket = actorBucket(name, actorId);
+      if (cache.size >= BUCKET_CACHE_SIZE) cache.clear();
+      cache.set(actorId, bucket);
+    }
+    return bucket;
+  };
+}
 
 /**
  * A project's evaluation state (flags with their attached actors and segments, segment members) and the
@@ -19,6 +37,8 @@ export interface FlagState extends EvaluableFlag {
   percentageCalls: number;
   readonly actors: Set<string>;
   readonly segments: Set<string>;
+  /** Set by `ProjectState.putFlag`: the flag's cached buckets. */
+  bucketOf?: (actorId: string) => number;
 }
 
 /** A flag in the JSON form of a project's state. */
@@ -104,8 +124,10 @@ export class ProjectState {
     this.segmentMembers.get(segmentId)?.has(actorId) === true;
 
   putFlag(flag: FlagState): void {
-    // Names never change (they are the flag's address), so only a new flag reorders the list.
+    // Names never change (they are the flag's address), so only a new flag reorders the list, and a
+    // flag's bucket cache stays valid for its life.
     if (!this.flagsById.has(flag.id)) this.sortedNames = undefined;
+    flag.bucketOf ??= cachedBuckets(flag.name);
     this.flagsByName.set(flag.name, flag);
     this.flagsById.set(flag.id, flag);
   }
