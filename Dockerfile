@@ -37,9 +37,10 @@ RUN npx tsc -b packages/server \
   && npx tsc packages/sdk/src/index.ts --rootDir packages/sdk --outDir packages/sdk/dist --module nodenext \
     --moduleResolution nodenext --target es2022 --lib es2022,dom --strict --skipLibCheck \
   && node scripts/build-console.mjs --force
-# The run stage takes node_modules as it is: install the server's production dependencies alone, afresh.
+# The run stage takes node_modules as it is: install the server's production dependencies alone, afresh
+# (without the test harness's package.json, which only the console's install needed, so it is not linked).
 RUN rm -rf node_modules packages/core/node_modules packages/server/node_modules packages/console/node_modules \
-    packages/sdk/node_modules packages/test-harness/node_modules \
+    packages/sdk/node_modules packages/test-harness \
   && npm ci --workspace=@flagstaff/server --include-workspace-root --omit=dev --ignore-scripts --no-audit --no-fund \
   && npm rebuild better-sqlite3 \
   && mkdir data
