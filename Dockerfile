@@ -2,15 +2,16 @@
 # packages/server/test/clean-clone.test.ts replays this file's COPY and RUN lines on the test machine (no
 # container engine runs there) and starts the result: keep it to the instructions that test understands.
 
-# Build stage: compile core and the server and the native SQLite driver, then drop dev dependencies.
+# Build stage: compile core, the server and the web console, then install the server's production
+# dependencies afresh (with the native SQLite driver) for the run stage.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
   && rm -rf /var/lib/apt/lists/*
 # npm ci checks every workspace the lockfile lists, so each one's package.json comes along; --workspace then
-# installs only what the server needs (and the root's dev tools: TypeScript). --ignore-scripts skips the root
-# `prepare` build of every client package, which are not in the image; the SQLite driver is built on its own.
+# installs only what the server and the console need (and the root's dev tools: TypeScript; the console's:
+# Vite, React, the SDK it bundles). --ignore-scripts skips the root `prepare` build of every package.
 COPY package.json package-lock.json tsconfig.base.json ./
 COPY packages/core/package.json packages/core/
 COPY packages/server/package.json packages/server/
@@ -18,15 +19,30 @@ COPY packages/sdk/package.json packages/sdk/
 COPY packages/openfeature/package.json packages/openfeature/
 COPY packages/cli/package.json packages/cli/
 COPY packages/console/package.json packages/console/
-RUN npm ci --workspace=@flagstaff/server --include-workspace-root --ignore-scripts --no-audit --no-fund \
-  && npm rebuild better-sqlite3
-# Only the sources the image runs: not the tests, which need the other workspaces.
+COPY packages/test-harness/package.json packages/test-harness/
+RUN npm ci --workspace=@flagstaff/server --workspace=@flagstaff/console --include-workspace-root --ignore-scripts \
+  --no-audit --no-fund
+# Only the sources the image needs: not the tests, which need the other workspaces.
 COPY packages/core/tsconfig.json packages/core/
 COPY packages/core/src packages/core/src
 COPY packages/server/tsconfig.json packages/server/
 COPY packages/server/src packages/server/src
+COPY packages/sdk/src packages/sdk/src
+COPY packages/console/index.html packages/console/vite.config.mjs packages/console/
+COPY packages/console/src packages/console/src
+COPY scripts/build-console.mjs scripts/
+# The server; the SDK's sources alone (its tsconfig also builds its tests, which need the test harness);
+# then the console, bundled by Vite into packages/console/dist/web, which the server serves at /console/.
 RUN npx tsc -b packages/server \
-  && npm prune --omit=dev --workspace=@flagstaff/server --include-workspace-root --no-audit --no-fund \
+  && npx tsc packages/sdk/src/index.ts --rootDir packages/sdk --outDir packages/sdk/dist --module nodenext \
+    --moduleResolution nodenext --target es2022 --lib es2022,dom --strict --skipLibCheck \
+  && node scripts/build-console.mjs --force
+# The run stage takes node_modules as it is: install the server's production dependencies alone, afresh
+# (without the test harness's package.json, which only the console's install needed, so it is not linked).
+RUN rm -rf node_modules packages/core/node_modules packages/server/node_modules packages/console/node_modules \
+    packages/sdk/node_modules packages/test-harness \
+  && npm ci --workspace=@flagstaff/server --include-workspace-root --omit=dev --ignore-scripts --no-audit --no-fund \
+  && npm rebuild better-sqlite3 \
   && mkdir data
 
 # Run stage: the server's production dependencies and compiled code, as the unprivileged `node` user.
@@ -41,6 +57,7 @@ COPY --from=build /app/packages/core/package.json packages/core/
 COPY --from=build /app/packages/core/dist/src packages/core/dist/src
 COPY --from=build /app/packages/server/package.json packages/server/
 COPY --from=build /app/packages/server/dist/src packages/server/dist/src
+COPY --from=build /app/packages/console/dist/web packages/console/dist/web
 COPY --from=build --chown=node:node /app/data /data
 USER node
 VOLUME ["/data"]

@@ -1,5 +1,5 @@
 import { type ReactElement, useEffect, useMemo, useRef, useState } from "react";
-import { type Connection, connect, loadSession, maskKey, roleOf, type Session, saveSession } from "./api/session.js";
+import { type Connection, connect, loadSession, maskKey, type Session, saveSession, signIn } from "./api/session.js";
 import { ActorsPage } from "./pages/actors.js";
 import { FlagPage } from "./pages/flag.js";
 import { FlagsPage } from "./pages/flags.js";
@@ -136,7 +136,8 @@ export function App() {
             </span>
           )}
           <span data-testid="signed-in">
-            Key <code>{maskKey(session.key)}</code> · role <strong>{session.role}</strong>
+            Key <code>{maskKey(session.key)}</code>
+            {session.name ? ` (${session.name})` : ""} · role <strong>{session.role}</strong>
           </span>
           <button type="button" onClick={() => signOut()}>
             Sign out
@@ -162,7 +163,6 @@ export function App() {
 
 function SignIn(props: { notice: string | undefined; onSignedIn: (session: Session) => void }) {
   const [key, setKey] = useState("");
-  const [project, setProject] = useState("");
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
   return (
@@ -179,7 +179,7 @@ function SignIn(props: { notice: string | undefined; onSignedIn: (session: Sessi
           setBusy(true);
           setError(undefined);
           try {
-            props.onSignedIn(await roleOf(key.trim(), project.trim() || undefined));
+            props.onSignedIn(await signIn(key.trim()));
           } catch (e) {
             setError(e);
           } finally {
@@ -200,21 +200,8 @@ function SignIn(props: { notice: string | undefined; onSignedIn: (session: Sessi
             aria-describedby="api-key-help"
           />
           <span id="api-key-help" className="help">
-            An admin, write or read key. It is kept in this tab only (session storage) until you sign out.
-          </span>
-        </p>
-        <p>
-          <label htmlFor="project-id">Project</label>
-          <input
-            id="project-id"
-            autoComplete="off"
-            spellCheck={false}
-            value={project}
-            onChange={(e) => setProject(e.target.value)}
-            aria-describedby="project-help"
-          />
-          <span id="project-help" className="help">
-            The key's project id. Needed for write and read keys; optional for admin keys.
+            An admin, write or read key; a project key opens its own project. It is kept in this tab only (session
+            storage) until you sign out.
           </span>
         </p>
         <ErrorText error={error} />

@@ -1,5 +1,5 @@
 // Shared pieces: the router, the app context, data polling, and small accessible components.
-import { isFlagstaffError, type Page } from "@flagstaff/sdk";
+import { isFlagstaffError, type Page, type Tagged } from "@flagstaff/sdk";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from "react";
 import type { Connection, Session } from "./api/session.js";
 
@@ -120,6 +120,60 @@ export function useData<T>(load: () => Promise<T>, deps: readonly unknown[], pol
   return { data, error, loading, reload: () => run(false) };
 }
 
+/**
+ * A flag or segment with its ETag, for edits with If-Match. `etag()` is the tag of the version on screen;
+ * a form that holds unsaved edits pins the tag it started from (`basis`), so a change made elsewhere since
+ * then is refused (412) instead of overwritten. On 412 the latest version is loaded and `conflicts` moves,
+ * so such forms drop their edits; the form's ErrorText says what happened.
+ */
+export function useTagged<T, I>(
+  get: () => Promise<Tagged<T>>,
+  update: (input: I, ifMatch: string | undefined) => Promise<Tagged<T>>,
+  deps: readonly unknown[],
+): {
+  data: Data<T>;
+  etag: () => string | undefined;
+  patch: (input: I, basis?: string) => Promise<void>;
+  conflicts: number;
+} {
+  const etag = useRef<string | undefined>(undefined);
+  const writes = useRef(0);
+  const [conflicts, setConflicts] = useState(0);
+  const data = useData(async () => {
+    // A poll that overlapped a write may hold the version before it: read again, so data and tag agree.
+    for (let attempt = 0; ; attempt++) {
+      const seen = writes.current;
+      const tagged = await get();
+      if (seen === writes.current || attempt === 2) {
+        etag.current = tagged.etag;
+        return tagged.value;
+      }
+    }
+  }, deps);
+  const patch = async (input: I, basis?: string) => {
+    writes.current++;
+    try {
+      const result = await update(input, basis ?? etag.current);
+      writes.current++;
+      etag.current = result.etag;
+      await data.reload();
+    } catch (error) {
+      writes.current++;
+      if (isConflict(error)) {
+        setConflicts((n) => n + 1);
+        await data.reload();
+      }
+      throw error;
+    }
+  };
+  return { data, etag: () => etag.current, patch, conflicts };
+}
+
+/** A write refused because the flag or segment changed since it was read (412 precondition_failed). */
+export function isConflict(error: unknown): boolean {
+  return isFlagstaffError(error) && error.code === "precondition_failed";
+}
+
 /** Runs an action, keeping its error to show next to the control that caused it. */
 export function useAction(): {
   busy: boolean;
@@ -148,6 +202,9 @@ export function useAction(): {
 // ---- Formatting ----
 
 export function errorText(error: unknown): string {
+  if (isConflict(error)) {
+    return "Not applied: this was changed elsewhere meanwhile. The page now shows the latest version; review it and try again.";
+  }
   if (isFlagstaffError(error)) {
     const fields = error.errors.map((e) => `${e.path}: ${e.message}`).join("; ");
     return fields ? `${error.detail} (${fields})` : error.detail;

@@ -1,9 +1,11 @@
 import { CheckCache } from "./check-cache.js";
 import { FlagstaffError } from "./errors.js";
-import { type FetchLike, type QueryValue, Transport } from "./http.js";
+import { type FetchLike, type QueryValue, Transport, type TransportResponse } from "./http.js";
 import { PageList } from "./pagination.js";
 import type {
   Actor,
+  ActorMembership,
+  ActorMembershipListOptions,
   ActorProfile,
   ApiKey,
   CheckOptions,
@@ -17,6 +19,7 @@ import type {
   DeliveryListOptions,
   EventListOptions,
   Flag,
+  FlagExplanation,
   FlagstaffEvent,
   FlagListOptions,
   HealthStatus,
@@ -26,11 +29,14 @@ import type {
   Project,
   ReadyStatus,
   Segment,
+  Tagged,
   UpdateFlagInput,
   UpdateSegmentInput,
   UpdateWebhookInput,
   Webhook,
   WebhookDelivery,
+  WhoAmI,
+  WriteOptions,
 } from "./types.js";
 
 /** Options of a FlagstaffClient. */
@@ -83,6 +89,23 @@ const pageQuery = (options: PageOptions): Record<string, QueryValue> => ({
   before: options.before,
   after: options.after,
 });
+
+/** The `if-match` header of a write, when an ETag is given. */
+const ifMatchHeader = (options: WriteOptions | undefined): Record<string, string> | undefined =>
+  options?.ifMatch === undefined ? undefined : { "if-match": options.ifMatch };
+
+/** The answer's body with its ETag; a server that sends none is an invalid response for these calls. */
+function tagged<T>(response: TransportResponse<T>, what: string): Tagged<T> {
+  const etag = response.headers.get("etag");
+  if (etag === null || etag === "") {
+    throw new FlagstaffError({
+      status: response.status,
+      code: "invalid_response",
+      detail: `The server answered ${what} without an ETag header.`,
+    });
+  }
+  return { value: response.body, etag };
+}
 
 /** Projects (admin key, except `get`, which a read key of the project may use). */
 export class ProjectsApi {
@@ -164,15 +187,63 @@ export class FlagsApi {
     return (await this.http.request<Flag>({ method: "GET", path: this.path(projectId, flagName) })).body;
   }
 
-  /** Changes fields and attachments in one transaction (`PATCH /projects/{projectId}/flags/{flagName}`). */
-  async update(projectId: string, flagName: string, input: UpdateFlagInput): Promise<Flag> {
-    const path = this.path(projectId, flagName);
-    return (await this.http.request<Flag>({ method: "PATCH", path, body: input })).body;
+  /** Retrieves a flag with its ETag, for `ifMatch` on a later `update` or `delete`. */
+  async getWithETag(projectId: string, flagName: string): Promise<Tagged<Flag>> {
+    return tagged(await this.http.request<Flag>({ method: "GET", path: this.path(projectId, flagName) }), "the flag");
   }
 
-  /** Deletes a flag with its attachments (`DELETE /projects/{projectId}/flags/{flagName}`). */
-  async delete(projectId: string, flagName: string): Promise<void> {
-    await this.http.request<void>({ method: "DELETE", path: this.path(projectId, flagName) });
+  /**
+   * Changes fields and attachments in one transaction (`PATCH /projects/{projectId}/flags/{flagName}`).
+   * With `ifMatch`, only while the flag is still at that ETag: 412 `precondition_failed` otherwise.
+   */
+  async update(projectId: string, flagName: string, input: UpdateFlagInput, options?: WriteOptions): Promise<Flag> {
+    return (await this.patch(projectId, flagName, input, options)).body;
+  }
+
+  /** `update`, answering the flag with its new ETag. */
+  async updateWithETag(
+    projectId: string,
+    flagName: string,
+    input: UpdateFlagInput,
+    options?: WriteOptions,
+  ): Promise<Tagged<Flag>> {
+    return tagged(await this.patch(projectId, flagName, input, options), "the flag");
+  }
+
+  private patch(projectId: string, flagName: string, input: UpdateFlagInput, options: WriteOptions | undefined) {
+    const path = this.path(projectId, flagName);
+    return this.http.request<Flag>({ method: "PATCH", path, body: input, headers: ifMatchHeader(options) });
+  }
+
+  /**
+   * Deletes a flag with its attachments (`DELETE /projects/{projectId}/flags/{flagName}`); with `ifMatch`,
+   * only while the flag is still at that ETag.
+   */
+  async delete(projectId: string, flagName: string, options?: WriteOptions): Promise<void> {
+    const path = this.path(projectId, flagName);
+    await this.http.request<void>({ method: "DELETE", path, headers: ifMatchHeader(options) });
+  }
+
+  /**
+   * Lists the actors attached to the flag directly, by actor id, optionally those whose id contains `q`
+   * (`GET …/flags/{flagName}/actors`).
+   */
+  actors(projectId: string, flagName: string, options: ActorMembershipListOptions = {}): PageList<ActorMembership> {
+    return new PageList(async (page) => {
+      const path = `${this.path(projectId, flagName)}/actors`;
+      const query = { q: options.q, ...pageQuery(page) };
+      return (await this.http.request<Page<ActorMembership>>({ method: "GET", path, query })).body;
+    }, options.limit);
+  }
+
+  /**
+   * Explains the flag's answer for these actors (0–100) by the check's rules, without recording a check
+   * (`GET …/flags/{flagName}/explain`): the rule that decided, the actor and segment, buckets and threshold.
+   */
+  async explain(projectId: string, flagName: string, actorIds: readonly string[] = []): Promise<FlagExplanation> {
+    const path = `${this.path(projectId, flagName)}/explain`;
+    const query = { actorIds: actorIds.length > 0 ? actorIds : undefined };
+    return (await this.http.request<FlagExplanation>({ method: "GET", path, query })).body;
   }
 
   /** Lists the project's flags by name, optionally filtered by `name` and `q` (`GET /projects/{projectId}/flags`). */
@@ -247,15 +318,59 @@ export class SegmentsApi {
     return (await this.http.request<Segment>({ method: "GET", path: this.path(projectId, segmentId) })).body;
   }
 
-  /** Renames, describes, adds and removes members in one transaction (`PATCH …/segments/{segmentId}`). */
-  async update(projectId: string, segmentId: string, input: UpdateSegmentInput): Promise<Segment> {
-    const path = this.path(projectId, segmentId);
-    return (await this.http.request<Segment>({ method: "PATCH", path, body: input })).body;
+  /** Retrieves a segment with its ETag, for `ifMatch` on a later `update` or `delete`. */
+  async getWithETag(projectId: string, segmentId: string): Promise<Tagged<Segment>> {
+    const response = await this.http.request<Segment>({ method: "GET", path: this.path(projectId, segmentId) });
+    return tagged(response, "the segment");
   }
 
-  /** Deletes a segment and detaches it from every flag (`DELETE …/segments/{segmentId}`). */
-  async delete(projectId: string, segmentId: string): Promise<void> {
-    await this.http.request<void>({ method: "DELETE", path: this.path(projectId, segmentId) });
+  /**
+   * Renames, describes, adds and removes members in one transaction (`PATCH …/segments/{segmentId}`).
+   * With `ifMatch`, only while the segment is still at that ETag: 412 `precondition_failed` otherwise.
+   */
+  async update(
+    projectId: string,
+    segmentId: string,
+    input: UpdateSegmentInput,
+    options?: WriteOptions,
+  ): Promise<Segment> {
+    return (await this.patch(projectId, segmentId, input, options)).body;
+  }
+
+  /** `update`, answering the segment with its new ETag. */
+  async updateWithETag(
+    projectId: string,
+    segmentId: string,
+    input: UpdateSegmentInput,
+    options?: WriteOptions,
+  ): Promise<Tagged<Segment>> {
+    return tagged(await this.patch(projectId, segmentId, input, options), "the segment");
+  }
+
+  private patch(projectId: string, segmentId: string, input: UpdateSegmentInput, options: WriteOptions | undefined) {
+    const path = this.path(projectId, segmentId);
+    return this.http.request<Segment>({ method: "PATCH", path, body: input, headers: ifMatchHeader(options) });
+  }
+
+  /**
+   * Deletes a segment and detaches it from every flag (`DELETE …/segments/{segmentId}`); with `ifMatch`,
+   * only while the segment is still at that ETag.
+   */
+  async delete(projectId: string, segmentId: string, options?: WriteOptions): Promise<void> {
+    const path = this.path(projectId, segmentId);
+    await this.http.request<void>({ method: "DELETE", path, headers: ifMatchHeader(options) });
+  }
+
+  /**
+   * Lists the segment's members, by actor id, optionally those whose id contains `q`
+   * (`GET …/segments/{segmentId}/actors`); a million members page as fast as ten.
+   */
+  actors(projectId: string, segmentId: string, options: ActorMembershipListOptions = {}): PageList<ActorMembership> {
+    return new PageList(async (page) => {
+      const path = `${this.path(projectId, segmentId)}/actors`;
+      const query = { q: options.q, ...pageQuery(page) };
+      return (await this.http.request<Page<ActorMembership>>({ method: "GET", path, query })).body;
+    }, options.limit);
   }
 
   /** Lists the project's segments by name (`GET /projects/{projectId}/segments`). */
@@ -418,9 +533,9 @@ export class FlagstaffClient {
   readonly projects: ProjectsApi;
   /** API keys: create, list, revoke. */
   readonly keys: KeysApi;
-  /** Flags: create, get, update, delete, list, check, listForActor, listForSegment. */
+  /** Flags: create, get, getWithETag, update, updateWithETag, delete, list, actors, explain, check, listForActor, listForSegment. */
   readonly flags: FlagsApi;
-  /** Segments: create, get, update, delete, list, listForFlag, listForActor. */
+  /** Segments: create, get, getWithETag, update, updateWithETag, delete, list, actors, listForFlag, listForActor. */
   readonly segments: SegmentsApi;
   /** Actors: get, put. */
   readonly actors: ActorsApi;
@@ -458,6 +573,11 @@ export class FlagstaffClient {
   /** Liveness (`GET /healthz`, no key): answers `{status: "ok"}` while the server runs. */
   async health(): Promise<HealthStatus> {
     return (await this.http.request<HealthStatus>({ method: "GET", path: "/healthz", auth: false })).body;
+  }
+
+  /** The key this client uses (`GET /whoami`, any key): its id, name, role and project (null for an admin key). */
+  async whoami(): Promise<WhoAmI> {
+    return (await this.http.request<WhoAmI>({ method: "GET", path: "/whoami" })).body;
   }
 
   /** Readiness (`GET /readyz`, no key, not retried): `{status: "unavailable"}` while the database does not answer. */

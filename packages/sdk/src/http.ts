@@ -33,6 +33,8 @@ export interface RequestSpec {
   auth?: boolean;
   /** Overrides the client's retry count. */
   retries?: number;
+  /** Headers of this request only, such as `if-match`. */
+  headers?: Record<string, string>;
   /** Treats a non-2xx answer as a success when this answers true. */
   accept?: (status: number, body: unknown) => boolean;
 }
@@ -85,6 +87,7 @@ export class Transport {
     const headers: Record<string, string> = {
       accept: "application/json, application/problem+json",
       ...this.settings.headers,
+      ...spec.headers,
     };
     if (spec.auth !== false && this.settings.apiKey !== undefined) {
       headers.authorization = `Bearer ${this.settings.apiKey}`;

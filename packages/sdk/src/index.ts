@@ -22,6 +22,8 @@ export type { FetchLike } from "./http.js";
 export { PageList } from "./pagination.js";
 export type {
   Actor,
+  ActorMembership,
+  ActorMembershipListOptions,
   ActorProfile,
   ApiKey,
   CheckOptions,
@@ -37,6 +39,7 @@ export type {
   EventListOptions,
   EventType,
   Flag,
+  FlagExplanation,
   FlagListOptions,
   FlagstaffEvent,
   FlagStatus,
@@ -48,8 +51,10 @@ export type {
   Pagination,
   Percentage,
   Project,
+  NamedSegment,
   ReadyStatus,
   Segment,
+  Tagged,
   UpdateFlagInput,
   UpdateSegmentInput,
   UpdateWebhookInput,
@@ -58,4 +63,6 @@ export type {
   WebhookDeliveryStatus,
   WebhookEventPattern,
   WebhookPayload,
+  WhoAmI,
+  WriteOptions,
 } from "./types.js";

@@ -19,6 +19,10 @@ export interface Flag {
   updatedAt: string;
   latestCheckedAt: string | null;
   statusChangedAt: string;
+  /** How many actors are attached directly (exact). */
+  actorsCount: number;
+  /** How many segments are attached. */
+  segmentsCount: number;
 }
 
 /** Anything identified by a free-form actor id, typically a user. */
@@ -36,6 +40,82 @@ export interface Segment {
   description: string;
   createdAt: string;
   latestActors: Actor[];
+  /** How many members the segment has (exact, as cheap for a million as for ten). */
+  actorsCount: number;
+}
+
+/** An actor attached to a flag, or a member of a segment, and when it was added. */
+export interface ActorMembership {
+  actorId: string;
+  addedAt: string;
+}
+
+/** Options of a flag's attached actors or a segment's members: a filter on the actor id, and the page size. */
+export interface ActorMembershipListOptions extends ListOptions {
+  /** Only actors whose id contains this text, ignoring case (at most 256 characters). */
+  q?: string;
+}
+
+/** A segment as `explain` names it. */
+export interface NamedSegment {
+  id: string;
+  name: string;
+}
+
+/** Why a flag answers as it does for some actors (`flags.explain`): the check's rules, without the call rollout. */
+export interface FlagExplanation {
+  /** The answer by the deterministic rules (the call rollout left out). */
+  enabled: boolean;
+  /** As OpenFeature names it. */
+  reason: "DISABLED" | "STATIC" | "TARGETING_MATCH" | "SPLIT" | "DEFAULT";
+  /** The rule that decided: the status, an attached actor, a segment, the actor rollout, or none. */
+  rule: "status" | "actor" | "segment" | "actor_rollout" | "none";
+  /** The actor that matched, or null. */
+  actorId: string | null;
+  /** The id of the segment it matched through, or null. */
+  segmentId: string | null;
+  /** The segment it matched through, or null. */
+  segment: NamedSegment | null;
+  /** `percentageActors` × 1,000: buckets below it are in the actor rollout. */
+  threshold: number;
+  /** When no rule holds, the percentage of calls that are on anyway (`percentageCalls`); 0 otherwise. */
+  callRolloutPercentage: number;
+  /** Per actor asked about. */
+  actors: {
+    actorId: string;
+    /** Attached to the flag directly. */
+    attached: boolean;
+    /** The flag's attached segments the actor is in. */
+    segments: NamedSegment[];
+    /** 0–99,999: in the actor rollout when below `threshold`. */
+    bucket: number;
+    inRollout: boolean;
+  }[];
+}
+
+/** A flag or segment with the ETag it was read or written with, for `ifMatch` on a later write. */
+export interface Tagged<T> {
+  value: T;
+  /** The strong entity tag, quotes included, e.g. `"flg_LPuVz_hMXHJDDuJc.7"`. */
+  etag: string;
+}
+
+/** Options of a write of a flag or segment. */
+export interface WriteOptions {
+  /**
+   * An ETag (from `getWithETag` or `updateWithETag`): the write is applied only while it is still the
+   * current one, and fails with 412 `precondition_failed` otherwise, changing nothing.
+   */
+  ifMatch?: string;
+}
+
+/** Answer of `whoami()`: the key the client uses. */
+export interface WhoAmI {
+  keyId: string;
+  name: string;
+  role: KeyRole | "admin";
+  /** The key's project; null for an admin key. */
+  projectId: string | null;
 }
 
 /** A project: the container of flags, segments, actors and project keys. */

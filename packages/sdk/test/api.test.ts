@@ -251,6 +251,179 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await admin.segments.listForFlag(projectId, "targeted").toArray(), []);
     });
 
+    test("whoami: any key learns its id, name, role and project; an unknown key gets 401", async () => {
+      const projectId = await createProject(server);
+      const me = await admin.whoami();
+      assert.equal(me.role, "admin");
+      assert.equal(me.projectId, null);
+      for (const role of ["write", "read", "check"] as const) {
+        const made = await admin.keys.create(projectId, { role, name: `${role} key` });
+        assert.deepEqual(await client(made.key).whoami(), { keyId: made.id, name: `${role} key`, role, projectId });
+      }
+      await rejectsWith(client("fsk_unknown-key-0000000000000000000000").whoami(), 401, "unauthorized");
+    });
+
+    test("actors of a flag and members of a segment: searched, paged both ways; counts on the resources", async () => {
+      const projectId = await createProject(server);
+      const ids = Array.from({ length: 25 }, (_, i) => `user-${String(i).padStart(2, "0")}`);
+      await admin.flags.create(projectId, "paged");
+      const flag = await admin.flags.update(projectId, "paged", { addActors: [...ids, "team/a b"] });
+      assert.equal(flag.actorsCount, 26);
+      assert.equal(flag.segmentsCount, 0);
+      const segment = await admin.segments.create(projectId, { name: "Paged" });
+      assert.equal(segment.actorsCount, 0);
+      const grown = await admin.segments.update(projectId, segment.id, { addActors: ids });
+      assert.equal(grown.actorsCount, 25);
+      assert.equal((await admin.flags.update(projectId, "paged", { addSegments: [segment.id] })).segmentsCount, 1);
+
+      const all = await admin.flags.actors(projectId, "paged", { limit: 10 }).toArray();
+      assert.deepEqual(
+        all.map((a) => a.actorId),
+        ["team/a b", ...ids],
+      );
+      assert.match(all[0]?.addedAt ?? "", /^\d{4}-\d\d-\d\dT/);
+      const first = await admin.segments.actors(projectId, segment.id).page({ limit: 10 });
+      assert.equal(first.data.length, 10);
+      assert.equal(first.pagination.before, null);
+      const second = await admin.segments
+        .actors(projectId, segment.id)
+        .page({ limit: 10, after: first.pagination.after! });
+      assert.equal(second.data[0]?.actorId, "user-10", "bytewise by actor id");
+      const back = await admin.segments
+        .actors(projectId, segment.id)
+        .page({ limit: 10, before: second.pagination.before! });
+      assert.deepEqual(back.data, first.data);
+      // q: a case-insensitive substring of the id; % and _ match themselves.
+      const found = await admin.flags.actors(projectId, "paged", { q: "USER-1" }).toArray();
+      assert.equal(found.length, 10);
+      assert.deepEqual(await admin.flags.actors(projectId, "paged", { q: "a b" }).toArray(), [all[0]]);
+      assert.deepEqual(await admin.segments.actors(projectId, segment.id, { q: "%" }).toArray(), []);
+
+      const read = await admin.keys.create(projectId, { role: "read", name: "reader" });
+      assert.equal((await client(read.key).flags.actors(projectId, "paged").page()).data.length, 20);
+      const check = await admin.keys.create(projectId, { role: "check", name: "checker" });
+      await rejectsWith(client(check.key).segments.actors(projectId, segment.id).page(), 403, "forbidden");
+      await rejectsWith(admin.flags.actors(projectId, "missing").page(), 404, "flag_not_found");
+      await rejectsWith(admin.segments.actors(projectId, "seg_missing").page(), 404, "segment_not_found");
+      await rejectsWith(admin.flags.actors(projectId, "paged").page({ limit: 0 }), 400, "invalid_request");
+    });
+
+    test("explain: the rule, actor, segment, buckets and threshold, without recording a check", async () => {
+      const projectId = await createProject(server);
+      const vips = await admin.segments.create(projectId, { name: "VIPs" });
+      await admin.segments.update(projectId, vips.id, { addActors: ["vip-1"] });
+      await admin.flags.create(projectId, "why");
+      const off = await admin.flags.explain(projectId, "why", ["vip-1"]);
+      assert.equal(off.enabled, false);
+      assert.equal(off.rule, "status");
+      assert.equal(off.reason, "DISABLED");
+      await admin.flags.update(projectId, "why", {
+        status: "conditional",
+        percentageActors: 25,
+        addActors: ["alice"],
+        addSegments: [vips.id],
+      });
+      const bySegment = await admin.flags.explain(projectId, "why", ["nobody-in-particular", "vip-1"]);
+      assert.equal(bySegment.enabled, true);
+      assert.equal(bySegment.rule, "segment");
+      assert.equal(bySegment.reason, "TARGETING_MATCH");
+      assert.equal(bySegment.actorId, "vip-1");
+      assert.deepEqual(bySegment.segment, { id: vips.id, name: "VIPs" });
+      assert.equal(bySegment.threshold, 25_000);
+      assert.deepEqual(
+        bySegment.actors.map((a) => a.actorId),
+        ["nobody-in-particular", "vip-1"],
+      );
+      for (const a of bySegment.actors) {
+        assert.ok(a.bucket >= 0 && a.bucket < 100_000);
+        assert.equal(a.inRollout, a.bucket < bySegment.threshold);
+      }
+      const byActor = await admin.flags.explain(projectId, "why", ["alice"]);
+      assert.equal(byActor.rule, "actor");
+      assert.equal(byActor.actorId, "alice");
+      assert.equal(byActor.actors[0]?.attached, true);
+      const nobody = await admin.flags.explain(projectId, "why");
+      assert.deepEqual(nobody.actors, []);
+      assert.equal((await admin.flags.get(projectId, "why")).latestCheckedAt, null, "explain records no check");
+      await rejectsWith(
+        admin.flags.explain(
+          projectId,
+          "why",
+          Array.from({ length: 101 }, (_, i) => `a${i}`),
+        ),
+        400,
+        "invalid_request",
+      );
+      await rejectsWith(admin.flags.explain(projectId, "missing", []), 404, "flag_not_found");
+    });
+
+    test("ETags: getWithETag, updateWithETag and ifMatch; a stale tag is 412 precondition_failed and changes nothing", async () => {
+      const projectId = await createProject(server);
+      await admin.flags.create(projectId, "guarded");
+      const read = await admin.flags.getWithETag(projectId, "guarded");
+      assert.equal(read.value.name, "guarded");
+      assert.match(read.etag, /^"flg_[^"]+\.\d+"$/);
+      // Two writers read the same version; the first one's write moves the tag, the second one's is refused.
+      const first = await admin.flags.updateWithETag(
+        projectId,
+        "guarded",
+        { status: "enabled" },
+        { ifMatch: read.etag },
+      );
+      assert.equal(first.value.status, "enabled");
+      assert.notEqual(first.etag, read.etag);
+      const stale = await rejectsWith(
+        admin.flags.update(projectId, "guarded", { status: "disabled" }, { ifMatch: read.etag }),
+        412,
+        "precondition_failed",
+      );
+      assert.match(stale.detail, /changed/);
+      assert.equal((await admin.flags.get(projectId, "guarded")).status, "enabled", "nothing applied");
+      await rejectsWith(admin.flags.delete(projectId, "guarded", { ifMatch: read.etag }), 412, "precondition_failed");
+      // A no-op keeps the tag; update (plain) with the current tag applies.
+      assert.equal(
+        (await admin.flags.updateWithETag(projectId, "guarded", {}, { ifMatch: first.etag })).etag,
+        first.etag,
+      );
+      const plain = await admin.flags.update(projectId, "guarded", { description: "x" }, { ifMatch: first.etag });
+      assert.equal(plain.description, "x");
+      const current = await admin.flags.getWithETag(projectId, "guarded");
+      await admin.flags.delete(projectId, "guarded", { ifMatch: current.etag });
+      await rejectsWith(admin.flags.get(projectId, "guarded"), 404, "flag_not_found");
+      // Without ifMatch, writes apply as before.
+      await admin.flags.create(projectId, "guarded");
+      await rejectsWith(
+        admin.flags.update(projectId, "guarded", {}, { ifMatch: current.etag }),
+        412,
+        "precondition_failed",
+      );
+      assert.equal((await admin.flags.update(projectId, "guarded", { status: "enabled" })).status, "enabled");
+
+      const segment = await admin.segments.create(projectId, { name: "Guarded" });
+      const seg = await admin.segments.getWithETag(projectId, segment.id);
+      assert.match(seg.etag, /^"seg_[^"]+\.\d+"$/);
+      const grown = await admin.segments.updateWithETag(
+        projectId,
+        segment.id,
+        { addActors: ["a"] },
+        { ifMatch: seg.etag },
+      );
+      assert.equal(grown.value.actorsCount, 1);
+      await rejectsWith(
+        admin.segments.update(projectId, segment.id, { name: "Other" }, { ifMatch: seg.etag }),
+        412,
+        "precondition_failed",
+      );
+      assert.equal((await admin.segments.get(projectId, segment.id)).name, "Guarded");
+      await rejectsWith(
+        admin.segments.delete(projectId, segment.id, { ifMatch: seg.etag }),
+        412,
+        "precondition_failed",
+      );
+      await admin.segments.delete(projectId, segment.id, { ifMatch: grown.etag });
+      await rejectsWith(admin.segments.get(projectId, segment.id), 404, "segment_not_found");
+    });
+
     test("actors: put creates then replaces the profile, get reads it; ids with special characters", async () => {
       const projectId = await createProject(server);
       await rejectsWith(admin.actors.get(projectId, "alice"), 404, "actor_not_found");

@@ -340,13 +340,16 @@ describe("a clean clone of HEAD", { concurrency: true }, () => {
 
     const rootfs = roots.get(runStage.name) as string;
     const app = join(rootfs, runStage.workdir);
-    // Only what the server runs: no dev dependencies, no client packages, no sources, no tests.
+    // Only what the server runs (and the console it serves, built): no dev dependencies, no client packages, no
+    // sources, no tests.
     for (const absent of [
       "node_modules/typescript",
       "node_modules/@types/node",
       "node_modules/@biomejs/biome",
       "node_modules/playwright-core",
       "node_modules/ky",
+      "node_modules/vite",
+      "node_modules/react",
       "packages/sdk",
       "packages/cli",
       "packages/openfeature",
@@ -354,6 +357,7 @@ describe("a clean clone of HEAD", { concurrency: true }, () => {
       "packages/server/test",
       "packages/server/dist/test",
       "packages/core/src",
+      "packages/console/src",
     ]) {
       assert.ok(!existsSync(join(app, absent)), `the image holds ${absent}`);
     }
@@ -379,6 +383,13 @@ describe("a clean clone of HEAD", { concurrency: true }, () => {
     try {
       t.diagnostic(`image CMD → first 200 on /healthz in ${Math.round(await healthy(url, server, since, 30_000))} ms`);
       assert.ok(await eventually(async () => GENERATED_KEY.test(server.stdout()), 5_000), server.output());
+
+      // The web console, built in the build stage, is served at /console/ with its hashed script.
+      const consolePage = await fetch(`${url}/console/`);
+      assert.equal(consolePage.status, 200, "the image serves the console");
+      const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(await consolePage.text())?.[1];
+      assert.ok(script, "the console's index.html loads a hashed script");
+      assert.equal((await fetch(`${url}${script}`)).status, 200);
 
       // Admin-key recovery inside the image: `docker exec <container> node packages/server/dist/src/main.js admin-key …`.
       const recovery = await runOk(

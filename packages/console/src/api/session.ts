@@ -1,13 +1,14 @@
-// Sign-in: the key lives in sessionStorage only (never localStorage, never a URL). The API has no endpoint
-// that names a key's role or project, so sign-in finds the role by probing read-only requests (see roleOf).
+// Sign-in: the key lives in sessionStorage only (never localStorage, never a URL). `GET /whoami` tells the
+// console the key's role and, for a project key, its project.
 import { type FetchLike, FlagstaffClient, FlagstaffError, isFlagstaffError } from "@flagstaff/sdk";
-import { Extensions } from "./extensions.js";
 
 export type Role = "admin" | "write" | "read";
 
 export interface Session {
   key: string;
   role: Role;
+  /** The key's name, as whoami answered it. */
+  name?: string;
   /** The key's project (project keys), or the project an admin last opened. */
   project: string | undefined;
 }
@@ -39,7 +40,6 @@ export const baseUrl = (): string => window.location.origin;
 
 export interface Connection {
   client: FlagstaffClient;
-  ext: Extensions;
 }
 
 export interface Observer {
@@ -67,69 +67,34 @@ export function connect(key: string, observer?: Observer): Connection {
   };
   return {
     client: new FlagstaffClient({ baseUrl: baseUrl(), apiKey: key, fetch: fetchImpl, retries: 1, timeoutMs: 10_000 }),
-    ext: new Extensions(baseUrl(), key, fetchImpl),
   };
 }
 
-/** A name no flag can have (flag names start with a letter or digit), so probing it never touches a flag. */
-const PROBE_FLAG = "-console-role-probe";
-
 /**
- * Finds a key's role by what it may do, with requests that change nothing:
- * admin lists projects; otherwise, in the given project, read may GET the project, write gets 404 (not
- * 403) for a PATCH of a flag that cannot exist, and a check key may only check.
+ * Signs in with a key: `GET /whoami` names its role and project. A project key opens its own project; an
+ * admin key (no project) opens the project list. A check key may only check flags, so it is refused.
  */
-export async function roleOf(key: string, project: string | undefined): Promise<Session> {
+export async function signIn(key: string): Promise<Session> {
   const { client } = connect(key);
   try {
-    await client.projects.list().page({ limit: 1 });
-    return { key, role: "admin", project: project || undefined };
+    const me = await client.whoami();
+    if (me.role === "check") {
+      throw new FlagstaffError({
+        status: 403,
+        code: "check_key",
+        detail:
+          "This is a check key: it may only check flags, so it cannot sign in to the console. Use a read, write or admin key.",
+      });
+    }
+    return { key, role: me.role, name: me.name, project: me.projectId ?? undefined };
   } catch (error) {
-    if (!isFlagstaffError(error)) throw error;
-    if (error.status === 401)
+    if (isFlagstaffError(error) && error.status === 401) {
       throw new FlagstaffError({
         status: 401,
         code: "unauthorized",
         detail: "This key is not valid: it is unknown or was revoked.",
       });
-    if (error.status !== 403) throw error;
-  }
-  if (!project) {
-    throw new FlagstaffError({
-      status: 0,
-      code: "project_needed",
-      detail: "This is a project key: enter its project id too.",
-    });
-  }
-  try {
-    await client.projects.get(project);
-  } catch (error) {
-    if (!isFlagstaffError(error) || error.status !== 403) throw error;
-    try {
-      await client.flags.check(project, PROBE_FLAG);
-    } catch (inner) {
-      if (isFlagstaffError(inner) && inner.status === 403) {
-        throw new FlagstaffError({
-          status: 403,
-          code: "forbidden",
-          detail: `This key does not belong to project "${project}".`,
-        });
-      }
     }
-    throw new FlagstaffError({
-      status: 403,
-      code: "check_key",
-      detail:
-        "This is a check key: it may only check flags, so it cannot sign in to the console. Use a read, write or admin key.",
-    });
-  }
-  try {
-    await client.flags.update(project, PROBE_FLAG, {});
-  } catch (error) {
-    if (isFlagstaffError(error) && error.status === 403) return { key, role: "read", project };
-    if (isFlagstaffError(error) && (error.status === 404 || error.status === 400))
-      return { key, role: "write", project };
     throw error;
   }
-  return { key, role: "write", project };
 }

@@ -1,13 +1,13 @@
-import {
-  type Flag,
-  type FlagStatus,
-  type FlagstaffEvent,
-  isFlagstaffError,
-  type Percentage,
-  type Segment,
+import type {
+  Flag,
+  FlagExplanation,
+  FlagStatus,
+  FlagstaffEvent,
+  Percentage,
+  Segment,
+  UpdateFlagInput,
 } from "@flagstaff/sdk";
 import { useEffect, useRef, useState } from "react";
-import { type Explanation, isNotAvailable } from "../api/extensions.js";
 import { baseUrl } from "../api/session.js";
 import {
   type Cursor,
@@ -25,12 +25,11 @@ import {
   useAction,
   useApp,
   useData,
+  useTagged,
   when,
 } from "../ui.js";
+import { attachedSummary, rolloutSummary, staleReason } from "./flags.js";
 import { MembersPanel } from "./members.js";
-import { rolloutSummary, staleReason } from "./flags.js";
-
-type CountedFlag = Flag & { actorsCount?: number; segmentsCount?: number };
 
 const STATUS_LABELS: [FlagStatus, string, string][] = [
   ["enabled", "Enabled", "on for every caller"],
@@ -38,39 +37,18 @@ const STATUS_LABELS: [FlagStatus, string, string][] = [
   ["conditional", "Conditional", "on by the targeting below"],
 ];
 
-/** Says so and reloads when a write lost a race (412): the edit was not applied. */
-export function conflictText(error: unknown, what: string): string | undefined {
-  return isFlagstaffError(error) && error.status === 412
-    ? `This ${what} was changed elsewhere meanwhile, so your change was not applied. The page now shows the latest version: review it and try again.`
-    : undefined;
-}
-
 export function FlagPage(props: { name: string }) {
   const { conn, project, canWrite } = useApp();
-  const etag = useRef<string | undefined>(undefined);
-  const flag = useData(async () => {
-    const tagged = await conn.ext.getFlag(project, props.name);
-    etag.current = tagged.etag;
-    return tagged.value as CountedFlag;
-  }, [project, props.name]);
-  const [conflict, setConflict] = useState<string | undefined>(undefined);
-
-  /** Every edit of the flag: with If-Match, and on 412 a message and a reload. */
-  const patch = async (input: Parameters<typeof conn.ext.updateFlag>[2]) => {
-    try {
-      const result = await conn.ext.updateFlag(project, props.name, input, etag.current);
-      etag.current = result.etag;
-      setConflict(undefined);
-      await flag.reload();
-    } catch (error) {
-      const text = conflictText(error, "flag");
-      if (text) {
-        setConflict(text);
-        await flag.reload();
-      }
-      throw error;
-    }
-  };
+  const {
+    data: flag,
+    etag,
+    patch,
+    conflicts,
+  } = useTagged(
+    () => conn.client.flags.getWithETag(project, props.name),
+    (input: UpdateFlagInput, ifMatch) => conn.client.flags.updateWithETag(project, props.name, input, { ifMatch }),
+    [project, props.name],
+  );
 
   if (flag.data === undefined) {
     return flag.error ? (
@@ -103,24 +81,20 @@ export function FlagPage(props: { name: string }) {
         <StatusBadge status={f.status} />
         {stale && <span className="badge stale">stale: {stale}</span>}
       </div>
-      {conflict && (
-        <p className="warning" role="alert">
-          {conflict}
-        </p>
-      )}
       <ErrorText error={flag.error} />
       <p className="muted">
-        {rolloutSummary(f)} · updated {when(f.updatedAt)} · last checked {when(f.latestCheckedAt)}
+        {rolloutSummary(f)} · <span data-testid="attached-counts">{attachedSummary(f)}</span> · updated{" "}
+        {when(f.updatedAt)} · last checked {when(f.latestCheckedAt)}
       </p>
-      <Description flag={f} patch={patch} />
-      <StatusControl flag={f} patch={patch} />
-      <Percentages flag={f} patch={patch} />
+      <Description flag={f} patch={patch} etag={etag} conflicts={conflicts} />
+      <StatusControl flag={f} patch={patch} etag={etag} />
+      <Percentages flag={f} patch={patch} etag={etag} conflicts={conflicts} />
       <MembersPanel
         id="flag-actors"
         title="Attached actors"
         noun="actor"
         count={f.actorsCount}
-        load={(query) => conn.ext.flagActors(project, f.name, query)}
+        load={(q, page) => conn.client.flags.actors(project, f.name, { q }).page(page)}
         add={(ids) => patch({ addActors: ids })}
         remove={(id) => patch({ removeActors: [id] })}
         changed={() => void flag.reload()}
@@ -129,17 +103,35 @@ export function FlagPage(props: { name: string }) {
       <EvaluatePanel flag={f} />
       <Snippets flag={f} />
       <FlagHistory flag={f} />
-      {canWrite && <DeleteFlag flag={f} etag={() => etag.current} />}
+      {canWrite && <DeleteFlag flag={f} etag={etag} />}
     </article>
   );
 }
 
-type Patch = (input: Parameters<ReturnType<typeof useApp>["conn"]["ext"]["updateFlag"]>[2]) => Promise<void>;
+/** An edit of the flag, sent with If-Match: `basis` when given (the version a form started from), else the shown one. */
+type Patch = (input: UpdateFlagInput, basis?: string) => Promise<void>;
 
-function Description(props: { flag: Flag; patch: Patch }) {
+/**
+ * A form's unsaved edits: the ETag of the version they started from, kept until saved or discarded, and
+ * dropped when an edit lost a race (`conflicts` moved), so the form shows the latest version again.
+ */
+function useEditing(etag: () => string | undefined, conflicts: number) {
+  const [editing, setEditingState] = useState(false);
+  const basis = useRef<string | undefined>(undefined);
+  const setEditing = (on: boolean) => {
+    if (on && !editing) basis.current = etag();
+    setEditingState(on);
+  };
+  useEffect(() => {
+    if (conflicts > 0) setEditingState(false);
+  }, [conflicts]);
+  return { editing, setEditing, basis: () => basis.current };
+}
+
+function Description(props: { flag: Flag; patch: Patch; etag: () => string | undefined; conflicts: number }) {
   const { canWrite } = useApp();
   const [text, setText] = useState(props.flag.description);
-  const [editing, setEditing] = useState(false);
+  const { editing, setEditing, basis } = useEditing(props.etag, props.conflicts);
   const action = useAction();
   useEffect(() => {
     if (!editing) setText(props.flag.description);
@@ -149,7 +141,7 @@ function Description(props: { flag: Flag; patch: Patch }) {
       className="inline"
       onSubmit={async (e) => {
         e.preventDefault();
-        if (await action.run(() => props.patch({ description: text }))) setEditing(false);
+        if (await action.run(() => props.patch({ description: text }, basis()))) setEditing(false);
       }}
     >
       <label htmlFor="flag-description">Description</label>
@@ -170,14 +162,16 @@ function Description(props: { flag: Flag; patch: Patch }) {
   );
 }
 
-function StatusControl(props: { flag: Flag; patch: Patch }) {
+function StatusControl(props: { flag: Flag; patch: Patch; etag: () => string | undefined }) {
   const { canWrite } = useApp();
   const [pending, setPending] = useState<FlagStatus | undefined>(undefined);
+  // The version the person saw when choosing: a change made elsewhere while the dialog is open is a 412.
+  const basis = useRef<string | undefined>(undefined);
   const action = useAction();
   const current = props.flag.status;
   const apply = async (status: FlagStatus) => {
     setPending(undefined);
-    await action.run(() => props.patch({ status }));
+    await action.run(() => props.patch({ status }, basis.current));
   };
   return (
     <section className="card" aria-labelledby="status-legend">
@@ -193,7 +187,10 @@ function StatusControl(props: { flag: Flag; patch: Patch }) {
                 checked={current === value}
                 onChange={() => {
                   // Every change of status changes the answer for every caller that is not targeted.
-                  if (value !== current) setPending(value);
+                  if (value !== current) {
+                    basis.current = props.etag();
+                    setPending(value);
+                  }
                 }}
               />
               {label} <span className="muted small">({hint})</span>
@@ -228,11 +225,11 @@ function StatusControl(props: { flag: Flag; patch: Patch }) {
   );
 }
 
-function Percentages(props: { flag: Flag; patch: Patch }) {
+function Percentages(props: { flag: Flag; patch: Patch; etag: () => string | undefined; conflicts: number }) {
   const { canWrite } = useApp();
   const [actors, setActors] = useState<Percentage>(props.flag.percentageActors);
   const [calls, setCalls] = useState<Percentage>(props.flag.percentageCalls);
-  const [dirty, setDirty] = useState(false);
+  const { editing: dirty, setEditing: setDirty, basis } = useEditing(props.etag, props.conflicts);
   const action = useAction();
   useEffect(() => {
     if (!dirty) {
@@ -270,7 +267,8 @@ function Percentages(props: { flag: Flag; patch: Patch }) {
       aria-labelledby="pct-title"
       onSubmit={async (e) => {
         e.preventDefault();
-        if (await action.run(() => props.patch({ percentageActors: actors, percentageCalls: calls }))) setDirty(false);
+        const input = { percentageActors: actors, percentageCalls: calls };
+        if (await action.run(() => props.patch(input, basis()))) setDirty(false);
       }}
     >
       <h2 id="pct-title">Percentages</h2>
@@ -409,20 +407,40 @@ function SegmentsPanel(props: { flag: Flag; patch: Patch }) {
   );
 }
 
-const REASONS: Record<Explanation["reason"], string> = {
-  DISABLED: "the flag is disabled",
-  STATIC: "the flag is enabled for everyone",
-  TARGETING_MATCH: "a targeting rule matched",
-  SPLIT: "the actor falls in the percentage rollout",
-  DEFAULT: "no rule matched",
-};
+const pct = (threshold: number) => `${threshold / 1000}% of actors`;
+
+/** The rule that decided, in words: which rule, for which actor, through which segment, bucket vs threshold. */
+export function why(e: FlagExplanation): string {
+  const who = e.actors.find((a) => a.actorId === e.actorId);
+  switch (e.rule) {
+    case "status":
+      return e.enabled
+        ? "Rule: status. The flag is enabled, so it is on for every caller."
+        : "Rule: status. The flag is disabled, so it is off for every caller.";
+    case "actor":
+      return `Rule: attached actor. ${e.actorId} is attached to the flag directly.`;
+    case "segment":
+      return `Rule: segment. ${e.actorId} is a member of the attached segment ${e.segment?.name ?? e.segmentId}.`;
+    case "actor_rollout":
+      return `Rule: actor rollout. ${e.actorId}'s bucket ${who?.bucket.toLocaleString() ?? "?"} is below the threshold ${e.threshold.toLocaleString()} (${pct(e.threshold)}).`;
+    default: {
+      const calls =
+        e.callRolloutPercentage > 0
+          ? ` The call rollout still turns ${e.callRolloutPercentage}% of checks on at random.`
+          : "";
+      const rollout =
+        e.actors.length === 0
+          ? "no actor was given"
+          : `no actor is attached or in an attached segment, and no bucket is below the threshold ${e.threshold.toLocaleString()} (${pct(e.threshold)})`;
+      return `No rule matched: ${rollout}.${calls}`;
+    }
+  }
+}
 
 function EvaluatePanel(props: { flag: Flag }) {
   const { conn, project } = useApp();
   const [text, setText] = useState("");
-  const [result, setResult] = useState<
-    { explanation?: Explanation; checked?: boolean; fallback?: boolean } | undefined
-  >();
+  const [result, setResult] = useState<FlagExplanation | undefined>();
   const action = useAction();
   return (
     <section className="card" aria-labelledby="evaluate-title">
@@ -433,16 +451,7 @@ function EvaluatePanel(props: { flag: Flag }) {
           e.preventDefault();
           const ids = parseIds(text).slice(0, 100);
           await action.run(async () => {
-            try {
-              setResult({ explanation: await conn.ext.explain(project, props.flag.name, ids) });
-            } catch (error) {
-              if (!isNotAvailable(error)) throw error;
-              // An older server: the check answers on or off, without why.
-              setResult({
-                checked: await conn.client.flags.check(project, props.flag.name, { actorIds: ids }),
-                fallback: true,
-              });
-            }
+            setResult(await conn.client.flags.explain(project, props.flag.name, ids));
           });
         }}
       >
@@ -462,38 +471,32 @@ function EvaluatePanel(props: { flag: Flag }) {
       </span>
       <ErrorText error={action.error} />
       <div aria-live="polite">
-        {result?.explanation && (
+        {result && (
           <div className="result" data-testid="evaluation">
             <p>
-              <strong className={result.explanation.enabled ? "on" : "off"}>
-                {result.explanation.enabled ? "Enabled" : "Not enabled"}
-              </strong>
-              {": "}
-              {REASONS[result.explanation.reason]}
-              {result.explanation.actorId && ` for ${result.explanation.actorId}`}
-              {result.explanation.segment && ` (segment ${result.explanation.segment.name})`}.
-              {result.explanation.callRolloutPercentage > 0 &&
-                ` In addition ${result.explanation.callRolloutPercentage}% of calls are on at random.`}
+              <strong className={result.enabled ? "on" : "off"}>{result.enabled ? "Enabled" : "Not enabled"}</strong>{" "}
+              <span className="muted small">({result.reason})</span>
             </p>
-            {result.explanation.actors.length > 0 && (
+            <p data-testid="why">{why(result)}</p>
+            {result.actors.length > 0 && (
               <table aria-label="Per actor">
                 <thead>
                   <tr>
                     <th scope="col">Actor</th>
                     <th scope="col">Attached</th>
-                    <th scope="col">Segments</th>
-                    <th scope="col">Bucket</th>
+                    <th scope="col">Attached segments it is in</th>
+                    <th scope="col">Bucket / threshold</th>
                     <th scope="col">In rollout</th>
                   </tr>
                 </thead>
                 <tbody>
-                  {result.explanation.actors.map((a) => (
+                  {result.actors.map((a) => (
                     <tr key={a.actorId}>
                       <td>{a.actorId}</td>
                       <td>{a.attached ? "yes" : "no"}</td>
                       <td>{a.segments.map((s) => s.name).join(", ") || "—"}</td>
                       <td>
-                        {a.bucket.toLocaleString()} / {result.explanation!.threshold.toLocaleString()}
+                        {a.bucket.toLocaleString()} / {result.threshold.toLocaleString()}
                       </td>
                       <td>{a.inRollout ? "yes" : "no"}</td>
                     </tr>
@@ -502,12 +505,6 @@ function EvaluatePanel(props: { flag: Flag }) {
               </table>
             )}
           </div>
-        )}
-        {result?.fallback && (
-          <p className="result" data-testid="evaluation">
-            <strong className={result.checked ? "on" : "off"}>{result.checked ? "Enabled" : "Not enabled"}</strong>{" "}
-            (this check; the explanation is not available on this server).
-          </p>
         )}
       </div>
     </section>
@@ -616,11 +613,19 @@ function FlagHistory(props: { flag: Flag }) {
 function DeleteFlag(props: { flag: Flag; etag: () => string | undefined }) {
   const { conn, project } = useApp();
   const [open, setOpen] = useState(false);
+  const basis = useRef<string | undefined>(undefined);
   const action = useAction();
   return (
     <section className="card danger-zone" aria-labelledby="delete-flag-title">
       <h2 id="delete-flag-title">Delete this flag</h2>
-      <button type="button" className="danger" onClick={() => setOpen(true)}>
+      <button
+        type="button"
+        className="danger"
+        onClick={() => {
+          basis.current = props.etag();
+          setOpen(true);
+        }}
+      >
         Delete flag
       </button>
       <ErrorText error={action.error} />
@@ -633,7 +638,7 @@ function DeleteFlag(props: { flag: Flag; etag: () => string | undefined }) {
         onCancel={() => setOpen(false)}
         onConfirm={async () => {
           setOpen(false);
-          if (await action.run(() => conn.ext.deleteFlag(project, props.flag.name, props.etag())))
+          if (await action.run(() => conn.client.flags.delete(project, props.flag.name, { ifMatch: basis.current })))
             navigate(`/p/${enc(project)}/flags`);
         }}
       >

@@ -19,9 +19,6 @@ import {
 const DAY_MS = 24 * 60 * 60 * 1000;
 const STALE_DAYS = 30;
 
-/** Flags with counts, when the server has them. */
-type CountedFlag = Flag & { actorsCount?: number; segmentsCount?: number };
-
 /** Why a flag looks stale, or undefined: not checked for 30 days, or fully on or off for 30 days. */
 export function staleReason(flag: Flag, now = Date.now()): string | undefined {
   const limit = now - STALE_DAYS * DAY_MS;
@@ -35,14 +32,16 @@ export function staleReason(flag: Flag, now = Date.now()): string | undefined {
   return undefined;
 }
 
-export function rolloutSummary(flag: CountedFlag): string {
+/** What is attached to the flag, from its exact counts: "3 actors, 1 segment". */
+export function attachedSummary(flag: Flag): string {
+  const actors = `${flag.actorsCount.toLocaleString()} actor${flag.actorsCount === 1 ? "" : "s"}`;
+  return `${actors}, ${flag.segmentsCount.toLocaleString()} segment${flag.segmentsCount === 1 ? "" : "s"}`;
+}
+
+export function rolloutSummary(flag: Flag): string {
   if (flag.status === "enabled") return "On for everyone";
   if (flag.status === "disabled") return "Off for everyone";
   const parts: string[] = [];
-  if (flag.actorsCount !== undefined)
-    parts.push(`${flag.actorsCount.toLocaleString()} actor${flag.actorsCount === 1 ? "" : "s"}`);
-  if (flag.segmentsCount !== undefined)
-    parts.push(`${flag.segmentsCount.toLocaleString()} segment${flag.segmentsCount === 1 ? "" : "s"}`);
   parts.push(`${flag.percentageActors}% of actors`);
   if (flag.percentageCalls > 0) parts.push(`${flag.percentageCalls}% of calls`);
   return parts.join(", ");
@@ -121,11 +120,12 @@ export function FlagsPage() {
                 <th scope="col">Name</th>
                 <th scope="col">Status</th>
                 <th scope="col">Rollout</th>
+                <th scope="col">Attached</th>
                 <th scope="col">Last checked</th>
               </tr>
             </thead>
             <tbody>
-              {(list.data.data as CountedFlag[]).map((flag) => {
+              {list.data.data.map((flag) => {
                 const stale = staleReason(flag);
                 return (
                   <tr key={flag.id}>
@@ -142,6 +142,7 @@ export function FlagsPage() {
                       )}
                     </td>
                     <td>{rolloutSummary(flag)}</td>
+                    <td>{attachedSummary(flag)}</td>
                     <td>
                       <time dateTime={flag.latestCheckedAt ?? undefined}>{ago(flag.latestCheckedAt)}</time>
                     </td>

@@ -1,8 +1,7 @@
 // A full, searchable, paged list of actor ids (a flag's attached actors, a segment's members), with
 // paste-to-add and remove. Paging is by cursor on the server, so it stays as fast at a million members.
-import type { Page } from "@flagstaff/sdk";
+import type { ActorMembership, Page, PageOptions } from "@flagstaff/sdk";
 import { useState } from "react";
-import { isNotAvailable, type ListQuery, type Membership } from "../api/extensions.js";
 import {
   chunks,
   type Cursor,
@@ -27,7 +26,8 @@ export function MembersPanel(props: {
   title: string;
   noun: string;
   count: number | undefined;
-  load: (query: ListQuery) => Promise<Page<Membership>>;
+  /** One page of `flags.actors` or `segments.actors`, searched by `q`. */
+  load: (q: string | undefined, page: PageOptions) => Promise<Page<ActorMembership>>;
   add: (ids: string[]) => Promise<void>;
   remove: (id: string) => Promise<void>;
   /** Called after a change, so the page reloads its counts. */
@@ -38,12 +38,11 @@ export function MembersPanel(props: {
   const [cursor, setCursor] = useState<Cursor>({});
   const [paste, setPaste] = useState("");
   const [added, setAdded] = useState<string | undefined>(undefined);
-  const list = useData(() => props.load({ q: q || undefined, limit: 50, ...cursor }), [q, cursor.before, cursor.after]);
+  const list = useData(() => props.load(q || undefined, { limit: 50, ...cursor }), [q, cursor.before, cursor.after]);
   const addAction = useAction();
   const removeAction = useAction();
   const [removing, setRemoving] = useState<string | undefined>(undefined);
   const headingId = `${props.id}-title`;
-  const unavailable = isNotAvailable(list.error);
 
   return (
     <section aria-labelledby={headingId} className="card">
@@ -101,11 +100,7 @@ export function MembersPanel(props: {
           />
         </label>
       </search>
-      {unavailable ? (
-        <p className="muted">The list of {props.noun}s is not available on this server (it needs a newer API).</p>
-      ) : (
-        <ErrorText error={list.error} />
-      )}
+      <ErrorText error={list.error} />
       <ErrorText error={removeAction.error} />
       {list.data === undefined && list.loading && <Loading what={`${props.noun}s`} />}
       {list.data && list.data.data.length === 0 && <p>{q ? `No ${props.noun} matches.` : `No ${props.noun}s.`}</p>}
@@ -151,14 +146,12 @@ export function MembersPanel(props: {
           </tbody>
         </table>
       )}
-      {!unavailable && (
-        <Pager
-          page={list.data}
-          label={props.title}
-          onPrevious={(before) => setCursor({ before })}
-          onNext={(after) => setCursor({ after })}
-        />
-      )}
+      <Pager
+        page={list.data}
+        label={props.title}
+        onPrevious={(before) => setCursor({ before })}
+        onNext={(after) => setCursor({ after })}
+      />
     </section>
   );
 }

@@ -1,4 +1,4 @@
-import { isFlagstaffError, type Segment } from "@flagstaff/sdk";
+import type { Segment, UpdateSegmentInput } from "@flagstaff/sdk";
 import { useEffect, useRef, useState } from "react";
 import {
   type Cursor,
@@ -14,12 +14,10 @@ import {
   useAction,
   useApp,
   useData,
+  useTagged,
   when,
 } from "../ui.js";
-import { conflictText } from "./flag.js";
 import { MembersPanel } from "./members.js";
-
-type CountedSegment = Segment & { actorsCount?: number };
 
 export function SegmentsPage() {
   const { conn, project, canWrite } = useApp();
@@ -63,17 +61,13 @@ export function SegmentsPage() {
             </tr>
           </thead>
           <tbody>
-            {(list.data.data as CountedSegment[]).map((s) => (
+            {list.data.data.map((s) => (
               <tr key={s.id}>
                 <td>
                   <Link to={`/p/${enc(project)}/segments/${enc(s.id)}`}>{s.name}</Link>
                 </td>
                 <td>{s.description}</td>
-                <td>
-                  {s.actorsCount !== undefined
-                    ? s.actorsCount.toLocaleString()
-                    : `${s.latestActors.length}${s.latestActors.length === 10 ? "+" : ""}`}
-                </td>
+                <td>{s.actorsCount.toLocaleString()}</td>
                 <td>{when(s.createdAt)}</td>
               </tr>
             ))}
@@ -136,33 +130,21 @@ function NewSegment(props: { onDone: () => void }) {
 
 export function SegmentPage(props: { id: string }) {
   const { conn, project, canWrite } = useApp();
-  const etag = useRef<string | undefined>(undefined);
-  const segment = useData(async () => {
-    const tagged = await conn.ext.getSegment(project, props.id);
-    etag.current = tagged.etag;
-    return tagged.value as CountedSegment;
-  }, [project, props.id]);
-  const [conflict, setConflict] = useState<string | undefined>(undefined);
+  const {
+    data: segment,
+    etag,
+    patch,
+    conflicts,
+  } = useTagged(
+    () => conn.client.segments.getWithETag(project, props.id),
+    (input: UpdateSegmentInput, ifMatch) => conn.client.segments.updateWithETag(project, props.id, input, { ifMatch }),
+    [project, props.id],
+  );
   const [cursor, setCursor] = useState<Cursor>({});
   const flags = useData(
     () => conn.client.flags.listForSegment(project, props.id).page({ limit: 20, ...cursor }),
     [project, props.id, cursor.before, cursor.after],
   );
-  const patch = async (input: Parameters<typeof conn.ext.updateSegment>[2]) => {
-    try {
-      const result = await conn.ext.updateSegment(project, props.id, input, etag.current);
-      etag.current = result.etag;
-      setConflict(undefined);
-      await segment.reload();
-    } catch (error) {
-      const text = conflictText(error, "segment");
-      if (text) {
-        setConflict(text);
-        await segment.reload();
-      }
-      throw error;
-    }
-  };
   // The members and the flags load beside the segment itself, not after it: on a very large segment the
   // segment's own answer may be the slowest of the three.
   const s = segment.data;
@@ -181,26 +163,19 @@ export function SegmentPage(props: { id: string }) {
       </p>
       <h1 id="segment-title">{s?.name ?? "Segment"}</h1>
       {s === undefined && <Loading what="the segment" />}
-      {conflict && (
-        <p className="warning" role="alert">
-          {conflict}
-        </p>
-      )}
       {s && (
         <p className="muted">
-          {s.actorsCount !== undefined
-            ? `${s.actorsCount.toLocaleString()} members`
-            : "Member count not available on this server"}{" "}
-          · created {when(s.createdAt)} · id <code>{s.id}</code>
+          {s.actorsCount.toLocaleString()} member{s.actorsCount === 1 ? "" : "s"} · created {when(s.createdAt)} · id{" "}
+          <code>{s.id}</code>
         </p>
       )}
-      {s && <SegmentFields segment={s} patch={patch} />}
+      {s && <SegmentFields segment={s} patch={patch} etag={etag} conflicts={conflicts} />}
       <MembersPanel
         id="segment-members"
         title="Members"
         noun="member"
         count={s?.actorsCount}
-        load={(query) => conn.ext.segmentActors(project, props.id, query)}
+        load={(q, page) => conn.client.segments.actors(project, props.id, { q }).page(page)}
         add={(ids) => patch({ addActors: ids })}
         remove={(id) => patch({ removeActors: [id] })}
         changed={() => void segment.reload()}
@@ -226,19 +201,30 @@ export function SegmentPage(props: { id: string }) {
           onNext={(after) => setCursor({ after })}
         />
       </section>
-      {canWrite && s && <DeleteSegment segment={s} etag={() => etag.current} />}
+      {canWrite && s && <DeleteSegment segment={s} etag={etag} />}
     </article>
   );
 }
 
 function SegmentFields(props: {
   segment: Segment;
-  patch: (input: { name?: string; description?: string }) => Promise<void>;
+  patch: (input: UpdateSegmentInput, basis?: string) => Promise<void>;
+  etag: () => string | undefined;
+  conflicts: number;
 }) {
   const { canWrite } = useApp();
   const [name, setName] = useState(props.segment.name);
   const [description, setDescription] = useState(props.segment.description);
-  const [dirty, setDirty] = useState(false);
+  const [dirty, setDirtyState] = useState(false);
+  // The version the edits started from: a change made elsewhere since then is refused (412), not overwritten.
+  const basis = useRef<string | undefined>(undefined);
+  const setDirty = (on: boolean) => {
+    if (on && !dirty) basis.current = props.etag();
+    setDirtyState(on);
+  };
+  useEffect(() => {
+    if (props.conflicts > 0) setDirtyState(false);
+  }, [props.conflicts]);
   const action = useAction();
   useEffect(() => {
     if (!dirty) {
@@ -255,7 +241,7 @@ function SegmentFields(props: {
         const input: { name?: string; description?: string } = {};
         if (name !== props.segment.name) input.name = name;
         if (description !== props.segment.description) input.description = description;
-        if (await action.run(() => props.patch(input))) setDirty(false);
+        if (await action.run(() => props.patch(input, basis.current))) setDirty(false);
       }}
     >
       <h2 id="segment-fields-title">Name and description</h2>
@@ -298,11 +284,19 @@ function SegmentFields(props: {
 function DeleteSegment(props: { segment: Segment; etag: () => string | undefined }) {
   const { conn, project } = useApp();
   const [open, setOpen] = useState(false);
+  const basis = useRef<string | undefined>(undefined);
   const action = useAction();
   return (
     <section className="card danger-zone" aria-labelledby="delete-segment-title">
       <h2 id="delete-segment-title">Delete this segment</h2>
-      <button type="button" className="danger" onClick={() => setOpen(true)}>
+      <button
+        type="button"
+        className="danger"
+        onClick={() => {
+          basis.current = props.etag();
+          setOpen(true);
+        }}
+      >
         Delete segment
       </button>
       <ErrorText error={action.error} />
@@ -315,14 +309,9 @@ function DeleteSegment(props: { segment: Segment; etag: () => string | undefined
         onCancel={() => setOpen(false)}
         onConfirm={async () => {
           setOpen(false);
-          const ok = await action.run(async () => {
-            try {
-              await conn.ext.deleteSegment(project, props.segment.id, props.etag());
-            } catch (error) {
-              if (isFlagstaffError(error) && error.status === 412) throw new Error(conflictText(error, "segment"));
-              throw error;
-            }
-          });
+          const ok = await action.run(() =>
+            conn.client.segments.delete(project, props.segment.id, { ifMatch: basis.current }),
+          );
           if (ok) navigate(`/p/${enc(project)}/segments`);
         }}
       >

@@ -82,11 +82,10 @@ export async function openTab(browser: Browser, colorScheme: "light" | "dark" = 
   return { context, page, problems };
 }
 
-/** Signs in through the form, and waits for the signed-in header. */
-export async function signIn(page: Page, baseUrl: string, key: string, project?: string): Promise<void> {
+/** Signs in through the form (the key alone: whoami names its role and project), and waits for the header. */
+export async function signIn(page: Page, baseUrl: string, key: string): Promise<void> {
   await page.goto(`${baseUrl}/console/`);
   await page.getByLabel("API key").fill(key);
-  if (project !== undefined) await page.getByLabel("Project", { exact: true }).fill(project);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByTestId("signed-in").waitFor();
 }
