@@ -218,9 +218,10 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
           "minutes, dies with its key), or with the key as Bearer or X-API-Key. It ends when the key is " +
           "revoked, the project deleted or the server stops.",
         security: [{ bearer: [] }, { streamToken: [] }],
-        querystring: Type.Object({
-          token: Type.Optional(Type.String({ maxLength: 256, description: "A stream token from eventStreams" })),
-        }),
+        querystring: Type.Object(
+          { token: Type.Optional(Type.String({ maxLength: 256, description: "A stream token from eventStreams" })) },
+          { additionalProperties: false },
+        ),
         headers: Type.Object({
           "last-event-id": Type.Optional(
             Type.String({ maxLength: 64, description: "The id of the last event received, to resume after it" }),
