@@ -49,6 +49,7 @@ import { pruneDeliveries } from "./features/webhooks/webhook.repository.js";
 import { webhookRoutes } from "./features/webhooks/webhook.routes.js";
 import { CreatedWebhookSchema, DeliverySchema, WebhookSchema } from "./features/webhooks/webhook.schemas.js";
 import { WebhookService } from "./features/webhooks/webhook.service.js";
+import { StreamTokens } from "./features/ofrep/stream-tokens.js";
 import { ProjectStreams } from "./features/stream/project-streams.js";
 import { streamRoutes } from "./features/stream/stream.routes.js";
 import { authenticate } from "./http/auth.js";
@@ -70,6 +71,8 @@ const BODY_LIMIT = 1024 * 1024;
 const FEED_RETENTION_MS = 60 * 60 * 1000;
 const FEED_PRUNE_EVERY_MS = 10 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** Longest an OFREP refetch waits for the version its event stream named to reach this instance. */
+const OFREP_FRESHNESS_WAIT_MS = 1000;
 /** Finished webhook deliveries are kept this long for the deliveries list, then pruned. */
 const DELIVERY_RETENTION_MS = 30 * DAY_MS;
 /** An incoming X-Request-Id is kept when it looks like an id (so logs can follow a request across services). */
@@ -265,7 +268,8 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   });
   // Before authentication: preflights carry no key and are answered by the CORS hook itself.
   await registerCors(app, config.corsAllowedOrigins);
-  app.addHook("onRequest", authenticate(feed.snapshot));
+  const streamTokens = new StreamTokens(feed.snapshot, clock);
+  app.addHook("onRequest", authenticate(feed.snapshot, streamTokens));
   app.addHook("onResponse", (request, reply, done) => {
     metrics.recordRequest(
       request.method,
@@ -299,11 +303,16 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   flagRoutes(app, flags);
   checkRoutes(app, checker, metrics);
   metricsRoutes(app, metrics, config.metricsPublic);
-  ofrepRoutes(app, checker, metrics);
+  const streams = new ProjectStreams(db, feed.snapshot, app.log, config.streamHeartbeatMs);
+  ofrepRoutes(app, checker, metrics, {
+    snapshot: feed.snapshot,
+    streams,
+    tokens: streamTokens,
+    awaitVersion: (projectId, version) => feed.reach(projectId, version, OFREP_FRESHNESS_WAIT_MS),
+  });
   segmentRoutes(app, segments);
   actorRoutes(app, actors);
   eventRoutes(app, events);
-  const streams = new ProjectStreams(db, feed.snapshot, app.log, config.streamHeartbeatMs);
   streamRoutes(app, streams, feed.snapshot);
   webhookRoutes(app, webhooks);
   await registerConsole(app);

@@ -43,6 +43,8 @@ function render() {
   value.textContent = state.value ? "on" : "off";
   value.className = state.value ? "on" : "off";
   document.getElementById("changes").textContent = String(state.changes.length);
+  document.getElementById("mode").textContent =
+    settings.changeDetection === "polling" ? "polling every " + settings.pollInterval + " ms" : "told of changes by its event stream";
 }
 
 client.addHandler(ProviderEvents.ConfigurationChanged, (details) => {
@@ -56,6 +58,8 @@ try {
       baseUrl: settings.baseUrl,
       headers: [["Authorization", "Bearer " + settings.key]],
       pollInterval: Number(settings.pollInterval),
+      changeDetection: settings.changeDetection,
+      disableVisibilityRefresh: settings.disableVisibilityRefresh === "true",
     }),
   );
   render();
@@ -81,7 +85,7 @@ const pageHtml = (importMap: string) => `<!doctype html>
 </head>
 <body>
 <h1>Flagstaff from another origin</h1>
-<p>OpenFeature web SDK with the OFREP web provider, polling every ${POLL_MS} ms.</p>
+<p>OpenFeature web SDK with the OFREP web provider (<span id="mode">?</span>).</p>
 <p>Flag <code id="flag">?</code> for actor <code id="actor">?</code> is <strong id="value">loading…</strong></p>
 <p>Configuration changes seen: <span id="changes">0</span></p>
 <script type="module" src="/page.js"></script>
@@ -174,6 +178,8 @@ describe(`in Chromium: the OpenFeature web SDK on another origin [${dialect}]`, 
         flag: "banner",
         actor: "alice",
         pollInterval: String(POLL_MS),
+        // The server advertises an event stream; this test is about polling.
+        changeDetection: "polling",
       });
       await page.goto(`${site!.origin}/?${query}`);
       await expectPage(false, 0, "ofrep-web-1-initial.png");
@@ -185,6 +191,98 @@ describe(`in Chromium: the OpenFeature web SDK on another origin [${dialect}]`, 
       await expectPage(false, 2, "ofrep-web-3-off.png");
       // The first evaluation and one per change are 200; every other poll was answered 304.
       assert.match(polls.join(","), /^200(,304)+,200(,304)+,200(,304)+$/, explain());
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("with polling off, the event stream tells the provider to refetch, across origins, within seconds", {
+    timeout: 60_000,
+  }, async () => {
+    const api = server!;
+    const pushed = await createProject(api);
+    const key = (await createKey(api, pushed, "check")).key;
+    await api.request("POST", `/projects/${pushed}/flags/banner`, {});
+    const context = await browser!.newContext();
+    const page: Page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    const problems: string[] = [];
+    page.on("pageerror", (error) => problems.push(error.message));
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(message.text());
+    });
+    // Every bulk evaluation (with its query: an SSE-triggered refetch carries flagConfigEtag) and every
+    // event-stream connection, with their statuses.
+    const bulks: { status: number; query: URLSearchParams }[] = [];
+    const streams: { status: number; allowOrigin: string | null }[] = [];
+    page.on("response", async (response) => {
+      const url = new URL(response.url());
+      if (response.request().method() === "POST" && url.pathname === "/ofrep/v1/evaluate/flags") {
+        bulks.push({ status: response.status(), query: url.searchParams });
+      }
+      if (url.pathname === "/ofrep/v1/event-stream") {
+        streams.push({
+          status: response.status(),
+          allowOrigin: await response.headerValue("access-control-allow-origin"),
+        });
+      }
+    });
+    const explain = () =>
+      `bulk ${bulks.map((b) => `${b.status}?${b.query}`).join(",")}; streams ${JSON.stringify(streams)}; ` +
+      `page problems: ${problems.join(" | ") || "none"}`;
+    const showing = (value: boolean, changes: number) =>
+      page
+        .waitForFunction(
+          ([v, c]) => {
+            const s = (globalThis as unknown as { flagstaff?: PageState }).flagstaff;
+            return s?.ready === true && s.value === v && s.changes.length >= c;
+          },
+          [value, changes] as const,
+          { timeout: 5_000 },
+        )
+        .catch((error) => {
+          throw new Error(`the page never showed ${value} after ${changes} changes (${explain()}): ${error}`);
+        });
+
+    try {
+      const query = new URLSearchParams({
+        baseUrl: api.url,
+        key,
+        flag: "banner",
+        actor: "alice",
+        pollInterval: "0",
+        disableVisibilityRefresh: "true",
+      });
+      await page.goto(`${site!.origin}/?${query}`);
+      await showing(false, 0);
+      // Connected, cross-origin: the stream's first message makes the provider refetch once (a 304).
+      await waitFor(explain, () => streams.length === 1 && bulks.some((b) => b.query.has("flagConfigEtag")));
+      assert.deepEqual(streams, [{ status: 200, allowOrigin: site!.origin }]);
+      const before = bulks.length;
+
+      await api.request("PATCH", `/projects/${pushed}/flags/banner`, {
+        body: { status: "conditional", addActors: ["alice"] },
+      });
+      await showing(true, 1);
+      // The refetch that brought the change was the event's: it carries the message's etag as flagConfigEtag.
+      const refetches = bulks.slice(before);
+      assert.ok(refetches.length >= 1, explain());
+      assert.ok(
+        refetches.every((b) => b.query.has("flagConfigEtag")),
+        `only event-triggered refetches: ${explain()}`,
+      );
+      await page.screenshot({ path: join(SCREENSHOTS, "ofrep-web-4-pushed-on.png") });
+
+      await api.request("PATCH", `/projects/${pushed}/flags/banner`, { body: { status: "disabled" } });
+      await showing(false, 2);
+      const state = await page.evaluate(() => (globalThis as unknown as { flagstaff: PageState }).flagstaff);
+      assert.deepEqual(state.changes, [["banner"], ["banner"]], "one ConfigurationChanged per change");
+      assert.equal(streams.length, 1, `one connection throughout: ${explain()}`);
+      assert.ok(
+        bulks.every((b, i) => i === 0 || b.query.has("flagConfigEtag")),
+        `no polling, only the first evaluation and refetches the stream asked for: ${explain()}`,
+      );
       assert.deepEqual(problems, []);
     } finally {
       await context.close();
@@ -245,8 +343,12 @@ describe(`in Chromium: /docs over plain HTTP on a host name other than localhost
       await page.locator(".auth-wrapper button.authorize").click();
       const dialog = page.locator(".modal-ux");
       await dialog.locator("#auth-bearer-value").fill(checkKey);
-      await dialog.locator("button.authorize").click();
-      await dialog.locator("button.btn-done").click();
+      // The bearer scheme's form (the OFREP event stream's token scheme has its own).
+      await dialog
+        .locator("form", { has: page.locator("#auth-bearer-value") })
+        .locator("button.authorize")
+        .click();
+      await dialog.locator("button.btn-done").first().click();
 
       const check = page.locator(
         '.opblock:has(.opblock-summary-path[data-path="/projects/{projectId}/flags/{flagName}/check"])',

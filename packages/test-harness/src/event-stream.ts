@@ -10,8 +10,8 @@ export interface StreamEvent {
 }
 
 export interface OpenStreamOptions {
-  /** API key; defaults to the admin key. */
-  readonly key?: string;
+  /** API key; defaults to the admin key. Pass null to send no Authorization header (a token in the URL). */
+  readonly key?: string | null;
   readonly lastEventId?: string;
   readonly headers?: Record<string, string>;
 }
@@ -52,7 +52,7 @@ export class EventStreamClient {
     const response = await fetch(url, {
       headers: {
         accept: "text/event-stream",
-        authorization: `Bearer ${options.key ?? ADMIN_KEY}`,
+        ...(options.key === null ? {} : { authorization: `Bearer ${options.key ?? ADMIN_KEY}` }),
         ...(options.lastEventId === undefined ? {} : { "last-event-id": options.lastEventId }),
         ...(options.headers ?? {}),
       },

@@ -17,6 +17,11 @@ declare module "fastify" {
     access?: Access;
     /** false: the route's requests are not logged one by one (the check: logging would cost more than answering). */
     requestLogging?: boolean;
+    /**
+     * true: a request without a key header may present a stream token as `?token=` instead (the OFREP event
+     * stream, which a browser's EventSource opens without headers). See StreamTokens.
+     */
+    streamToken?: boolean;
   }
   interface FastifyRequest {
     principal?: Principal;
@@ -77,17 +82,37 @@ export function allows(
   return RANK[principal.role] >= RANK[access];
 }
 
+/** Checks tokens that stand for a key (stream tokens); answers the key's principal or undefined. */
+export interface TokenVerifier {
+  verify(token: string): Principal | undefined;
+}
+
+/** The `token` query parameter of a route that takes one, when the request sends no key header. */
+function presentedToken(request: FastifyRequest): string | undefined {
+  if (!request.routeOptions.config.streamToken) return undefined;
+  if (request.headers.authorization !== undefined || request.headers["x-api-key"] !== undefined) return undefined;
+  const token = (request.query as Record<string, unknown> | undefined)?.token;
+  return typeof token === "string" ? token : undefined;
+}
+
 /**
  * Authenticates every request against the key hashes in the snapshot (no database I/O), then
  * authorises it against the route's declared access and the project in its path.
  */
-export function authenticate(snapshot: Snapshot) {
+export function authenticate(snapshot: Snapshot, tokens?: TokenVerifier) {
   const hashOf = keyHasher();
   /** Throws the 401 or 403 a request deserves, or answers its principal (undefined for public routes). */
   const principalFor = (request: FastifyRequest): Principal | undefined => {
     const access = request.routeOptions.config.access;
     if (access === undefined || access === "public") return undefined;
-    const principal = snapshot.principal(hashOf(presentedKey(request)));
+    const token = presentedToken(request);
+    let principal: Principal | undefined;
+    if (token !== undefined) {
+      principal = tokens?.verify(token);
+      if (!principal) throw unauthorized("The stream token is malformed or expired, or its key has been revoked.");
+    } else {
+      principal = snapshot.principal(hashOf(presentedKey(request)));
+    }
     if (!principal) throw unauthorized("The API key is unknown or has been revoked.");
     const projectId = (request.params as { projectId?: string } | undefined)?.projectId;
     if (!allows(principal, access, projectId)) {

@@ -2,7 +2,16 @@ import cors from "@fastify/cors";
 import type { FastifyInstance } from "fastify";
 
 /** What a page may send: the key (either way the API takes it), JSON bodies, conditional requests. */
-const ALLOWED_HEADERS = ["Authorization", "Content-Type", "If-None-Match", "If-Match", "X-API-Key", "X-Request-Id"];
+const ALLOWED_HEADERS = [
+  "Authorization",
+  "Content-Type",
+  "If-None-Match",
+  "If-Match",
+  // EventSource sends it when it reconnects to an event stream.
+  "Last-Event-ID",
+  "X-API-Key",
+  "X-Request-Id",
+];
 /**
  * What a page may read beyond the basics. ETag above all: without it the OFREP web provider can never
  * send If-None-Match, so it never gets a 304 and reports a configuration change on every poll.

@@ -15,7 +15,17 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
           "Operations marked (extension) go beyond the original interface. Errors are RFC 9457 problem details.",
       },
       components: {
-        securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key: fsk_…" } },
+        securitySchemes: {
+          bearer: { type: "http", scheme: "bearer", description: "An API key: fsk_…" },
+          streamToken: {
+            type: "apiKey",
+            in: "query",
+            name: "token",
+            description:
+              "A short-lived OFREP event-stream token, taken from the bulk evaluation's eventStreams (browsers' " +
+              "EventSource cannot send headers). Opens that stream only.",
+          },
+        },
       },
       security: [{ bearer: [] }],
       tags: [

@@ -172,6 +172,28 @@ export class ChangeFeed {
     this.drain(stream);
   }
 
+  /**
+   * Resolves once the snapshot holds a stream at `version` or beyond, or after `timeoutMs` (a version
+   * that was never written must not hold a request for long); asks for a catch-up meanwhile.
+   */
+  reach(stream: string, version: number, timeoutMs: number): Promise<void> {
+    const reached = () => (this.snapshot.versions.get(stream) ?? 0) >= version;
+    if (reached()) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        unlisten();
+        resolve();
+      };
+      const check = (changed: string) => {
+        if (changed === stream && reached()) done();
+      };
+      const unlisten = this.snapshot.listen({ applied: (set) => check(set.stream), reloaded: check });
+      const timer = setTimeout(done, timeoutMs);
+      this.catchUpSoon(stream, version);
+    });
+  }
+
   /** Compares every stream's version with the database and catches up the ones behind. */
   async reconcile(): Promise<void> {
     const versions = await readStreamVersions(this.db);

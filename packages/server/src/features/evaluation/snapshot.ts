@@ -48,6 +48,13 @@ export class Snapshot {
     return this.keysByHash.get(keyHash);
   }
 
+  /** A valid key's principal and hash, by key id (for tokens derived from the key, such as stream tokens). */
+  keyById(keyId: string): { principal: Principal; hash: string } | undefined {
+    const hash = this.hashByKeyId.get(keyId);
+    const principal = hash === undefined ? undefined : this.keysByHash.get(hash);
+    return principal && hash !== undefined ? { principal, hash } : undefined;
+  }
+
   putKey(id: string, hash: string, role: Role, projectId: string | null, name: string): void {
     this.keysByHash.set(hash, { keyId: id, keyName: name, role, projectId });
     this.hashByKeyId.set(id, hash);

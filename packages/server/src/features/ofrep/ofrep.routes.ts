@@ -7,15 +7,34 @@ import { errorHandler, toAppError } from "../../http/problem.js";
 import { errorResponses } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import type { Checker } from "../evaluation/checker.js";
+import type { Snapshot } from "../evaluation/snapshot.js";
 import type { Metrics } from "../metrics/metrics.js";
+import type { ProjectStreams } from "../stream/project-streams.js";
 import {
   OfrepBulk,
   OfrepBulkFailure,
   OfrepConfiguration,
   OfrepEvaluation,
+  OfrepEventStream,
   OfrepFailure,
   OfrepRequest,
 } from "./ofrep.schemas.js";
+import type { StreamTokens } from "./stream-tokens.js";
+
+/** What the OFREP event stream needs besides the checker. */
+export interface OfrepStreaming {
+  readonly snapshot: Snapshot;
+  readonly streams: ProjectStreams;
+  readonly tokens: StreamTokens;
+  /**
+   * Resolves once this instance's snapshot holds the project at the version given, or after a short
+   * wait: a refetch an event stream asked for may reach another instance than the one that sent it.
+   */
+  awaitVersion(projectId: string, version: number): Promise<void>;
+}
+
+const EVENT_STREAM_PATH = "/ofrep/v1/event-stream";
+const VERSION = /^\d{1,15}$/;
 
 interface OfrepBody {
   context?: { targetingKey?: string; actorIds?: string[] };
@@ -41,11 +60,13 @@ const success = (key: string, evaluation: Evaluation) => ({
 /**
  * An ETag for a bulk answer: a digest of the project, the version of its evaluation state and the
  * context, so it changes when any flag's answer may change or the context does, and two projects never
- * share one (a key of one project presenting another's tag gets the full answer, never a 304).
+ * share one (a key of one project presenting another's tag gets the full answer, never a 304). The key
+ * and the stream-token window are in it too: the answer advertises an event stream with a token of that
+ * key, and a 304 must never leave a client holding an expired token (it gets a 200 with a fresh one).
  */
-function bulkTag(projectId: string, version: number, body: OfrepBody | undefined): string {
+function bulkTag(projectId: string, keyId: string, window: number, version: number, body: OfrepBody | undefined) {
   const digest = createHash("sha256")
-    .update(JSON.stringify([projectId, version, body?.context ?? {}]))
+    .update(JSON.stringify([projectId, version, body?.context ?? {}, keyId, window]))
     .digest("base64url")
     .slice(0, 32);
   return `"${digest}"`;
@@ -85,8 +106,11 @@ function ofrepErrors(single: boolean) {
   };
 }
 
-export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics): void {
-  for (const schema of [OfrepEvaluation, OfrepFailure, OfrepBulk, OfrepBulkFailure]) app.addSchema(schema);
+export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, streaming: OfrepStreaming): void {
+  for (const schema of [OfrepEvaluation, OfrepFailure, OfrepEventStream, OfrepBulk, OfrepBulkFailure]) {
+    app.addSchema(schema);
+  }
+  const { snapshot, streams, tokens } = streaming;
 
   app.post(
     "/ofrep/v1/evaluate/flags/:key",
@@ -130,7 +154,10 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics): 
         summary: "OFREP: evaluate every flag of the key's project (extension)",
         description:
           "Answers with an ETag; a request whose If-None-Match names it gets 304 until a flag of the project " +
-          "or the context changes.",
+          "or the context changes. `eventStreams` advertises the event stream (OFREP ADR-0008): a provider " +
+          "that follows it refetches when told to rather than polling. A refetch it sends with " +
+          "`flagConfigEtag` (the message's `etag`) is answered once this instance has that version, or after " +
+          "at most a second.",
         headers: Type.Object({ "if-none-match": Type.Optional(Type.String()) }),
         querystring: AnyQuery,
         body: OfrepRequest,
@@ -144,16 +171,85 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics): 
       },
     },
     (request, reply) => {
+      const principal = request.principal as NonNullable<typeof request.principal>;
+      const projectId = principal.projectId as string;
+      const wanted = (request.query as Record<string, unknown>).flagConfigEtag;
+      if (typeof wanted === "string" && VERSION.test(wanted)) {
+        const version = Number(wanted);
+        if (version > (snapshot.versions.get(projectId) ?? 0)) {
+          return streaming.awaitVersion(projectId, version).then(() => answerBulk(request, reply, principal.keyId));
+        }
+      }
+      return answerBulk(request, reply, principal.keyId);
+    },
+  );
+
+  function answerBulk(request: FastifyRequest, reply: FastifyReply, keyId: string) {
+    const projectId = request.principal?.projectId as string;
+    const body = request.body as OfrepBody;
+    const tag = bulkTag(projectId, keyId, tokens.window(), checker.evaluationVersionOf(projectId) ?? 0, body);
+    reply.header("etag", tag);
+    if (matches(request.headers["if-none-match"], tag)) return reply.code(304).send(null);
+    const flags = checker.checkAll(projectId, actorsOf(body)).map(({ name, evaluation }) => {
+      metrics.recordCheck(evaluation.enabled);
+      return success(name, evaluation);
+    });
+    const token = tokens.issue(keyId);
+    if (token === undefined) return reply.send({ flags });
+    const eventStreams = [{ type: "sse", endpoint: { requestUri: `${EVENT_STREAM_PATH}?token=${token}` } }];
+    return reply.send({ flags, eventStreams });
+  }
+
+  app.get(
+    EVENT_STREAM_PATH,
+    {
+      // The URL carries a token: requests to it are not logged one by one (ADR-0008: never log it).
+      config: { access: "evaluate", streamToken: true, requestLogging: false },
+      exposeHeadRoute: false,
+      schema: {
+        tags: ["openfeature"],
+        summary: "OFREP: hear when to refetch the bulk evaluation, as server-sent events (extension)",
+        description:
+          "The event stream the bulk evaluation advertises in `eventStreams` (OFREP ADR-0008). text/event-stream: " +
+          '`event: message`, `data: {"type":"refetchEvaluation","etag":"<version>"}`, `id` the project ' +
+          "version; sent on connecting (unless Last-Event-ID shows nothing was missed) and after each change " +
+          "that may change an answer; a comment every 15 s. It carries no flag value. Authenticate with the " +
+          "`token` the bulk evaluation gives (browsers' EventSource cannot send headers; valid 15 to 30 " +
+          "minutes, dies with its key), or with the key as Bearer or X-API-Key. It ends when the key is " +
+          "revoked, the project deleted or the server stops.",
+        security: [{ bearer: [] }, { streamToken: [] }],
+        querystring: Type.Object(
+          { token: Type.Optional(Type.String({ maxLength: 256, description: "A stream token from eventStreams" })) },
+          { additionalProperties: false },
+        ),
+        headers: Type.Object({
+          "last-event-id": Type.Optional(
+            Type.String({ maxLength: 64, description: "The id of the last event received, to resume after it" }),
+          ),
+        }),
+        response: {
+          200: {
+            description: "An event stream",
+            content: { "text/event-stream": { schema: Type.String() } },
+          },
+          ...errorResponses(400, 401, 403, 429, 500),
+        },
+      },
+    },
+    async (request, reply) => {
       const projectId = request.principal?.projectId as string;
-      const body = request.body as OfrepBody;
-      const tag = bulkTag(projectId, checker.evaluationVersionOf(projectId) ?? 0, body);
-      reply.header("etag", tag);
-      if (matches(request.headers["if-none-match"], tag)) return reply.code(304).send(null);
-      const flags = checker.checkAll(projectId, actorsOf(body)).map(({ name, evaluation }) => {
-        metrics.recordCheck(evaluation.enabled);
-        return success(name, evaluation);
+      const header = request.headers["last-event-id"];
+      const lastEventId = header !== undefined && VERSION.test(header) ? Number(header) : undefined;
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string>),
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-store",
+        "x-accel-buffering": "no",
       });
-      return reply.send({ flags });
+      raw.flushHeaders();
+      streams.openRefetch(raw, projectId, request.principal?.keyId ?? "", lastEventId);
     },
   );
 

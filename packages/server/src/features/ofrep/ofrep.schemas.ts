@@ -41,8 +41,39 @@ export const OfrepFailure = Type.Object(
   { $id: "OfrepFailure" },
 );
 
+/**
+ * A change-notification connection (OFREP ADR-0008). Flagstaff advertises one `sse` stream, as `endpoint`
+ * with only `requestUri`: the provider joins it to the origin of its configured base URL.
+ */
+export const OfrepEventStream = Type.Object(
+  {
+    type: Type.String({ description: "`sse`; providers ignore types they do not know" }),
+    url: Type.Optional(Type.String({ format: "uri" })),
+    endpoint: Type.Optional(
+      Type.Object({
+        origin: Type.Optional(Type.String({ format: "uri" })),
+        requestUri: Type.String({
+          pattern: "^/",
+          description: "Path and query of the event stream, a short-lived token in it: treat it as a secret",
+        }),
+      }),
+    ),
+    inactivityDelaySec: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { $id: "OfrepEventStream" },
+);
+
 export const OfrepBulk = Type.Object(
-  { flags: Type.Array(Type.Union([Type.Ref("OfrepEvaluation"), Type.Ref("OfrepFailure")])) },
+  {
+    flags: Type.Array(Type.Union([Type.Ref("OfrepEvaluation"), Type.Ref("OfrepFailure")])),
+    eventStreams: Type.Optional(
+      Type.Array(Type.Ref("OfrepEventStream"), {
+        description:
+          "Where to hear of changes: GET /ofrep/v1/event-stream with a stream token. A provider that follows " +
+          "it refetches on each refetchEvaluation message instead of polling.",
+      }),
+    ),
+  },
   { $id: "OfrepBulk" },
 );
 

@@ -13,7 +13,15 @@ export interface StreamLogger {
   warn(obj: object, msg: string): void;
 }
 
+/**
+ * What a stream sends. `state`: the project's evaluation state, then its changes (the project stream).
+ * `refetch`: only OFREP `refetchEvaluation` notifications, one whenever an answer may have changed (the
+ * OFREP event stream); the client then asks the bulk evaluation again.
+ */
+export type StreamKind = "state" | "refetch";
+
 interface Client {
+  readonly kind: StreamKind;
   readonly projectId: string;
   readonly keyId: string;
   readonly response: ServerResponse;
@@ -30,11 +38,18 @@ function withoutProject(change: ProjectChange & { projectId?: string }): Project
 }
 
 /**
- * The project streams (`GET /projects/{projectId}/stream`, server-sent events). Each starts with the
- * project's whole evaluation state (`snapshot`), or resumes from `Last-Event-ID` out of the change log,
- * then sends one `change` event per change set the snapshot applies to that project, its id the project
- * version: the same sets, in the same order, whether written here or on another instance. A stream ends
- * when its key is revoked, its project deleted, or the server shuts down.
+ * Every server-sent event stream of a project, and their lifecycle: heartbeats, slow clients, and the end
+ * of a stream when its key is revoked, its project deleted, or the server shuts down.
+ *
+ * Project streams (`GET /projects/{projectId}/stream`) start with the project's whole evaluation state
+ * (`snapshot`), or resume from `Last-Event-ID` out of the change log, then send one `change` event per
+ * change set the snapshot applies to that project, its id the project version: the same sets, in the
+ * same order, whether written here or on another instance.
+ *
+ * OFREP event streams (`GET /ofrep/v1/event-stream`) send a `refetchEvaluation` message, its id the project
+ * version, whenever a change set moves the project's evaluation version (what the bulk answer's ETag
+ * follows): on connecting, unless `Last-Event-ID` shows the client has seen the latest such change; after
+ * each such change; and when the project is read afresh.
  */
 export class ProjectStreams {
   private readonly clients = new Set<Client>();
@@ -66,9 +81,7 @@ export class ProjectStreams {
    * a snapshot; with one the log still holds, it replays what came after it first.
    */
   async open(response: ServerResponse, projectId: string, keyId: string, lastEventId: number | undefined) {
-    const client: Client = { projectId, keyId, response, version: 0, pending: undefined };
-    this.clients.add(client);
-    response.on("close", () => this.clients.delete(client));
+    const client = this.add("state", response, projectId, keyId);
     const current = this.snapshot.versions.get(projectId) ?? 0;
     if (lastEventId === undefined || lastEventId > current) {
       this.sendSnapshot(client);
@@ -91,12 +104,47 @@ export class ProjectStreams {
     for (const set of pending) this.send(client, set);
   }
 
+  /**
+   * Starts an OFREP event stream on a response whose headers are written. A client without `Last-Event-ID`
+   * is told to refetch at once: whatever changed between its bulk evaluation and this connection is then
+   * not missed (it costs one conditional request, answered 304 when nothing changed). A client that
+   * resumes is told only if an evaluation change came after its id (or the id is ahead of this instance).
+   */
+  openRefetch(response: ServerResponse, projectId: string, keyId: string, lastEventId: number | undefined): void {
+    const client = this.add("refetch", response, projectId, keyId);
+    const project = this.snapshot.projects.get(projectId);
+    if (!project) {
+      this.end(client);
+      return;
+    }
+    const current = this.snapshot.versions.get(projectId) ?? 0;
+    client.version = lastEventId ?? 0;
+    if (lastEventId === undefined || lastEventId > current || project.evaluationVersion > lastEventId) {
+      this.sendRefetch(client, current);
+    }
+  }
+
   /** Ends every stream (shutdown), so the server's close does not wait for them. */
   closeAll(): void {
     clearInterval(this.heartbeat);
     this.unlisten();
     for (const client of this.clients) client.response.end();
     this.clients.clear();
+  }
+
+  private add(kind: StreamKind, response: ServerResponse, projectId: string, keyId: string): Client {
+    const client: Client = { kind, projectId, keyId, response, version: 0, pending: undefined };
+    this.clients.add(client);
+    response.on("close", () => this.clients.delete(client));
+    return client;
+  }
+
+  /** The OFREP message: `event: message` always, the type inside the data (ADR-0008). */
+  private sendRefetch(client: Client, version: number): void {
+    client.version = version;
+    // The version doubles as `etag`, which the provider sends back as `flagConfigEtag` on the refetch.
+    const data = JSON.stringify({ type: "refetchEvaluation", etag: String(version) });
+    this.write(client, `id: ${version}\nevent: message\ndata: ${data}\n\n`);
   }
 
   private sendSnapshot(client: Client): void {
@@ -134,6 +182,13 @@ export class ProjectStreams {
         continue;
       }
       if (client.projectId !== set.stream) continue;
+      if (client.kind === "refetch") {
+        // The snapshot moved the project's evaluation version to this set's iff an answer may have changed.
+        if (this.snapshot.projects.get(client.projectId)?.evaluationVersion === set.version) {
+          this.sendRefetch(client, set.version);
+        }
+        continue;
+      }
       if (client.pending) client.pending.push(set);
       else this.send(client, set);
     }
@@ -142,7 +197,11 @@ export class ProjectStreams {
   /** The snapshot read a project afresh (it missed changes the log no longer has): start its streams over. */
   private reloaded(stream: string): void {
     for (const client of this.clients) {
-      if (client.projectId === stream && !client.pending) this.sendSnapshot(client);
+      if (client.projectId !== stream || client.pending) continue;
+      if (client.kind === "refetch") {
+        if (this.snapshot.projects.has(stream)) this.sendRefetch(client, this.snapshot.versions.get(stream) ?? 0);
+        else this.end(client);
+      } else this.sendSnapshot(client);
     }
   }
 
