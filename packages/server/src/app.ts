@@ -73,6 +73,8 @@ const FEED_PRUNE_EVERY_MS = 10 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Longest an OFREP refetch waits for the version its event stream named to reach this instance. */
 const OFREP_FRESHNESS_WAIT_MS = 1000;
+/** How long shutdown waits for requests in flight before it cuts the connections still open. */
+const SHUTDOWN_GRACE_MS = 5000;
 /** Finished webhook deliveries are kept this long for the deliveries list, then pruned. */
 const DELIVERY_RETENTION_MS = 30 * DAY_MS;
 /** An incoming X-Request-Id is kept when it looks like an id (so logs can follow a request across services). */
@@ -354,7 +356,12 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       app.server.keepAliveTimeout = 1;
       // Streams never end by themselves: end them, or closing would wait for them.
       streams.closeAll();
+      // A connection the server still counts as busy after this grace (seen: a fetch client that aborted
+      // a stream leaves one) is cut rather than allowed to hold the shutdown forever.
+      const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      cut.unref();
       await app.close();
+      clearTimeout(cut);
       await dispatcher.stop();
       await listener?.stop();
       try {

@@ -6,6 +6,19 @@ import type { ChangeSet } from "../evaluation/changes.js";
 import { readChangeSetsSince } from "../evaluation/feed.repository.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 
+/**
+ * Ends a stream and closes its connection. A stream's connection carries nothing else, and a client that
+ * stopped reading without closing (fetch's abort can leave the socket open) would otherwise keep it open,
+ * and with it the server's shutdown, which waits for connections with a response in progress.
+ */
+function finish(response: ServerResponse): void {
+  response.end();
+  response.socket?.destroySoon();
+  // A peer that reads nothing never lets destroySoon finish: give it a moment, then cut it.
+  const socket = response.socket;
+  if (socket) setTimeout(() => socket.destroy(), 1000).unref();
+}
+
 /** A stream whose unsent output grows past this is closed: its client reconnects and resumes. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
@@ -128,7 +141,7 @@ export class ProjectStreams {
   closeAll(): void {
     clearInterval(this.heartbeat);
     this.unlisten();
-    for (const client of this.clients) client.response.end();
+    for (const client of this.clients) finish(client.response);
     this.clients.clear();
   }
 
@@ -150,7 +163,7 @@ export class ProjectStreams {
   private sendSnapshot(client: Client): void {
     const project = this.snapshot.projects.get(client.projectId);
     if (!project) {
-      client.response.end();
+      this.end(client);
       return;
     }
     client.version = this.snapshot.versions.get(client.projectId) ?? 0;
@@ -215,6 +228,6 @@ export class ProjectStreams {
 
   private end(client: Client): void {
     this.clients.delete(client);
-    client.response.end();
+    finish(client.response);
   }
 }
