@@ -59,3 +59,14 @@ export type {
   WebhookEventPattern,
   WebhookPayload,
 } from "./types.js";
+export {
+  createLocalEvaluator,
+  type LocalChange,
+  type LocalEvaluation,
+  type LocalEvaluationErrorCode,
+  LocalEvaluator,
+  type LocalEvaluatorError,
+  type LocalEvaluatorEvents,
+  type LocalEvaluatorOptions,
+  type LocalEvaluatorStatus,
+} from "./local-evaluator.js";
