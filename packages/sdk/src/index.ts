@@ -66,3 +66,14 @@ export type {
   WhoAmI,
   WriteOptions,
 } from "./types.js";
+export {
+  createLocalEvaluator,
+  type LocalChange,
+  type LocalEvaluation,
+  type LocalEvaluationErrorCode,
+  LocalEvaluator,
+  type LocalEvaluatorError,
+  type LocalEvaluatorEvents,
+  type LocalEvaluatorOptions,
+  type LocalEvaluatorStatus,
+} from "./local-evaluator.js";

@@ -1,0 +1,635 @@
+import {
+  type Evaluation,
+  evaluate as evaluateFlag,
+  type FlagState,
+  isProjectChange,
+  type ProjectChange,
+  ProjectState,
+  type ProjectStateJSON,
+} from "@flagstaff/core";
+import { FlagstaffError, isProblemDetails } from "./errors.js";
+import { readEventStream, type StreamEnd, type StreamMessage } from "./event-stream.js";
+import type { FetchLike } from "./http.js";
+
+/** Options of a local evaluator. */
+export interface LocalEvaluatorOptions {
+  /** Where the server listens, e.g. `http://127.0.0.1:8080`; a path prefix is kept. */
+  url: string;
+  /** A project key of role `read` (or `write`, or an admin key): the state carries targeting data. */
+  key: string;
+  /** The project to follow. */
+  projectId: string;
+  /** The fetch to use (default `globalThis.fetch`); it must stream response bodies. */
+  fetch?: FetchLike;
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string>;
+  /** Uniform numbers in [0, 1) for the call rollout (default `Math.random`). */
+  random?: () => number;
+  /** First reconnection delay, doubled after each failure, with jitter (default 500). */
+  retryDelayMs?: number;
+  /** Longest reconnection delay (default 30000). */
+  maxRetryDelayMs?: number;
+  /** Milliseconds to wait for the stream's headers (default 10000). */
+  connectTimeoutMs?: number;
+  /** A stream silent this long is dead and is reopened; the server comments every 15 s (default 45000). */
+  idleTimeoutMs?: number;
+  /** A stream that ends sooner than this after it opened counts as cut short by something on the way (default 5000). */
+  shortStreamMs?: number;
+  /** After this many streams in a row are blocked or cut short, poll instead (default 3). */
+  pollAfterFailures?: number;
+  /** Milliseconds between polls in polling mode (default 30000). */
+  pollIntervalMs?: number;
+  /** How long one poll waits for the first event before it takes "nothing new" for an answer (default 3000). */
+  pollWindowMs?: number;
+  /** In polling mode, try streaming again after this many polls (default 10). */
+  streamRetryPolls?: number;
+}
+
+/**
+ * Where a local evaluator stands. `connecting`: no stream yet; `streaming`: following the stream;
+ * `reconnecting`: the stream dropped, waiting to resume; `polling`: streaming is blocked on the way, the
+ * stream is reopened briefly every `pollIntervalMs`; `stopped`: a fatal error (see `error`); `closed`.
+ */
+export type LocalEvaluatorStatus = "connecting" | "streaming" | "reconnecting" | "polling" | "stopped" | "closed";
+
+/** What the `change` event carries: the new version and the names of the flags that may answer differently. */
+export interface LocalChange {
+  readonly version: number;
+  readonly flags: readonly string[];
+  /** True when a fresh snapshot replaced the state (the place could not be resumed). */
+  readonly snapshot: boolean;
+}
+
+/** What the `error` event carries. A fatal error stops the evaluator; others are retried. */
+export interface LocalEvaluatorError {
+  readonly error: FlagstaffError;
+  readonly fatal: boolean;
+}
+
+/** The events of a local evaluator and what their listeners get. */
+export interface LocalEvaluatorEvents {
+  change: LocalChange;
+  status: LocalEvaluatorStatus;
+  error: LocalEvaluatorError;
+}
+
+/** Why a local evaluation could not be made; the names are OpenFeature's (and OFREP's) error codes. */
+export type LocalEvaluationErrorCode = "FLAG_NOT_FOUND" | "PROVIDER_NOT_READY" | "INVALID_CONTEXT";
+
+/** A local evaluation: the server's answer and reason, or `enabled: false` with reason `ERROR` and why. */
+export type LocalEvaluation =
+  | Evaluation
+  | {
+      readonly enabled: false;
+      readonly reason: "ERROR";
+      readonly errorCode: LocalEvaluationErrorCode;
+      readonly errorMessage: string;
+    };
+
+// The server's pattern for actor ids refuses Unicode's control characters (Cc: C0, DEL and C1).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
+const MAX_ACTORS = 100;
+
+/** The server's rule for actor ids (docs/api.md, Limits), so that a local answer is one the server would give. */
+function actorIdProblem(actorIds: unknown): string | undefined {
+  if (!Array.isArray(actorIds)) return "actorIds must be an array of strings.";
+  if (actorIds.length > MAX_ACTORS) return `At most ${MAX_ACTORS} actor ids.`;
+  for (const id of actorIds) {
+    if (typeof id !== "string") return "actorIds must be an array of strings.";
+    const length = [...id].length;
+    if (length < 1 || length > 256 || CONTROL.test(id) || id === "." || id === "..") {
+      return `${JSON.stringify(id)} is not an actor id (1–256 characters, no control characters, other than . and ..).`;
+    }
+  }
+  return undefined;
+}
+
+/** An error that stops the evaluator (an unknown state format or change kind). */
+class FatalStreamError extends Error {}
+
+/** Everything evaluation sees of one flag, as text, to tell which flags a fresh snapshot changed. */
+function signature(state: ProjectState, flag: FlagState): string {
+  const sorted = (values: Iterable<string>) => [...values].sort().join("\u0001");
+  const segments = [...flag.segments]
+    .sort()
+    .map((id) => `${id}=${sorted(state.segmentMembers.get(id) ?? [])}`)
+    .join("\u0002");
+  return [flag.status, flag.percentageActors, flag.percentageCalls, sorted(flag.actors), segments].join("\u0003");
+}
+
+/** Names of the flags that answer differently in `after` than in `before`. */
+function changedFlags(before: ProjectState, after: ProjectState): string[] {
+  const out: string[] = [];
+  for (const [name, flag] of after.flagsByName) {
+    const old = before.flagsByName.get(name);
+    if (!old || old.id !== flag.id || signature(before, old) !== signature(after, flag)) out.push(name);
+  }
+  for (const name of before.flagsByName.keys()) if (!after.flagsByName.has(name)) out.push(name);
+  return out.sort();
+}
+
+function parseData(message: StreamMessage): Record<string, unknown> {
+  const data: unknown = JSON.parse(message.data);
+  if (typeof data !== "object" || data === null || typeof (data as { version?: unknown }).version !== "number") {
+    throw new Error(`a ${message.event} event without a version`);
+  }
+  return data as Record<string, unknown>;
+}
+
+/**
+ * Evaluates a project's flags in this process: it loads the project's state from the stream
+ * (`GET /projects/{projectId}/stream`), follows its changes, and answers `evaluate` synchronously from
+ * memory with the server's own rules (`evaluate` and `ProjectState` from `@flagstaff/core`). The call
+ * rollout is drawn here. Create one with `createLocalEvaluator`; it starts at once.
+ */
+export class LocalEvaluator {
+  private state: ProjectState | undefined;
+  private currentVersion = 0;
+  private currentStatus: LocalEvaluatorStatus = "connecting";
+  private fatal: FlagstaffError | undefined;
+  private lastError: FlagstaffError | undefined;
+  /** Whether the next request may resume from `version` (false after the stream sent something unexpected). */
+  private stateForResume = true;
+  private readonly listeners = new Map<keyof LocalEvaluatorEvents, Set<(value: never) => void>>();
+  private readonly readyPromise: Promise<void>;
+  private settleReady: (error?: Error) => void = () => {};
+  private readonly attempt = new AbortController();
+  private wake: (() => void) | undefined;
+  private sleepTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly streamUrl: string;
+  private readonly fetchImpl: FetchLike;
+  private readonly random: () => number;
+  private readonly settings: Required<
+    Omit<LocalEvaluatorOptions, "url" | "key" | "projectId" | "fetch" | "headers" | "random">
+  >;
+  private readonly running: Promise<void>;
+
+  /** Prefer `createLocalEvaluator(options)`. Starts following the project at once. */
+  constructor(private readonly options: LocalEvaluatorOptions) {
+    for (const name of ["url", "key", "projectId"] as const) {
+      if (typeof options?.[name] !== "string" || options[name] === "") {
+        throw new TypeError(`createLocalEvaluator needs ${name === "url" ? "a url" : `a ${name}`}`);
+      }
+    }
+    this.streamUrl = `${options.url.replace(/\/+$/, "")}/projects/${encodeURIComponent(options.projectId)}/stream`;
+    this.fetchImpl = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
+    this.random = options.random ?? Math.random;
+    this.settings = {
+      retryDelayMs: options.retryDelayMs ?? 500,
+      maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000,
+      connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+      idleTimeoutMs: options.idleTimeoutMs ?? 45_000,
+      shortStreamMs: options.shortStreamMs ?? 5000,
+      pollAfterFailures: options.pollAfterFailures ?? 3,
+      pollIntervalMs: options.pollIntervalMs ?? 30_000,
+      pollWindowMs: options.pollWindowMs ?? 3000,
+      streamRetryPolls: options.streamRetryPolls ?? 10,
+    };
+    this.readyPromise = new Promise<void>((resolve, reject) => {
+      this.settleReady = (error) => {
+        this.settleReady = () => {};
+        if (error) reject(error);
+        else resolve();
+      };
+    });
+    // ready() hands out its own promises; this one must not count as an unhandled rejection.
+    this.readyPromise.catch(() => {});
+    this.running = this.run();
+  }
+
+  /** The project version the state is at (0 until the first snapshot). */
+  get version(): number {
+    return this.currentVersion;
+  }
+
+  /** Where the evaluator stands: connecting, streaming, reconnecting, polling, stopped or closed. */
+  get status(): LocalEvaluatorStatus {
+    return this.currentStatus;
+  }
+
+  /** Whether the first snapshot has arrived, so that evaluations answer. */
+  get isReady(): boolean {
+    return this.state !== undefined;
+  }
+
+  /** The error that stopped the evaluator (401/403 on a revoked key, 404, an unknown state format), if any. */
+  get error(): FlagstaffError | undefined {
+    return this.fatal;
+  }
+
+  /**
+   * Resolves once the first snapshot is loaded. Rejects with the fatal error if the evaluator stops first,
+   * with code `closed` if it is closed first, and with code `timeout` after `timeoutMs` (if given; the
+   * evaluator goes on trying).
+   */
+  ready(timeoutMs?: number): Promise<void> {
+    if (timeoutMs === undefined || !(timeoutMs > 0) || !Number.isFinite(timeoutMs)) return this.readyPromise;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(
+          new FlagstaffError({
+            status: 0,
+            code: "timeout",
+            detail: `No snapshot from ${this.streamUrl} within ${timeoutMs} ms${this.lastError ? ` (last error: ${this.lastError.message})` : ""}.`,
+          }),
+        );
+      }, timeoutMs);
+      this.readyPromise.then(resolve, reject).finally(() => clearTimeout(timer));
+    });
+  }
+
+  /** Listens to an event; answers a function that removes the listener. A listener's exception is rethrown outside the evaluator. */
+  on<E extends keyof LocalEvaluatorEvents>(event: E, listener: (value: LocalEvaluatorEvents[E]) => void): () => void {
+    let set = this.listeners.get(event);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(event, set);
+    }
+    const entry = listener as (value: never) => void;
+    set.add(entry);
+    return () => {
+      this.listeners.get(event)?.delete(entry);
+    };
+  }
+
+  /**
+   * Evaluates a flag for actors (any one enables it), synchronously, with the server's rules: the same
+   * `enabled` and reason as the server's check and OFREP. Never throws: an unknown flag, a state not
+   * loaded yet, or actor ids the server would refuse answer `enabled: false`, reason `ERROR` and an
+   * `errorCode`. After a stop or `close()` it answers from the last state it had.
+   */
+  evaluate(flagName: string, actorIds: readonly string[] = []): LocalEvaluation {
+    const state = this.state;
+    if (!state) {
+      return {
+        enabled: false,
+        reason: "ERROR",
+        errorCode: "PROVIDER_NOT_READY",
+        errorMessage: this.fatal
+          ? `The local evaluator stopped before it loaded the state: ${this.fatal.message}`
+          : "The local evaluator has not loaded the project's state yet (await ready()).",
+      };
+    }
+    const problem = actorIdProblem(actorIds);
+    if (problem !== undefined)
+      return { enabled: false, reason: "ERROR", errorCode: "INVALID_CONTEXT", errorMessage: problem };
+    const flag = typeof flagName === "string" ? state.flagsByName.get(flagName) : undefined;
+    if (!flag) {
+      return {
+        enabled: false,
+        reason: "ERROR",
+        errorCode: "FLAG_NOT_FOUND",
+        errorMessage: `Flag ${JSON.stringify(flagName)} does not exist.`,
+      };
+    }
+    return evaluateFlag(flag, actorIds, state.isMember, this.random);
+  }
+
+  /** Whether a flag is on for any of the actors: `evaluate(...).enabled` (false for an unknown flag). */
+  isEnabled(flagName: string, actorIds: readonly string[] = []): boolean {
+    return this.evaluate(flagName, actorIds).enabled;
+  }
+
+  /** The names of the project's flags, in order (empty until ready). */
+  flagNames(): readonly string[] {
+    return this.state?.flagNamesInOrder() ?? [];
+  }
+
+  /** Stops following the project: the connection and every timer go. Evaluations go on answering the last state. */
+  async close(): Promise<void> {
+    if (this.currentStatus !== "closed") {
+      this.setStatus("closed");
+      this.settleReady(new FlagstaffError({ status: 0, code: "closed", detail: "The local evaluator was closed." }));
+      this.attempt.abort();
+      this.interruptSleep();
+    }
+    await this.running;
+    this.listeners.clear();
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+
+  private get done(): boolean {
+    return this.currentStatus === "closed" || this.currentStatus === "stopped";
+  }
+
+  private emit<E extends keyof LocalEvaluatorEvents>(event: E, value: LocalEvaluatorEvents[E]): void {
+    for (const listener of [...(this.listeners.get(event) ?? [])]) {
+      try {
+        (listener as (value: LocalEvaluatorEvents[E]) => void)(value);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+
+  private setStatus(status: LocalEvaluatorStatus): void {
+    if (this.currentStatus === status || this.currentStatus === "closed") return;
+    this.currentStatus = status;
+    this.emit("status", status);
+  }
+
+  private report(error: FlagstaffError): void {
+    this.lastError = error;
+    this.emit("error", { error, fatal: false });
+  }
+
+  private stop(error: FlagstaffError): void {
+    if (this.done) return;
+    this.fatal = error;
+    this.setStatus("stopped");
+    this.settleReady(error);
+    this.emit("error", { error, fatal: true });
+  }
+
+  private headers(): Record<string, string> {
+    return {
+      ...(this.options.headers ?? {}),
+      accept: "text/event-stream",
+      authorization: `Bearer ${this.options.key}`,
+      ...(this.state && this.stateForResume ? { "last-event-id": String(this.currentVersion) } : {}),
+    };
+  }
+
+  /** Waits, unless `close()` comes first. */
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = resolve;
+      this.sleepTimer = setTimeout(resolve, ms);
+    });
+  }
+
+  private interruptSleep(): void {
+    if (this.sleepTimer !== undefined) clearTimeout(this.sleepTimer);
+    this.sleepTimer = undefined;
+    this.wake?.();
+    this.wake = undefined;
+  }
+
+  /** Exponential backoff with jitter: between half and all of retryDelayMs × 2^failures, capped. */
+  private backoff(failures: number): number {
+    const { retryDelayMs, maxRetryDelayMs } = this.settings;
+    const ceiling = Math.min(maxRetryDelayMs, retryDelayMs * 2 ** Math.min(failures, 30));
+    return ceiling / 2 + Math.random() * (ceiling / 2);
+  }
+
+  /** The error a stream's end means, and whether it is fatal; undefined for a normal end. */
+  private classify(end: StreamEnd): { error: FlagstaffError; fatal: boolean } | undefined {
+    const base = { method: "GET", url: this.streamUrl };
+    switch (end.kind) {
+      case "ended":
+      case "aborted":
+        return undefined;
+      case "idle":
+        return {
+          fatal: false,
+          error: new FlagstaffError({
+            ...base,
+            status: 0,
+            code: "timeout",
+            detail: `The stream ${this.streamUrl} was silent for ${this.settings.idleTimeoutMs} ms.`,
+          }),
+        };
+      case "timeout":
+        return {
+          fatal: false,
+          error: new FlagstaffError({
+            ...base,
+            status: 0,
+            code: "timeout",
+            detail: `No answer from ${this.streamUrl} within ${this.settings.connectTimeoutMs} ms.`,
+          }),
+        };
+      case "network": {
+        const cause = end.error instanceof Error ? end.error : undefined;
+        const inner = cause?.cause instanceof Error ? `: ${cause.cause.message}` : "";
+        return {
+          fatal: false,
+          error: new FlagstaffError({
+            ...base,
+            status: 0,
+            code: "network_error",
+            detail: `GET ${this.streamUrl} failed: ${cause?.message ?? String(end.error)}${inner}`,
+            cause: end.error,
+          }),
+        };
+      }
+      case "not_event_stream":
+        return {
+          fatal: false,
+          error: new FlagstaffError({
+            ...base,
+            status: end.status,
+            code: "stream_blocked",
+            detail: `GET ${this.streamUrl} answered ${end.status} with ${JSON.stringify(end.contentType)}, not an event stream: something on the way blocks streaming.`,
+          }),
+        };
+      case "failed":
+        if (end.error instanceof FatalStreamError) {
+          return {
+            fatal: true,
+            error: new FlagstaffError({ ...base, status: 0, code: "unsupported_format", detail: end.error.message }),
+          };
+        }
+        return {
+          fatal: false,
+          error: new FlagstaffError({
+            ...base,
+            status: 0,
+            code: "invalid_response",
+            detail: `The stream sent something unexpected (${end.error instanceof Error ? end.error.message : String(end.error)}); starting over from a snapshot.`,
+            cause: end.error,
+          }),
+        };
+      case "http": {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(end.body);
+        } catch {
+          // not JSON
+        }
+        const problem = isProblemDetails(parsed) ? parsed : undefined;
+        const error = new FlagstaffError({
+          ...base,
+          status: end.status,
+          code: problem?.code ?? "http_error",
+          detail:
+            typeof problem?.detail === "string" ? problem.detail : `GET ${this.streamUrl} answered ${end.status}.`,
+          problem,
+        });
+        // 401/403: the key was revoked or may not read the project; 404: no such project (or no stream here).
+        const fatal = end.status === 401 || end.status === 403 || end.status === 404 || end.status === 400;
+        return { fatal, error };
+      }
+    }
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0; // for the backoff
+    let blocked = 0; // streams in a row blocked or cut short
+    while (!this.done) {
+      if (blocked >= this.settings.pollAfterFailures) {
+        blocked = await this.poll();
+        continue;
+      }
+      let openedAt: number | undefined;
+      let received = false;
+      const end = await readEventStream({
+        url: this.streamUrl,
+        headers: this.headers(),
+        fetch: this.fetchImpl,
+        signal: this.attempt.signal,
+        connectTimeoutMs: this.settings.connectTimeoutMs,
+        idleTimeoutMs: this.settings.idleTimeoutMs,
+        onOpen: () => {
+          openedAt = Date.now();
+          this.setStatus("streaming");
+        },
+        onMessage: (message) => {
+          this.handle(message);
+          received = true;
+        },
+      });
+      if (this.done) break;
+      const problem = this.classify(end);
+      if (problem?.fatal) {
+        this.stop(problem.error);
+        break;
+      }
+      if (received) failures = 0;
+      const cutShort = openedAt !== undefined && Date.now() - openedAt < this.settings.shortStreamMs;
+      if (end.kind === "not_event_stream" || (cutShort && end.kind !== "failed")) blocked++;
+      else if (openedAt !== undefined) blocked = 0;
+      // Start over from a snapshot: the state can no longer be trusted.
+      if (end.kind === "failed") this.stateForResume = false;
+      if (problem) this.report(problem.error);
+      this.setStatus("reconnecting");
+      if (blocked >= this.settings.pollAfterFailures) continue;
+      await this.sleep(received && !cutShort ? this.backoff(0) : this.backoff(failures++));
+    }
+  }
+
+  /**
+   * Polling mode: reopens the stream every `pollIntervalMs`, takes what it sends at once (the changes since
+   * `version`, or a snapshot) and closes it. After `streamRetryPolls` polls it answers 0, to try streaming.
+   */
+  private async poll(): Promise<number> {
+    this.setStatus("polling");
+    for (let polls = 0; polls < this.settings.streamRetryPolls && !this.done; polls++) {
+      const window = new AbortController();
+      const onClose = () => window.abort();
+      this.attempt.signal.addEventListener("abort", onClose, { once: true });
+      let quiet: ReturnType<typeof setTimeout> | undefined;
+      const windowTimer = setTimeout(() => window.abort(), this.settings.connectTimeoutMs + this.settings.pollWindowMs);
+      let openTimer: ReturnType<typeof setTimeout> | undefined;
+      const end = await readEventStream({
+        url: this.streamUrl,
+        headers: this.headers(),
+        fetch: this.fetchImpl,
+        signal: window.signal,
+        connectTimeoutMs: this.settings.connectTimeoutMs,
+        idleTimeoutMs: 0,
+        onOpen: () => {
+          openTimer = setTimeout(() => window.abort(), this.settings.pollWindowMs);
+        },
+        onMessage: (message) => {
+          this.handle(message);
+          // What the server has at once comes in one burst: close shortly after it.
+          if (quiet !== undefined) clearTimeout(quiet);
+          quiet = setTimeout(() => window.abort(), 200);
+        },
+      });
+      clearTimeout(windowTimer);
+      if (openTimer !== undefined) clearTimeout(openTimer);
+      if (quiet !== undefined) clearTimeout(quiet);
+      this.attempt.signal.removeEventListener("abort", onClose);
+      if (this.done) break;
+      const problem = this.classify(end);
+      if (problem?.fatal) {
+        this.stop(problem.error);
+        break;
+      }
+      if (end.kind === "failed") this.stateForResume = false;
+      if (problem) this.report(problem.error);
+      await this.sleep(this.settings.pollIntervalMs);
+    }
+    return 0;
+  }
+
+  /** Applies one event of the stream. Throws on anything it cannot trust (the stream then starts over). */
+  private handle(message: StreamMessage): void {
+    if (this.currentStatus === "closed") return;
+    if (message.event === "snapshot") {
+      const data = parseData(message);
+      const json = data.state as ProjectStateJSON;
+      let next: ProjectState;
+      try {
+        next = ProjectState.fromJSON(json);
+      } catch (error) {
+        throw new FatalStreamError(
+          `The stream sent a state this SDK cannot read (${error instanceof Error ? error.message : String(error)}); update @flagstaff/sdk.`,
+        );
+      }
+      const previous = this.state;
+      this.state = next;
+      this.currentVersion = data.version as number;
+      this.stateForResume = true;
+      this.settleReady();
+      if (previous) {
+        const flags = changedFlags(previous, next);
+        if (flags.length > 0) this.emit("change", { version: this.currentVersion, flags, snapshot: true });
+      }
+      return;
+    }
+    if (message.event !== "change") return;
+    const state = this.state;
+    if (!state || !this.stateForResume) throw new Error("a change before any snapshot");
+    const data = parseData(message);
+    const version = data.version as number;
+    if (version <= this.currentVersion) return;
+    const changes = data.changes as { kind: string }[];
+    if (!Array.isArray(changes)) throw new Error("a change event without changes");
+    const unknown = changes.find((change) => !isProjectChange(change));
+    if (unknown) {
+      throw new FatalStreamError(
+        `The stream sent a change of kind ${JSON.stringify(unknown.kind)}, which this SDK does not know; update @flagstaff/sdk.`,
+      );
+    }
+    const flags = new Set<string>();
+    for (const change of changes as ProjectChange[]) {
+      const touched = this.flagsTouched(state, change);
+      if (state.apply(change)) for (const name of touched) flags.add(name);
+    }
+    this.currentVersion = version;
+    if (flags.size > 0) this.emit("change", { version, flags: [...flags].sort(), snapshot: false });
+  }
+
+  /** The flags a change may make answer differently, read before it is applied. */
+  private flagsTouched(state: ProjectState, change: ProjectChange): string[] {
+    switch (change.kind) {
+      case "flag.upserted":
+        return [change.flag.name];
+      case "flag.deleted": {
+        const name = state.flagsById.get(change.id)?.name;
+        return name === undefined ? [] : [name];
+      }
+      case "segment.members":
+      case "segment.deleted":
+        return [...state.flagsById.values()]
+          .filter((flag) => flag.segments.has(change.segmentId))
+          .map((flag) => flag.name);
+    }
+  }
+}
+
+/**
+ * Starts evaluating a project's flags in this process: loads the state from the project stream, follows
+ * it, reconnects with backoff and `Last-Event-ID`, and polls when streaming is blocked. `await
+ * evaluator.ready()` before the first evaluation; `close()` when done.
+ */
+export function createLocalEvaluator(options: LocalEvaluatorOptions): LocalEvaluator {
+  return new LocalEvaluator(options);
+}
