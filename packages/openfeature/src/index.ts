@@ -1,1 +1,2 @@
+export { FlagstaffInProcessProvider, type FlagstaffInProcessProviderOptions } from "./in-process.js";
 export { FlagstaffProvider, type FlagstaffProviderOptions } from "./provider.js";

@@ -57,7 +57,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** The actors of an evaluation context: `targetingKey` and the optional `actorIds` list, checked for type only. */
-function actorsOf(context: EvaluationContext): OfrepContext {
+export function actorsOf(context: EvaluationContext): OfrepContext {
   const out: OfrepContext = {};
   const { targetingKey, actorIds } = context as { targetingKey?: unknown; actorIds?: unknown };
   if (targetingKey !== undefined) {
@@ -71,6 +71,13 @@ function actorsOf(context: EvaluationContext): OfrepContext {
     out.actorIds = [...actorIds];
   }
   return out;
+}
+
+/** Flagstaff flags are boolean: evaluating one as another type is a TYPE_MISMATCH. */
+export function typeMismatch(flagKey: string, type: string): TypeMismatchError {
+  return new TypeMismatchError(
+    `Flagstaff flags are boolean; ${JSON.stringify(flagKey)} cannot be evaluated as ${type === "object" ? "an" : "a"} ${type}.`,
+  );
 }
 
 /** The primitive entries of the server's `metadata`, which is what OpenFeature's flag metadata may hold. */
@@ -241,9 +248,7 @@ export class FlagstaffProvider implements Provider {
   }
 
   private typeMismatch(flagKey: string, type: string): TypeMismatchError {
-    return new TypeMismatchError(
-      `Flagstaff flags are boolean; ${JSON.stringify(flagKey)} cannot be evaluated as ${type === "object" ? "an" : "a"} ${type}.`,
-    );
+    return typeMismatch(flagKey, type);
   }
 
   private settings() {
