@@ -254,7 +254,10 @@ describe(`the web console in Chromium [${dialect}]`, { skip: browserSkip }, () =
           "conditional",
           async () => (await api("GET", `/projects/${project}/flags/${flag}`)).body.status === "conditional",
         );
-        assert.equal(await status.getByRole("radio", { name: /Conditional/ }).isChecked(), true);
+        // The page shows it once its own answer is in, which may come after the API already has it.
+        await waitFor("the Conditional radio checked", () =>
+          status.getByRole("radio", { name: /Conditional/ }).isChecked(),
+        );
 
         const options = await page.getByLabel("Percentage of actors").locator("option").allInnerTexts();
         assert.deepEqual(options, ["0%", "1%", "2%", "5%", "10%", "25%", "50%", "75%", "100%"]);
