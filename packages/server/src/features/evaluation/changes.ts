@@ -1,4 +1,4 @@
-import type { FlagStatus } from "@flagstaff/core";
+import type { ProjectChange } from "@flagstaff/core";
 
 /** Roles a key can hold; admin keys belong to no project. */
 export type Role = "admin" | "write" | "read" | "check";
@@ -23,30 +23,9 @@ export type Change =
       readonly projectId: string | null;
     }
   | { readonly kind: "key.deleted"; readonly id: string }
-  | {
-      readonly kind: "flag.upserted";
-      readonly projectId: string;
-      readonly flag: {
-        readonly id: string;
-        readonly name: string;
-        readonly status: FlagStatus;
-        readonly percentageActors: number;
-        readonly percentageCalls: number;
-      };
-      readonly addActors: readonly string[];
-      readonly removeActors: readonly string[];
-      readonly addSegments: readonly string[];
-      readonly removeSegments: readonly string[];
-    }
-  | { readonly kind: "flag.deleted"; readonly projectId: string; readonly id: string }
-  | {
-      readonly kind: "segment.members";
-      readonly projectId: string;
-      readonly segmentId: string;
-      readonly add: readonly string[];
-      readonly remove: readonly string[];
-    }
-  | { readonly kind: "segment.deleted"; readonly projectId: string; readonly segmentId: string };
+  // A project's evaluation changes: the form @flagstaff/core applies (and the stream sends), plus the
+  // project they belong to.
+  | (ProjectChange & { readonly projectId: string });
 
 /** A committed write as the feed carries it. */
 export interface ChangeSet {
