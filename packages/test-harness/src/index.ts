@@ -35,3 +35,4 @@ export { TcpProxy } from "./tcp-proxy.js";
 export { timeUntil, type WaitOptions, waitFor, withDeadline } from "./wait.js";
 export { type Answer, type ReceivedWebhook, WebhookReceiver } from "./webhook-receiver.js";
 export { EventStreamClient, type OpenStreamOptions, type StreamEvent } from "./event-stream.js";
+export { browserSkip, CHROMIUM, closeBrowser, launchChromium } from "./chromium.js";

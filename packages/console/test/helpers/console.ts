@@ -4,10 +4,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AxeBuilder } from "@axe-core/playwright";
-import { track, withDeadline } from "@flagstaff/test-harness";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { browserSkip, closeBrowser, launchChromium as launchHarnessChromium } from "@flagstaff/test-harness";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 
-export const CHROMIUM = "/usr/bin/chromium";
 const here = dirname(fileURLToPath(import.meta.url));
 /** The repository's root, from packages/console/dist/test/helpers. */
 export const ROOT = join(here, "../../../../..");
@@ -22,44 +21,14 @@ export const SCREENSHOTS =
     ? join(ROOT, "docs/console")
     : join(tmpdir(), "flagstaff-console-screenshots");
 
-export const browserSkip: string | false =
-  !existsSync(CHROMIUM) && process.env.SKIP_BROWSER_TESTS === "1" && process.env.CI !== "true"
-    ? `no Chromium at ${CHROMIUM}, and SKIP_BROWSER_TESTS=1`
-    : false;
-
+/** Launches Chromium (see the harness) once the console is built, with the screenshot folder ready. */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is missing at ${CHROMIUM}: install it (apt-get install chromium), or set SKIP_BROWSER_TESTS=1`,
-    );
-  }
   if (!existsSync(CONSOLE_BUILD)) throw new Error(`The console is not built (${CONSOLE_BUILD}): run npm run build`);
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const launching = chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-sync",
-    ],
-    timeout: 30_000,
-  });
-  const untrack = track({
-    label: "Chromium",
-    dispose: async () => closeBrowser(await launching.catch(() => undefined)),
-  });
-  const browser = await launching;
-  browser.on("disconnected", untrack);
-  return browser;
+  return launchHarnessChromium();
 }
 
-export async function closeBrowser(browser: Browser | undefined): Promise<void> {
-  if (browser !== undefined) await withDeadline(browser.close(), 10_000, "closing Chromium").catch(() => {});
-}
+export { browserSkip, closeBrowser };
 
 export interface Tab {
   context: BrowserContext;

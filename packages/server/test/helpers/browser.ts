@@ -4,62 +4,25 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { track, withDeadline } from "@flagstaff/test-harness";
-import { type Browser, chromium } from "playwright-core";
-
-/** Debian's Chromium: the machine has no network, so no browser build can be downloaded. */
-export const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+import {
+  browserSkip,
+  CHROMIUM,
+  closeBrowser,
+  launchChromium as launchHarnessChromium,
+  track,
+} from "@flagstaff/test-harness";
+import type { Browser } from "playwright-core";
 
 /** Screenshots of the browser tests, replaced on every run, for a person to look at. */
 export const SCREENSHOTS = join(tmpdir(), "flagstaff-screenshots");
 
-/**
- * Why the browser tests are skipped, or false when they run. Without Chromium they fail rather than
- * skip, so that CI cannot pass without them; only a developer's machine may opt out (never with CI=true).
- */
-export const browserSkip: string | false =
-  !existsSync(CHROMIUM) && process.env.SKIP_BROWSER_TESTS === "1" && process.env.CI !== "true"
-    ? `no Chromium at ${CHROMIUM}, and SKIP_BROWSER_TESTS=1`
-    : false;
-
-/** Launches Chromium, tracked by the harness from the start, so a test that times out cannot leave it running. */
+/** Launches Chromium (see the harness) with the screenshot folder ready. */
 export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is missing at ${CHROMIUM}: install it (apt-get install chromium; .ci/run does), or set SKIP_BROWSER_TESTS=1 to skip the browser tests on this machine`,
-    );
-  }
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const launching = chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [...CHROMIUM_ARGS, ...extraArgs],
-    timeout: 30_000,
-  });
-  const untrack = track({
-    label: "Chromium",
-    dispose: async () => closeBrowser(await launching.catch(() => undefined)),
-  });
-  const browser = await launching;
-  browser.on("disconnected", untrack);
-  return browser;
+  return launchHarnessChromium(extraArgs);
 }
 
-/** Closes a browser, giving up after a while so that an `after` hook can never hang on it. */
-export async function closeBrowser(browser: Browser | undefined): Promise<void> {
-  if (browser === undefined) return;
-  await withDeadline(browser.close(), 10_000, "closing Chromium").catch(() => {});
-}
+export { browserSkip, CHROMIUM, closeBrowser };
 
 export interface StaticFile {
   readonly type: string;
