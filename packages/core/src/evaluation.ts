@@ -39,6 +39,21 @@ function inFlagRollout(flag: EvaluableFlag, actorId: string): boolean {
 export type SegmentMembership = (segmentId: string, actorId: string) => boolean;
 
 /**
+ * What an evaluation may look up in the rest of its project: segment membership today; other flags
+ * (for prerequisites) when a rule needs them. `ProjectState` is one. A bare membership function is
+ * accepted too.
+ */
+export interface ProjectResolver {
+  readonly isMember: SegmentMembership;
+  /** A flag of the project by name, for rules that depend on other flags. */
+  flag?(name: string): EvaluableFlag | undefined;
+}
+
+/** The membership function of a resolver (or the function itself). */
+const membership = (project: ProjectResolver | SegmentMembership): SegmentMembership =>
+  typeof project === "function" ? project : project.isMember;
+
+/**
  * Why an evaluation came out as it did; the names follow OpenFeature's resolution reasons.
  * DISABLED: status disabled. STATIC: status enabled. TARGETING_MATCH: an actor is attached directly or
  * through a segment. SPLIT: an actor or the call fell in a percentage rollout. DEFAULT: conditional, no rule held.
@@ -60,7 +75,12 @@ const RESULTS: Readonly<Record<EvaluationReason, Evaluation>> = Object.freeze({
 });
 
 /** Whether rule 1 or 2 holds: the actor is attached to the flag directly or through a segment. */
-export function isTargeted(flag: EvaluableFlag, actorId: string, isMember: SegmentMembership): boolean {
+export function isTargeted(
+  flag: EvaluableFlag,
+  actorId: string,
+  project: ProjectResolver | SegmentMembership,
+): boolean {
+  const isMember = membership(project);
   if (flag.actors.has(actorId)) return true;
   for (const segmentId of flag.segments) {
     if (isMember(segmentId, actorId)) return true;
@@ -69,7 +89,11 @@ export function isTargeted(flag: EvaluableFlag, actorId: string, isMember: Segme
 }
 
 /** Whether the flag is on for an actor by its deterministic rules (random call rollout excluded). */
-export function isEnabledForActor(flag: EvaluableFlag, actorId: string, isMember: SegmentMembership): boolean {
+export function isEnabledForActor(
+  flag: EvaluableFlag,
+  actorId: string,
+  isMember: ProjectResolver | SegmentMembership,
+): boolean {
   if (flag.status === "enabled") return true;
   if (flag.status === "disabled") return false;
   return isTargeted(flag, actorId, isMember) || inFlagRollout(flag, actorId);
@@ -88,11 +112,12 @@ export function isEnabledForSegment(flag: EvaluableFlag, segmentId: string): boo
 export function evaluate(
   flag: EvaluableFlag,
   actorIds: readonly string[],
-  isMember: SegmentMembership,
+  project: ProjectResolver | SegmentMembership,
   random: () => number,
 ): Evaluation {
   if (flag.status === "disabled") return RESULTS.DISABLED;
   if (flag.status === "enabled") return RESULTS.STATIC;
+  const isMember = membership(project);
   for (const actorId of actorIds) {
     if (isTargeted(flag, actorId, isMember)) return RESULTS.TARGETING_MATCH;
   }
@@ -141,7 +166,12 @@ export interface Explanation {
  * It draws nothing, so it answers the same every time: `enabled` is `evaluate`'s answer for every draw
  * when it is true, and for a draw outside the call rollout when it is false.
  */
-export function explain(flag: EvaluableFlag, actorIds: readonly string[], isMember: SegmentMembership): Explanation {
+export function explain(
+  flag: EvaluableFlag,
+  actorIds: readonly string[],
+  project: ProjectResolver | SegmentMembership,
+): Explanation {
+  const isMember = membership(project);
   const threshold = Math.max(0, Math.min(100, flag.percentageActors)) * 1000;
   const actors = actorIds.map((actorId) => ({
     actorId,

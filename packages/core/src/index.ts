@@ -15,6 +15,7 @@ export {
   isEnabledForSegment,
   isTargeted,
   type Percentage,
+  type ProjectResolver,
   type SegmentMembership,
 } from "./evaluation.js";
 export { API_ERROR_CODES, type ApiErrorCode } from "./api-errors.js";

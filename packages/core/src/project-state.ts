@@ -123,6 +123,11 @@ export class ProjectState {
   readonly isMember = (segmentId: string, actorId: string): boolean =>
     this.segmentMembers.get(segmentId)?.has(actorId) === true;
 
+  /** A flag by name: with `isMember`, this makes a ProjectState the resolver `evaluate` takes. */
+  flag(name: string): FlagState | undefined {
+    return this.flagsByName.get(name);
+  }
+
   putFlag(flag: FlagState): void {
     // Names never change (they are the flag's address), so only a new flag reorders the list, and a
     // flag's bucket cache stays valid for its life.

@@ -103,3 +103,20 @@ describe("project state", () => {
     );
   });
 });
+
+describe("a project state as the resolver evaluate takes", () => {
+  it("answers like its membership function", () => {
+    const state = new ProjectState();
+    state.apply(upsert("f1", "beta", { addSegments: ["s1"] }));
+    state.apply({ kind: "segment.members", segmentId: "s1", add: ["m"], remove: [] });
+    const flag = state.flag("beta")!;
+    for (const actors of [["m"], ["x"], []]) {
+      assert.deepEqual(
+        evaluate(flag, actors, state, () => 0.5),
+        evaluate(flag, actors, state.isMember, () => 0.5),
+      );
+      assert.deepEqual(explain(flag, actors, state), explain(flag, actors, state.isMember));
+    }
+    assert.equal(state.flag("nope"), undefined);
+  });
+});
