@@ -377,3 +377,55 @@ export function StatusBadge(props: { status: string }) {
 }
 
 export const PERCENTAGES = [0, 1, 2, 5, 10, 25, 50, 75, 100] as const;
+
+/**
+ * The danger zone of a flag's or a segment's page: a delete button, a confirmation that needs the name
+ * typed, and If-Match with the ETag of the version shown when the button was pressed (a change made
+ * meanwhile is then a 412, not a silent delete).
+ */
+export function DeleteZone(props: {
+  /** What is deleted, in words: "flag", "segment". */
+  noun: string;
+  name: string;
+  etag: () => string | undefined;
+  /** Deletes with the given If-Match; answers when done. */
+  remove: (ifMatch: string | undefined) => Promise<unknown>;
+  /** Where to go once deleted. */
+  after: string;
+  children: ReactNode;
+}) {
+  const [open, setOpen] = useState(false);
+  const basis = useRef<string | undefined>(undefined);
+  const action = useAction();
+  const titleId = `delete-${props.noun}-title`;
+  return (
+    <section className="card danger-zone" aria-labelledby={titleId}>
+      <h2 id={titleId}>Delete this {props.noun}</h2>
+      <button
+        type="button"
+        className="danger"
+        onClick={() => {
+          basis.current = props.etag();
+          setOpen(true);
+        }}
+      >
+        Delete {props.noun}
+      </button>
+      <ErrorText error={action.error} />
+      <Confirm
+        open={open}
+        danger
+        title={`Delete ${props.name}?`}
+        confirmLabel={`Delete ${props.noun}`}
+        typeToConfirm={props.name}
+        onCancel={() => setOpen(false)}
+        onConfirm={async () => {
+          setOpen(false);
+          if (await action.run(async () => void (await props.remove(basis.current)))) navigate(props.after);
+        }}
+      >
+        {props.children}
+      </Confirm>
+    </section>
+  );
+}

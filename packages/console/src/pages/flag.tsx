@@ -13,6 +13,7 @@ import {
   type Cursor,
   Confirm,
   CopyButton,
+  DeleteZone,
   ErrorText,
   enc,
   Loading,
@@ -612,38 +613,15 @@ function FlagHistory(props: { flag: Flag }) {
 
 function DeleteFlag(props: { flag: Flag; etag: () => string | undefined }) {
   const { conn, project } = useApp();
-  const [open, setOpen] = useState(false);
-  const basis = useRef<string | undefined>(undefined);
-  const action = useAction();
   return (
-    <section className="card danger-zone" aria-labelledby="delete-flag-title">
-      <h2 id="delete-flag-title">Delete this flag</h2>
-      <button
-        type="button"
-        className="danger"
-        onClick={() => {
-          basis.current = props.etag();
-          setOpen(true);
-        }}
-      >
-        Delete flag
-      </button>
-      <ErrorText error={action.error} />
-      <Confirm
-        open={open}
-        danger
-        title={`Delete ${props.flag.name}?`}
-        confirmLabel="Delete flag"
-        typeToConfirm={props.flag.name}
-        onCancel={() => setOpen(false)}
-        onConfirm={async () => {
-          setOpen(false);
-          if (await action.run(() => conn.client.flags.delete(project, props.flag.name, { ifMatch: basis.current })))
-            navigate(`/p/${enc(project)}/flags`);
-        }}
-      >
-        <p>Every check of it will answer 404 from now on. Its history stays.</p>
-      </Confirm>
-    </section>
+    <DeleteZone
+      noun="flag"
+      name={props.flag.name}
+      etag={props.etag}
+      remove={(ifMatch) => conn.client.flags.delete(project, props.flag.name, { ifMatch })}
+      after={`/p/${enc(project)}/flags`}
+    >
+      <p>Every check of it will answer 404 from now on. Its history stays.</p>
+    </DeleteZone>
   );
 }

@@ -2,7 +2,7 @@ import type { Segment, UpdateSegmentInput } from "@flagstaff/sdk";
 import { useEffect, useRef, useState } from "react";
 import {
   type Cursor,
-  Confirm,
+  DeleteZone,
   ErrorText,
   enc,
   Link,
@@ -283,40 +283,15 @@ function SegmentFields(props: {
 
 function DeleteSegment(props: { segment: Segment; etag: () => string | undefined }) {
   const { conn, project } = useApp();
-  const [open, setOpen] = useState(false);
-  const basis = useRef<string | undefined>(undefined);
-  const action = useAction();
   return (
-    <section className="card danger-zone" aria-labelledby="delete-segment-title">
-      <h2 id="delete-segment-title">Delete this segment</h2>
-      <button
-        type="button"
-        className="danger"
-        onClick={() => {
-          basis.current = props.etag();
-          setOpen(true);
-        }}
-      >
-        Delete segment
-      </button>
-      <ErrorText error={action.error} />
-      <Confirm
-        open={open}
-        danger
-        title={`Delete ${props.segment.name}?`}
-        confirmLabel="Delete segment"
-        typeToConfirm={props.segment.name}
-        onCancel={() => setOpen(false)}
-        onConfirm={async () => {
-          setOpen(false);
-          const ok = await action.run(() =>
-            conn.client.segments.delete(project, props.segment.id, { ifMatch: basis.current }),
-          );
-          if (ok) navigate(`/p/${enc(project)}/segments`);
-        }}
-      >
-        <p>It is detached from every flag that uses it.</p>
-      </Confirm>
-    </section>
+    <DeleteZone
+      noun="segment"
+      name={props.segment.name}
+      etag={props.etag}
+      remove={(ifMatch) => conn.client.segments.delete(project, props.segment.id, { ifMatch })}
+      after={`/p/${enc(project)}/segments`}
+    >
+      <p>It is detached from every flag that uses it.</p>
+    </DeleteZone>
   );
 }
