@@ -103,7 +103,11 @@ const child = spawn(
     "--test",
     `--test-concurrency=${CONCURRENCY}`,
     `--test-timeout=${FILE_TIMEOUT_MS}`,
-    "--test-force-exit",
+    // On Node 22 and later, --test-force-exit can end a test file's process before its results are all
+    // written: tests then go missing from the count with no failure (seen on Node 24, core's evaluation
+    // tests reported 34 of 71). Node 20 does not do that, and there it guards against a file whose event
+    // loop stays alive; later versions rely on the file time limit for that.
+    ...(Number(process.versions.node.split(".")[0]) < 22 ? ["--test-force-exit"] : []),
     "--test-reporter=spec",
     ...files,
   ],
