@@ -1,12 +1,16 @@
 #!/usr/bin/env node
-// Check-path benchmark: Flagstaff's check endpoint against a bare node:http server answering the same
-// JSON, under the same autocannon load from a separate process, alternating rounds so drift hits both.
+// Check-path benchmark at saturation. Four servers answer the same load in turn, in alternating rounds
+// so drift hits all alike: Flagstaff's check; a bare node:http server answering the same JSON (the
+// runtime's limit); a minimal Fastify route with the check's schemas (Fastify's floor); and Flagstaff's
+// OFREP single evaluation. The load comes from wrk (C; one core of it outruns one core of any Node
+// server, which autocannon does not), pinned to one core with taskset and each server to the other, so
+// every figure is the server's: its core is busy throughout (the `core busy` column says so).
 // Scenarios: 10 flags; 100,000 flags; 100,000 flags and a 1,000,000-member segment on the checked flag.
 // Also: cold start, RSS, PATCH throughput, first vs deep page of a 100,000-flag list.
 //
 //   npm run bench                 # SQLite
 //   npm run bench -- --postgres   # PostgreSQL (BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/postgres)
-//   options: --duration=10 --rounds=3 --connections=100 --quick (first scenario only, for a smoke run)
+//   options: --duration=5 --rounds=5 --connections=100 --quick (first scenario only, for a smoke run)
 //            --chart (redraw docs/performance-<dialect>.svg from bench/results/check-<dialect>.json)
 //            --scenario=N (only scenario N, 1–3; partial runs write check-<dialect>-partial.json, no chart)
 //            --profile[=dir] (CPU-profile the server; summarise with node bench/profile-summary.mjs <file>)
@@ -17,6 +21,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { FLAG, freshDatabase, seed } from "./fixtures.mjs";
 import { freePort, MAIN, onInterrupt, POSTGRES_URL, sleep, stopChild, track } from "./instances.mjs";
+import { canPin, ensureWrk, pin, wrk } from "./wrk.mjs";
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -25,11 +30,15 @@ const args = Object.fromEntries(
   }),
 );
 const DIALECT = args.postgres ? "postgres" : "sqlite";
-const DURATION = Number(args.duration ?? 10);
-const ROUNDS = Number(args.rounds ?? 3);
+const DURATION = Number(args.duration ?? 5);
+const ROUNDS = Number(args.rounds ?? 5);
 const CONNECTIONS = Number(args.connections ?? 100);
 const LOAD = fileURLToPath(new URL("./load.mjs", import.meta.url));
 const BARE = fileURLToPath(new URL("./bare-server.mjs", import.meta.url));
+const FASTIFY = fileURLToPath(new URL("./fastify-server.mjs", import.meta.url));
+/** wrk runs on the first core, every server on the second: one core each, as the figures assume. */
+const LOAD_CORE = 0;
+const SERVER_CORE = 1;
 const CHECK_KEY = `fsk_bench_check_${randomBytes(8).toString("hex")}`;
 const ADMIN_KEY = `fsk_bench_admin_${randomBytes(8).toString("hex")}`;
 
@@ -41,9 +50,13 @@ const SCENARIOS = [
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** 1,000 check paths with 1–3 actorIds each: segment members, the attached actor, and strangers (rollout). */
-function checkPaths(members) {
+/**
+ * 1,000 check paths with 1–3 actorIds each (segment members, the attached actor, and strangers, who
+ * meet the rollout), and 1,000 OFREP bodies with the first of each as the targeting key.
+ */
+function checkLoad(members) {
   const paths = [];
+  const bodies = [];
   let seed = 42;
   // A fixed linear congruential generator, so every run checks the same mix of actors.
   const rand = () => {
@@ -62,8 +75,9 @@ function checkPaths(members) {
     paths.push(
       `/projects/bench/flags/${FLAG}/check?${ids.map((id) => `actorIds=${encodeURIComponent(id)}`).join("&")}`,
     );
+    bodies.push(JSON.stringify({ context: { targetingKey: ids[0] } }));
   }
-  return paths;
+  return { paths, bodies };
 }
 
 async function load(spec) {
@@ -84,13 +98,21 @@ function cpuMicros(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
 }
 
-/** Runs a load and adds the server's CPU time per answered request: what a request costs the server. */
+/**
+ * Runs wrk against a server and adds the server's CPU time per answered request (what a request costs
+ * it) and how busy its core was: near 100 %, the server is the limit; well under, something else is.
+ */
 async function measured(pid, spec) {
   const before = cpuMicros(pid);
-  const result = await load(spec);
-  result.cpuMicrosPerRequest = (cpuMicros(pid) - before) / Math.max(1, result.requests);
+  const started = performance.now();
+  const result = await wrk({ ...spec, core: pinning ? LOAD_CORE : undefined });
+  const cpu = cpuMicros(pid) - before;
+  result.cpuMicrosPerRequest = cpu / Math.max(1, result.requests);
+  result.coreBusy = cpu / ((performance.now() - started) * 1000);
   return result;
 }
+
+const pinning = canPin();
 
 function rssMiB(pid) {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -118,6 +140,7 @@ async function startServer(url) {
       stdio: ["ignore", "ignore", "inherit"],
     }),
   );
+  if (pinning) pin(child.pid, SERVER_CORE);
   const base = `http://127.0.0.1:${port}`;
   // Cold start: process start until a check answers correctly (member-0 is in the attached segment).
   for (;;) {
@@ -142,13 +165,23 @@ async function main() {
     node: process.version,
     scenarios: [],
   };
-  const barePort = await freePort();
-  const bare = track(fork(BARE, [], { env: { ...process.env, PORT: String(barePort) } }));
-  await once(bare, "message");
-  const bareUrl = `http://127.0.0.1:${barePort}`;
+  ensureWrk();
+  const baseline = async (file) => {
+    const port = await freePort();
+    const child = track(fork(file, [], { env: { ...process.env, PORT: String(port) } }));
+    await once(child, "message");
+    if (pinning) pin(child.pid, SERVER_CORE);
+    return { child, url: `http://127.0.0.1:${port}` };
+  };
+  const bare = await baseline(BARE);
+  const fastify = await baseline(FASTIFY);
   console.log(
-    `Flagstaff check benchmark on ${DIALECT}: ${CONNECTIONS} connections, ${DURATION} s per run, ${ROUNDS} alternating rounds\n`,
+    `Flagstaff check benchmark on ${DIALECT}: wrk, ${CONNECTIONS} connections, ${DURATION} s per run, ${ROUNDS} alternating rounds; ` +
+      (pinning
+        ? `servers pinned to core ${SERVER_CORE}, wrk to core ${LOAD_CORE}\n`
+        : "taskset missing: nothing pinned\n"),
   );
+  results.pinned = pinning;
   try {
     for (const scenario of SCENARIOS) {
       const database = await freshDatabase(DIALECT, POSTGRES_URL);
@@ -157,14 +190,35 @@ async function main() {
       await seed(database.url, { ...scenario, checkKey: CHECK_KEY, adminKey: ADMIN_KEY });
       const seedMs = performance.now() - seedStart;
       const server = await startServer(database.url);
-      const paths = checkPaths(scenario.members);
+      const { paths, bodies } = checkLoad(scenario.members);
       const headers = { authorization: `Bearer ${CHECK_KEY}` };
-      await load({ url: server.base, connections: CONNECTIONS, duration: 2, headers, paths }); // warm-up
-      const runs = { server: [], bare: [] };
+      const spec = { connections: CONNECTIONS, duration: DURATION, headers, paths };
+      const targets = {
+        server: { pid: server.child.pid, spec: { ...spec, url: server.base } },
+        fastify: { pid: fastify.child.pid, spec: { ...spec, url: fastify.url } },
+        bare: { pid: bare.child.pid, spec: { ...spec, url: bare.url } },
+        ofrep: {
+          pid: server.child.pid,
+          spec: {
+            ...spec,
+            url: server.base,
+            method: "POST",
+            paths: [`/ofrep/v1/evaluate/flags/${FLAG}`],
+            bodies,
+            headers: { ...headers, "content-type": "application/json" },
+          },
+        },
+      };
+      // Warm-up: V8 compiles each server's path before anything counts.
+      for (const target of Object.values(targets)) await wrk({ ...target.spec, duration: 2 });
+      const runs = { server: [], fastify: [], bare: [], ofrep: [] };
+      const names = Object.keys(targets);
       for (let round = 0; round < ROUNDS; round++) {
-        const spec = { connections: CONNECTIONS, duration: DURATION, headers, paths };
-        runs.server.push(await measured(server.child.pid, { ...spec, url: server.base }));
-        runs.bare.push(await measured(bare.pid, { ...spec, url: bareUrl }));
+        // Each round starts with a different server, so none always runs first (or last) in a round.
+        for (let i = 0; i < names.length; i++) {
+          const name = names[(round + i) % names.length];
+          runs[name].push(await measured(targets[name].pid, targets[name].spec));
+        }
       }
       const memory = rssMiB(server.child.pid);
       const summary = (list) => ({
@@ -175,6 +229,7 @@ async function main() {
         non2xx: list.reduce((n, r) => n + r.non2xx, 0),
         requests: list.reduce((n, r) => n + r.requests, 0),
         cpuMicrosPerRequest: median(list.map((r) => r.cpuMicrosPerRequest)),
+        coreBusy: median(list.map((r) => r.coreBusy)),
       });
       const entry = {
         ...scenario,
@@ -183,7 +238,9 @@ async function main() {
         rssMiB: memory.rss,
         peakRssMiB: memory.peak,
         server: summary(runs.server),
+        fastify: summary(runs.fastify),
         bare: summary(runs.bare),
+        ofrep: summary(runs.ofrep),
         runs,
       };
       if (scenario.flags >= 100_000 && scenario.members <= 1000)
@@ -195,7 +252,8 @@ async function main() {
       forgetDatabase();
     }
   } finally {
-    await stopChild(bare);
+    await stopChild(bare.child);
+    await stopChild(fastify.child);
   }
   printSummary(results);
   mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
@@ -250,23 +308,38 @@ async function writesAndLists(base) {
 
 const fmt = (n, d = 0) => Number(n).toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 
+const LABELS = {
+  server: "Flagstaff check",
+  fastify: "minimal Fastify route",
+  bare: "bare node:http",
+  ofrep: "Flagstaff OFREP evaluation",
+};
+
 function printScenario(e) {
   console.log(`## ${e.name} (segment of ${fmt(e.members)} members)`);
   console.log(
     `seeded in ${fmt(e.seedSeconds, 1)} s; cold start to first correct check ${fmt(e.coldStartMs)} ms; RSS ${fmt(e.rssMiB)} MiB (peak ${fmt(e.peakRssMiB)} MiB)`,
   );
-  console.log("| server | req/s | p50 ms | p99 ms | server CPU µs/request | errors | non-2xx |");
-  console.log("|---|---|---|---|---|---|---|");
-  for (const [label, s] of [
-    ["Flagstaff check", e.server],
-    ["bare node:http", e.bare],
-  ]) {
-    const cpu = fmt(s.cpuMicrosPerRequest, 1);
-    console.log(`| ${label} | ${fmt(s.rps)} | ${s.p50} | ${s.p99} | ${cpu} | ${s.errors} | ${s.non2xx} |`);
+  console.log("| server | req/s | × bare | p50 ms | p99 ms | server CPU µs/request | core busy | errors | non-2xx |");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const name of ["server", "fastify", "bare", "ofrep"]) {
+    const s = e[name];
+    const cells = [
+      LABELS[name],
+      fmt(s.rps),
+      fmt(s.rps / e.bare.rps, 2),
+      fmt(s.p50, 2),
+      fmt(s.p99, 2),
+      fmt(s.cpuMicrosPerRequest, 1),
+      `${fmt(s.coreBusy * 100)} %`,
+      s.errors,
+      s.non2xx,
+    ];
+    console.log(`| ${cells.join(" | ")} |`);
   }
-  const efficiency = e.bare.cpuMicrosPerRequest / e.server.cpuMicrosPerRequest;
   console.log(
-    `throughput Flagstaff / bare: ${fmt(e.server.rps / e.bare.rps, 2)}; CPU cost bare / Flagstaff: ${fmt(efficiency, 2)}\n`,
+    `check / bare ${fmt(e.server.rps / e.bare.rps, 2)}; check / Fastify ${fmt(e.server.rps / e.fastify.rps, 2)}; ` +
+      `OFREP CPU per request / check's ${fmt(e.ofrep.cpuMicrosPerRequest / e.server.cpuMicrosPerRequest, 2)}\n`,
   );
   if (e.writesAndLists) {
     const w = e.writesAndLists;
@@ -291,30 +364,29 @@ function printScenario(e) {
 }
 
 function printSummary(results) {
-  const list = results.scenarios;
-  const rps = list.map((s) => s.server.rps);
-  const spread = (Math.max(...rps) - Math.min(...rps)) / Math.max(...rps);
   console.log("## Summary");
   console.log(
-    "| scenario | check req/s | bare req/s | throughput ratio | check CPU µs/req | bare CPU µs/req | bare/check CPU | check p99 ms | cold start ms | RSS MiB |",
+    "| scenario | check req/s | Fastify req/s | bare req/s | check / bare | check / Fastify | check CPU µs/req | bare CPU µs/req | check p99 ms | OFREP req/s | OFREP CPU / check's | cold start ms | RSS MiB |",
   );
-  console.log("|---|---|---|---|---|---|---|---|---|---|");
-  for (const s of list) {
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const s of results.scenarios) {
     const cells = [
       s.name,
       fmt(s.server.rps),
+      fmt(s.fastify.rps),
       fmt(s.bare.rps),
       fmt(s.server.rps / s.bare.rps, 2),
+      fmt(s.server.rps / s.fastify.rps, 2),
       fmt(s.server.cpuMicrosPerRequest, 1),
       fmt(s.bare.cpuMicrosPerRequest, 1),
-      fmt(s.bare.cpuMicrosPerRequest / s.server.cpuMicrosPerRequest, 2),
-      s.server.p99,
+      fmt(s.server.p99, 2),
+      fmt(s.ofrep.rps),
+      fmt(s.ofrep.cpuMicrosPerRequest / s.server.cpuMicrosPerRequest, 2),
       fmt(s.coldStartMs),
       fmt(s.rssMiB),
     ];
     console.log(`| ${cells.join(" | ")} |`);
   }
-  console.log(`\ncheck throughput spread across scenarios: ${fmt(spread * 100, 1)} %`);
 }
 
 /** A small two-panel SVG: check and bare throughput, and check p99, per scenario. */
@@ -324,34 +396,37 @@ function chart(results) {
     H = 320,
     pad = 50,
     panel = (W - 3 * pad) / 2;
-  const maxRps = Math.max(...list.flatMap((s) => [s.server.rps, s.bare.rps])) * 1.15;
-  const maxP99 = Math.max(10, ...list.map((s) => s.server.p99)) * 1.15;
-  const bw = panel / (list.length * 3);
+  const maxRps = Math.max(...list.flatMap((s) => [s.server.rps, s.bare.rps, s.fastify?.rps ?? 0])) * 1.15;
+  const maxP99 = Math.max(5, ...list.map((s) => s.server.p99)) * 1.15;
+  const bw = panel / (list.length * 4);
   let svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11" role="img">\n`;
   svg += `<title>Flagstaff check throughput and p99 latency against a bare node:http server (${results.dialect})</title>\n`;
   svg += `<rect width="${W}" height="${H}" fill="white"/>\n`;
   svg += `<text x="${pad}" y="20" font-size="13">Throughput, req/s (${results.dialect})</text>\n`;
-  svg += `<text x="${2 * pad + panel}" y="20" font-size="13">Check p99 latency, ms (target 10)</text>\n`;
+  svg += `<text x="${2 * pad + panel}" y="20" font-size="13">Check p99 latency, ms (target 5)</text>\n`;
   const base = H - 60,
     height = base - 40;
   list.forEach((s, i) => {
-    const x = pad + i * 3 * bw + bw / 2;
+    const x = pad + i * 4 * bw + bw / 2;
     const hS = (s.server.rps / maxRps) * height,
+      hF = ((s.fastify?.rps ?? 0) / maxRps) * height,
       hB = (s.bare.rps / maxRps) * height;
     svg += `<rect x="${x}" y="${base - hS}" width="${bw}" height="${hS}" fill="#2f6fdf"/>`;
-    svg += `<rect x="${x + bw}" y="${base - hB}" width="${bw}" height="${hB}" fill="#bbb"/>`;
+    svg += `<rect x="${x + bw}" y="${base - hF}" width="${bw}" height="${hF}" fill="#7fb07f"/>`;
+    svg += `<rect x="${x + 2 * bw}" y="${base - hB}" width="${bw}" height="${hB}" fill="#bbb"/>`;
     svg += `<text x="${x}" y="${base - hS - 4}">${fmt(s.server.rps)}</text>`;
     svg += `<text x="${x}" y="${base + 14}">${s.name.replace(" + 1M-member segment", " + 1M seg")}</text>\n`;
-    const x2 = 2 * pad + panel + i * 3 * bw + bw / 2;
+    const x2 = 2 * pad + panel + i * 4 * bw + bw / 2;
     const hP = (s.server.p99 / maxP99) * height;
     svg += `<rect x="${x2}" y="${base - hP}" width="${bw * 1.5}" height="${hP}" fill="#2f6fdf"/>`;
-    svg += `<text x="${x2}" y="${base - hP - 4}">${s.server.p99}</text>`;
+    svg += `<text x="${x2}" y="${base - hP - 4}">${fmt(s.server.p99, 1)}</text>`;
     svg += `<text x="${x2}" y="${base + 14}">${s.name.replace(" + 1M-member segment", " + 1M seg")}</text>\n`;
   });
-  const yT = base - (10 / maxP99) * height;
+  const yT = base - (5 / maxP99) * height;
   svg += `<line x1="${2 * pad + panel}" x2="${W - pad / 2}" y1="${yT}" y2="${yT}" stroke="red" stroke-dasharray="4"/>\n`;
   svg += `<rect x="${pad}" y="${H - 30}" width="10" height="10" fill="#2f6fdf"/><text x="${pad + 14}" y="${H - 21}">Flagstaff check</text>`;
-  svg += `<rect x="${pad + 120}" y="${H - 30}" width="10" height="10" fill="#bbb"/><text x="${pad + 134}" y="${H - 21}">bare node:http</text>\n`;
+  svg += `<rect x="${pad + 120}" y="${H - 30}" width="10" height="10" fill="#7fb07f"/><text x="${pad + 134}" y="${H - 21}">minimal Fastify</text>`;
+  svg += `<rect x="${pad + 240}" y="${H - 30}" width="10" height="10" fill="#bbb"/><text x="${pad + 254}" y="${H - 21}">bare node:http</text>\n`;
   return `${svg}</svg>\n`;
 }
 

@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import rateLimit from "@fastify/rate-limit";
-import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
 import Fastify, {
   type FastifyInstance,
   type FastifyRequest,
@@ -20,6 +20,7 @@ import { ChangeFeed } from "./features/evaluation/change-feed.js";
 import { pruneChangeSets } from "./features/evaluation/feed.repository.js";
 import { notifyChangeSet, PostgresListener } from "./features/evaluation/postgres-notifications.js";
 import { checkRoutes } from "./features/evaluation/check.routes.js";
+import { CheckFastPath } from "./features/evaluation/check-fast-path.js";
 import { CheckRecorder } from "./features/evaluation/check-recorder.js";
 import { Checker } from "./features/evaluation/checker.js";
 import { Snapshot } from "./features/evaluation/snapshot.js";
@@ -52,14 +53,15 @@ import { WebhookService } from "./features/webhooks/webhook.service.js";
 import { StreamTokens } from "./features/ofrep/stream-tokens.js";
 import { ProjectStreams } from "./features/stream/project-streams.js";
 import { streamRoutes } from "./features/stream/stream.routes.js";
-import { authenticate } from "./http/auth.js";
+import { authenticate, Credentials } from "./http/auth.js";
 import { registerConsole } from "./http/console.js";
-import { registerCors } from "./http/cors.js";
+import { corsHeadersWithoutOrigin, registerCors } from "./http/cors.js";
 import { installMethodNotAllowed } from "./http/method-not-allowed.js";
 import { registerApiReference, registerOpenApi } from "./http/openapi.js";
 import { answerClientError } from "./http/client-errors.js";
 import { errorHandler, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
+import { requestIdOf } from "./http/request-id.js";
 import { inspectRequestStrings } from "./http/request-strings.js";
 import { setResponseHeaders } from "./http/response-headers.js";
 import { Membership, NoQuery, Problem } from "./http/schemas.js";
@@ -77,8 +79,6 @@ const OFREP_FRESHNESS_WAIT_MS = 1000;
 const SHUTDOWN_GRACE_MS = 5000;
 /** Finished webhook deliveries are kept this long for the deliveries list, then pruned. */
 const DELIVERY_RETENTION_MS = 30 * DAY_MS;
-/** An incoming X-Request-Id is kept when it looks like an id (so logs can follow a request across services). */
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:/+=-]{1,128}$/;
 
 const defaultEmptyBody: preValidationHookHandler = (request, _reply, done) => {
   if (request.body === undefined) request.body = {};
@@ -90,6 +90,11 @@ export interface AppDeps {
   readonly database: DatabaseHandle;
   readonly clock?: Clock;
   readonly random?: RandomSource;
+  /**
+   * false: every check goes through Fastify's route, none through the fast path in front of it (the
+   * differential test compares the two). Default true.
+   */
+  readonly checkFastPath?: boolean;
   /** A pino logger or Fastify logger options; false for silence. */
   readonly logger?: FastifyServerOptions["loggerInstance"] | boolean;
 }
@@ -104,6 +109,8 @@ export interface Service {
   /** Prunes the change log and (with HISTORY_RETENTION_DAYS) the history now; the periodic timer calls it. */
   prune(): Promise<void>;
   readonly recorder: CheckRecorder;
+  /** The check's fast path in front of Fastify; undefined when it is off (rate limiting on, or turned off). */
+  readonly fastPath: CheckFastPath | undefined;
   /** The admin key created at this start because none existed, to be shown once; otherwise undefined. */
   readonly generatedAdminKey: string | undefined;
   /** Stops accepting, finishes in-flight requests, flushes pending writes and closes the database. */
@@ -124,8 +131,24 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
 
   const loggerOptions =
     typeof deps.logger === "object" ? { loggerInstance: deps.logger } : { logger: deps.logger ?? false };
+  // Checks that will be answered 200 are answered in front of Fastify (see CheckFastPath); set once the
+  // services exist, below. Until then, and for every other request, Fastify's own handler runs.
+  let fastPath: CheckFastPath | undefined;
   const app = Fastify({
     ...loggerOptions,
+    // Fastify's documented way to supply the server: the same node:http server it would create, with the
+    // same settings (as in Fastify's getServerInstance), and the check's fast path in front of its handler.
+    serverFactory: (fastifyHandler, options) => {
+      const server = createServer(options.http ?? {}, (request, response) => {
+        if (fastPath?.serve(request, response) !== true) fastifyHandler(request, response);
+      });
+      server.keepAliveTimeout = options.keepAliveTimeout as number;
+      server.requestTimeout = options.requestTimeout as number;
+      server.setTimeout(options.connectionTimeout as number);
+      const maxRequestsPerSocket = Number(options.maxRequestsPerSocket ?? 0);
+      if (maxRequestsPerSocket > 0) server.maxRequestsPerSocket = maxRequestsPerSocket;
+      return server;
+    },
     bodyLimit: BODY_LIMIT,
     // Routes that set `config.requestLogging: false` (the check: logging each at info level would cost
     // more than answering it) are not logged per request; see the onRoute hook below.
@@ -152,10 +175,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     ajv: { customOptions: { removeAdditional: false } },
     // Request ids name the request in logs and in the history; a sane incoming X-Request-Id is kept.
     requestIdHeader: false,
-    genReqId: (request) => {
-      const incoming = request.headers["x-request-id"];
-      return typeof incoming === "string" && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    },
+    genReqId: (request) => requestIdOf(request.headers),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const postgres = database.dialect === "postgres";
@@ -271,7 +291,8 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   // Before authentication: preflights carry no key and are answered by the CORS hook itself.
   await registerCors(app, config.corsAllowedOrigins);
   const streamTokens = new StreamTokens(feed.snapshot, clock);
-  app.addHook("onRequest", authenticate(feed.snapshot, streamTokens));
+  const credentials = new Credentials(feed.snapshot);
+  app.addHook("onRequest", authenticate(credentials, streamTokens));
   app.addHook("onResponse", (request, reply, done) => {
     metrics.recordRequest(
       request.method,
@@ -304,6 +325,17 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   keyRoutes(app, keys);
   flagRoutes(app, flags);
   checkRoutes(app, checker, metrics);
+  // Rate limiting counts every request in its plugin's hook, so with it on every check goes through Fastify.
+  if (config.rateLimitPerMinute === 0 && deps.checkFastPath !== false) {
+    fastPath = new CheckFastPath(checker, metrics, credentials, {
+      cors: config.corsAllowedOrigins.length > 0,
+      corsHeaders: corsHeadersWithoutOrigin(config.corsAllowedOrigins),
+    });
+    app.addHook("preClose", (done) => {
+      fastPath?.close();
+      done();
+    });
+  }
   metricsRoutes(app, metrics, config.metricsPublic);
   const streams = new ProjectStreams(db, feed.snapshot, app.log, config.streamHeartbeatMs);
   ofrepRoutes(app, checker, metrics, {
@@ -376,5 +408,5 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
 
   await app.ready();
   dispatcher.start();
-  return { app, feed, work, dispatcher, prune, recorder, generatedAdminKey, close };
+  return { app, feed, work, dispatcher, prune, recorder, fastPath, generatedAdminKey, close };
 }

@@ -358,14 +358,19 @@ describe("hardening: request logging is decided by the route", () => {
   });
   after(() => server.close());
 
-  test("a project called `checkout` is logged like any other; checks are not logged one by one", async () => {
+  test("a project called `checkout` is logged like any other; checks and OFREP evaluations are not logged one by one", async () => {
     await createProject(server, "checkout");
     await server.request("POST", "/projects/checkout/flags/check", {});
     await server.request("GET", "/projects/checkout/flags/check");
     await server.request("GET", "/projects/checkout/flags/check/check");
+    const key = await createKey(server, "checkout", "check");
+    const ofrep = { key: key.key, body: { context: { targetingKey: "a" } } };
+    assert.equal((await server.request("POST", "/ofrep/v1/evaluate/flags/check", ofrep)).status, 200);
+    assert.equal((await server.request("POST", "/ofrep/v1/evaluate/flags", ofrep)).status, 200);
     const urls = lines.filter((l) => l.msg === "incoming request").map((l) => l.req?.url);
     assert.ok(urls.includes("/projects/checkout/flags/check"), `logged: ${urls.join(", ")}`);
     assert.ok(urls.includes("/projects"), `logged: ${urls.join(", ")}`);
     assert.ok(!urls.includes("/projects/checkout/flags/check/check"), "a check is not logged per request");
+    assert.ok(!urls.some((url) => url?.startsWith("/ofrep/v1/evaluate")), "an evaluation is not logged per request");
   });
 });

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { AppError } from "../errors.js";
 import type { Role } from "../features/evaluation/changes.js";
@@ -34,38 +35,49 @@ const BEARER = /^Bearer +([^\s]+) *$/i;
 
 const unauthorized = (detail: string) => new AppError(401, "unauthorized", detail);
 
-/** The key a request presents: `Authorization: Bearer <key>`, or `X-API-Key: <key>` as OFREP clients may send. */
-function presentedKey(request: FastifyRequest): string {
-  const header = request.headers.authorization;
+/**
+ * The key a request presents: `Authorization: Bearer <key>`, or `X-API-Key: <key>` as OFREP clients may
+ * send. Undefined when there is none or the header is malformed (`missingKeyProblem` says which).
+ */
+export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
+  const header = headers.authorization;
   if (header === undefined) {
-    const apiKey = request.headers["x-api-key"];
-    if (typeof apiKey === "string" && apiKey !== "") return apiKey;
-    throw unauthorized("Send an API key as Authorization: Bearer <key>.");
+    const apiKey = headers["x-api-key"];
+    return typeof apiKey === "string" && apiKey !== "" ? apiKey : undefined;
   }
-  const match = BEARER.exec(header);
-  if (!match) throw unauthorized("The Authorization header must be Bearer <key>.");
-  return match[1] as string;
+  return BEARER.exec(header)?.[1];
+}
+
+/** The 401 for a request whose key `presentedKey` could not read. */
+function missingKeyProblem(headers: IncomingHttpHeaders): AppError {
+  return headers.authorization === undefined
+    ? unauthorized("Send an API key as Authorization: Bearer <key>.")
+    : unauthorized("The Authorization header must be Bearer <key>.");
 }
 
 /** Keys whose hashes are remembered; applications reuse a handful of keys, so this bounds a tiny cache. */
 const HASH_CACHE_SIZE = 1024;
 
 /**
- * SHA-256 of presented keys, remembered for the keys seen most recently: the check path then costs a
- * map lookup instead of a hash. The cache holds hashes of keys, valid or not, never principals, so a
- * revocation takes effect as soon as it is in this instance's snapshot.
+ * Finds the principal of a presented key in the snapshot (no database I/O). SHA-256 of presented keys
+ * is remembered for the keys seen most recently, so the check path costs a map lookup instead of a hash.
+ * The cache holds hashes of keys, valid or not, never principals, so a revocation takes effect as soon
+ * as it is in this instance's snapshot.
  */
-function keyHasher(): (key: string) => string {
-  const cache = new Map<string, string>();
-  return (key) => {
-    let hash = cache.get(key);
+export class Credentials {
+  private readonly hashes = new Map<string, string>();
+
+  constructor(private readonly snapshot: Snapshot) {}
+
+  principalOf(key: string): Principal | undefined {
+    let hash = this.hashes.get(key);
     if (hash === undefined) {
       hash = hashApiKey(key);
-      if (cache.size >= HASH_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-      cache.set(key, hash);
+      if (this.hashes.size >= HASH_CACHE_SIZE) this.hashes.delete(this.hashes.keys().next().value as string);
+      this.hashes.set(key, hash);
     }
-    return hash;
-  };
+    return this.snapshot.principal(hash);
+  }
 }
 
 /** Whether a principal may perform an operation of the given access level on a project. */
@@ -99,8 +111,7 @@ function presentedToken(request: FastifyRequest): string | undefined {
  * Authenticates every request against the key hashes in the snapshot (no database I/O), then
  * authorises it against the route's declared access and the project in its path.
  */
-export function authenticate(snapshot: Snapshot, tokens?: TokenVerifier) {
-  const hashOf = keyHasher();
+export function authenticate(credentials: Credentials, tokens?: TokenVerifier) {
   /** Throws the 401 or 403 a request deserves, or answers its principal (undefined for public routes). */
   const principalFor = (request: FastifyRequest): Principal | undefined => {
     const access = request.routeOptions.config.access;
@@ -111,7 +122,9 @@ export function authenticate(snapshot: Snapshot, tokens?: TokenVerifier) {
       principal = tokens?.verify(token);
       if (!principal) throw unauthorized("The stream token is malformed or expired, or its key has been revoked.");
     } else {
-      principal = snapshot.principal(hashOf(presentedKey(request)));
+      const key = presentedKey(request.headers);
+      if (key === undefined) throw missingKeyProblem(request.headers);
+      principal = credentials.principalOf(key);
     }
     if (!principal) throw unauthorized("The API key is unknown or has been revoked.");
     const projectId = (request.params as { projectId?: string } | undefined)?.projectId;

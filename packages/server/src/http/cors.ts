@@ -44,3 +44,17 @@ export async function registerCors(app: FastifyInstance, allowedOrigins: readonl
     strictPreflight: false,
   });
 }
+
+/**
+ * The headers @fastify/cors (as registered above) adds to an answer to a request that sends no Origin,
+ * for the check's fast path, which answers such requests without running the plugin. A list of origins
+ * varies by Origin; `*` allows every origin. Exposed headers are listed either way. The fast path's
+ * differential test compares both paths' headers, so a change in the plugin shows there.
+ */
+export function corsHeadersWithoutOrigin(allowedOrigins: readonly string[]): Record<string, string> {
+  if (allowedOrigins.length === 0) return {};
+  const exposed = { "access-control-expose-headers": EXPOSED_HEADERS.join(", ") };
+  return allowedOrigins[0] === "*"
+    ? { "access-control-allow-origin": "*", ...exposed }
+    : { vary: "Origin", ...exposed };
+}

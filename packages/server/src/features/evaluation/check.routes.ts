@@ -4,7 +4,7 @@ import type { TypedApp } from "../../http/typed-app.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Checker } from "./checker.js";
 
-const CheckQuery = Type.Object(
+export const CheckQuery = Type.Object(
   {
     actorIds: Type.Optional(
       Type.Array(Limits.actorId, {
@@ -19,12 +19,15 @@ const CheckQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const CheckResult = Type.Object({ enabled: Type.Boolean() }, { $id: "CheckResult" });
+export const CheckResult = Type.Object({ enabled: Type.Boolean() }, { $id: "CheckResult" });
+
+/** The check's route; the fast path (check-fast-path.ts) answers it too and records metrics under it. */
+export const CHECK_ROUTE = "/projects/:projectId/flags/:flagName/check";
 
 export function checkRoutes(app: TypedApp, checker: Checker, metrics: Metrics): void {
   app.addSchema(CheckResult);
   app.get(
-    "/projects/:projectId/flags/:flagName/check",
+    CHECK_ROUTE,
     {
       config: { access: "check", requestLogging: false },
       schema: {
@@ -44,11 +47,16 @@ export function checkRoutes(app: TypedApp, checker: Checker, metrics: Metrics): 
       const { actorIds, cache } = request.query;
       const result = checker.check(projectId, flagName, actorIds);
       metrics.recordCheck(result.enabled);
-      reply.header("cache-control", cache === undefined ? "no-store" : `private, max-age=${Math.floor(cache)}`);
+      reply.header("cache-control", cacheControl(cache));
       return reply.send(result.enabled ? ENABLED : DISABLED);
     },
   );
 }
 
-const ENABLED = { enabled: true } as const;
-const DISABLED = { enabled: false } as const;
+export const ENABLED = { enabled: true } as const;
+export const DISABLED = { enabled: false } as const;
+
+/** The check's Cache-Control: `no-store` unless the caller asked for `cache` seconds. */
+export function cacheControl(cache: number | undefined): string {
+  return cache === undefined ? "no-store" : `private, max-age=${Math.floor(cache)}`;
+}

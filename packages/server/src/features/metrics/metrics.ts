@@ -1,7 +1,6 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, type Metric, Registry } from "prom-client";
+import { type DurationSeries, RequestDurations } from "./request-durations.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
-
-type Observer = { observe(value: number): void };
 
 export interface WebhookQueueState {
   /** Deliveries of enabled webhooks not yet succeeded or given up. */
@@ -16,10 +15,9 @@ export interface WebhookQueueState {
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requestDuration: Histogram<"method" | "route" | "status">;
-  private readonly requestChildren = new Map<string, Observer>();
-  private readonly checksEnabled: Counter;
-  private readonly checksDisabled: Counter;
+  private readonly requestDurations: RequestDurations;
+  /** Checks answered since the last scrape, added to the counter when it is read (a check costs an increment). */
+  private pendingChecks = { enabled: 0, disabled: 0 };
   private readonly feedLag: Histogram;
   private readonly events: Counter<"type">;
   private readonly deliveries: Counter<"webhook" | "outcome">;
@@ -28,21 +26,25 @@ export class Metrics {
   constructor(snapshot: Snapshot) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "flagstaff_" });
-    this.requestDuration = new Histogram({
-      name: "flagstaff_http_request_duration_seconds",
-      help: "HTTP requests by route template, method and status; _count is the request count",
-      labelNames: ["method", "route", "status"],
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers,
-    });
-    const checks = new Counter({
+    this.requestDurations = new RequestDurations(
+      "flagstaff_http_request_duration_seconds",
+      "HTTP requests by route template, method and status; _count is the request count",
+      [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    );
+    this.registry.registerMetric(this.requestDurations as unknown as Metric);
+    const pending = this.pendingChecks;
+    new Counter({
       name: "flagstaff_checks_total",
       help: "Flag checks answered, by result",
       labelNames: ["result"],
       registers,
+      collect() {
+        this.inc({ result: "enabled" }, pending.enabled);
+        this.inc({ result: "disabled" }, pending.disabled);
+        pending.enabled = 0;
+        pending.disabled = 0;
+      },
     });
-    this.checksEnabled = checks.labels("enabled") as unknown as Counter;
-    this.checksDisabled = checks.labels("disabled") as unknown as Counter;
     this.feedLag = new Histogram({
       name: "flagstaff_change_feed_lag_seconds",
       help: "Time from a change's commit on another instance to its arrival in this instance's snapshot",
@@ -112,17 +114,17 @@ export class Metrics {
   }
 
   recordRequest(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${status} ${route}`;
-    let child = this.requestChildren.get(key);
-    if (child === undefined) {
-      child = this.requestDuration.labels(method, route, String(status));
-      this.requestChildren.set(key, child);
-    }
-    child.observe(seconds);
+    this.requestDurations.seriesOf(method, route, status).observe(seconds);
+  }
+
+  /** One request series to record into without a lookup (the check's fast path holds its 200 series). */
+  requestSeries(method: string, route: string, status: number): DurationSeries {
+    return this.requestDurations.seriesOf(method, route, status);
   }
 
   recordCheck(enabled: boolean): void {
-    (enabled ? this.checksEnabled : this.checksDisabled).inc();
+    if (enabled) this.pendingChecks.enabled++;
+    else this.pendingChecks.disabled++;
   }
 
   recordEvent(type: string): void {

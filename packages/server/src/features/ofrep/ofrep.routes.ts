@@ -115,7 +115,8 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
   app.post(
     "/ofrep/v1/evaluate/flags/:key",
     {
-      config: { access: "evaluate" },
+      // Evaluations are the check's twins: not logged one by one either.
+      config: { access: "evaluate", requestLogging: false },
       errorHandler: ofrepErrors(true),
       schema: {
         tags: ["openfeature"],
@@ -147,7 +148,8 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
   app.post(
     "/ofrep/v1/evaluate/flags",
     {
-      config: { access: "evaluate" },
+      // Evaluations are the check's twins: not logged one by one either.
+      config: { access: "evaluate", requestLogging: false },
       errorHandler: ofrepErrors(false),
       schema: {
         tags: ["openfeature"],

@@ -1,0 +1,225 @@
+import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
+import { after, before, describe, test } from "node:test";
+import {
+  ADMIN_KEY,
+  createKey,
+  createProject,
+  DIALECTS,
+  type FreshDatabase,
+  freshDatabase,
+  startServer,
+  type TestServer,
+} from "@flagstaff/test-harness";
+
+/**
+ * The check's fast path (check-fast-path.ts) answers in front of Fastify. This suite sends the same
+ * raw requests to two servers over one database, one with the fast path and one without, and requires
+ * the same answers: status, body and every header but Date and a generated X-Request-Id. The requests
+ * cover what the fast path answers itself and everything it must leave to Fastify (each error, each
+ * spelling it does not read); the `served` counts show which is which, so the comparison cannot pass
+ * by the fast path quietly doing nothing.
+ */
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One request exactly as written (node:http sends the path unaltered, unlike fetch). */
+function raw(base: string, method: string, path: string, headers: Record<string, string>): Promise<RawAnswer> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk) => {
+        body += chunk;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: { ...res.headers }, body }));
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path}: no answer in 10 s`)));
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** What must be equal: everything but the date and, unless the client sent one, the request id. */
+function comparable(answer: RawAnswer, sentRequestId: boolean) {
+  const { date: _date, "x-request-id": requestId, ...headers } = answer.headers;
+  assert.ok(typeof requestId === "string" && requestId.length > 0, "every answer carries X-Request-Id");
+  let body: unknown = answer.body;
+  try {
+    const parsed = JSON.parse(answer.body) as Record<string, unknown>;
+    // A problem's instance names the request id, which differs between the two servers.
+    if (!sentRequestId && parsed && typeof parsed === "object" && "instance" in parsed) delete parsed.instance;
+    body = parsed;
+  } catch {}
+  return { status: answer.status, headers, body, requestId: sentRequestId ? requestId : "(generated)" };
+}
+
+const long = "a".repeat(257);
+const many = Array.from({ length: 101 }, (_, i) => `actorIds=u${i}`).join("&");
+const hundred = Array.from({ length: 100 }, (_, i) => `actorIds=u${i}`).join("&");
+
+for (const dialect of DIALECTS) {
+  for (const cors of ["", "https://app.example.com", "*"]) {
+    describe(`check fast path answers as Fastify does [${dialect}${cors ? `, CORS ${cors}` : ""}]`, () => {
+      let database: FreshDatabase;
+      let fast: TestServer;
+      let slow: TestServer;
+      let project: string;
+      let other: string;
+      const keys: Record<string, string> = {};
+      const env = cors ? { CORS_ALLOWED_ORIGINS: cors } : undefined;
+
+      before(async () => {
+        database = await freshDatabase(dialect);
+        fast = await startServer({ dialect, database, ...(env ? { env } : {}) });
+        project = await createProject(fast, "fast-path");
+        other = await createProject(fast, "elsewhere");
+        const flag = async (name: string, body: object) => {
+          const created = await fast.request("POST", `/projects/${project}/flags/${name}`, { body: {} });
+          assert.equal(created.status, 201, created.text);
+          const patched = await fast.request("PATCH", `/projects/${project}/flags/${name}`, { body });
+          assert.equal(patched.status, 200, patched.text);
+        };
+        const segment = await fast.request("POST", `/projects/${project}/segments`, { body: { name: "beta" } });
+        const segmentId = segment.body.id as string;
+        await fast.request("PATCH", `/projects/${project}/segments/${segmentId}`, {
+          body: { addActors: ["member-1", "a@b.co"] },
+        });
+        await flag("on", { status: "enabled" });
+        await flag("off", { status: "disabled" });
+        await flag("some", { status: "conditional", addActors: ["vip"], addSegments: [segmentId] });
+        await flag("half", { status: "conditional", percentageActors: 50 });
+        await flag("ns:dotted.name-1", { status: "enabled" });
+        for (const role of ["check", "read", "write"] as const) keys[role] = (await createKey(fast, project, role)).key;
+        keys.elsewhere = (await createKey(fast, other, "check")).key;
+        slow = await startServer({ dialect, database, checkFastPath: false, ...(env ? { env } : {}) });
+        assert.ok(fast.service.fastPath, "the fast path is on by default");
+        assert.equal(slow.service.fastPath, undefined);
+      });
+      after(async () => {
+        await slow?.stop();
+        await fast?.stop();
+        await database?.drop();
+      });
+
+      /** Sends one request to both servers; answers whether the fast path answered it. */
+      async function same(path: string, headers: Record<string, string> = {}, method = "GET"): Promise<boolean> {
+        const served = fast.service.fastPath?.served ?? 0;
+        const [a, b] = [await raw(fast.url, method, path, headers), await raw(slow.url, method, path, headers)];
+        const sentId =
+          headers["x-request-id"] !== undefined && /^[A-Za-z0-9._:/+=-]{1,128}$/.test(headers["x-request-id"]);
+        assert.deepEqual(comparable(a, sentId), comparable(b, sentId), `${method} ${path} ${JSON.stringify(headers)}`);
+        return (fast.service.fastPath?.served ?? 0) > served;
+      }
+      const check = (flag: string, query = "") => `/projects/${project}/flags/${flag}/check${query}`;
+      const withKey = (role = "check") => ({ authorization: `Bearer ${keys[role]}` });
+
+      test("answers 200s itself, with the same body and headers", async () => {
+        const cases: [string, Record<string, string>][] = [
+          [check("on"), withKey()],
+          [check("off"), withKey()],
+          [check("some", "?actorIds=vip"), withKey()],
+          [check("some", "?actorIds=stranger"), withKey()],
+          [check("some", "?actorIds=stranger&actorIds=member-1"), withKey()],
+          [check("some", "?actorIds[]=stranger&actorIds[]=a@b.co"), withKey()],
+          [check("half", "?actorIds=user-1&actorIds=user-2&actorIds=user-3"), withKey()],
+          [check("some", `?${hundred}`), withKey()],
+          [check("on", "?cache=60"), withKey()],
+          [check("on", "?cache=0"), withKey()],
+          [check("on", "?cache=86400&actorIds=x"), withKey()],
+          [check("on", "?"), withKey()],
+          [check("ns:dotted.name-1"), withKey()],
+          [check("on"), withKey("read")],
+          [check("on"), withKey("write")],
+          [check("on"), { authorization: `Bearer ${ADMIN_KEY}` }],
+          [check("on"), { "x-api-key": keys.check as string }],
+          [check("on"), { ...withKey(), "x-request-id": "trace-123" }],
+          [check("on"), { ...withKey(), "x-request-id": "not sane!" }],
+        ];
+        for (const [path, headers] of cases) {
+          assert.equal(await same(path, headers), true, `the fast path answers ${path}`);
+        }
+      });
+
+      test("leaves every error and every spelling it does not read to Fastify", async () => {
+        const cases: [string, Record<string, string>, string?][] = [
+          [check("on"), {}],
+          [check("on"), { authorization: "Basic abc" }],
+          [check("on"), { authorization: "Bearer fsk_unknown" }],
+          [check("on"), withKey("elsewhere")],
+          [check("missing"), withKey()],
+          [`/projects/nowhere/flags/on/check`, withKey()],
+          [check("on", "?bogus=1"), withKey()],
+          [check("on", "?cache=86401"), withKey()],
+          [check("on", "?cache=1.5"), withKey()],
+          [check("on", "?cache=abc"), withKey()],
+          [check("on", "?cache=1&cache=2"), withKey()],
+          [check("on", "?actorIds="), withKey()],
+          [check("on", "?actorIds=."), withKey()],
+          [check("on", "?actorIds=.."), withKey()],
+          [check("on", `?actorIds=${long}`), withKey()],
+          [check("on", `?${many}`), withKey()],
+          [check("some", "?actorIds=%76ip"), withKey()],
+          [check("some", "?actorIds=a+b"), withKey()],
+          [check("some", "?actorIds=a&actorIds[]=vip"), withKey()],
+          [check("some", "?actorIds=a&"), withKey()],
+          [check("on", "?actorIds"), withKey()],
+          [`${check("on")}/`, withKey()],
+          [`/projects/${project}/flags/%6Fn/check`, withKey()],
+          [check("on"), withKey(), "HEAD"],
+          [check("on"), withKey(), "POST"],
+        ];
+        if (cors) cases.push([check("on"), { ...withKey(), origin: "https://app.example.com" }]);
+        if (cors) cases.push([check("on"), { ...withKey(), origin: "https://evil.example.com" }]);
+        for (const [path, headers, method] of cases) {
+          assert.equal(await same(path, headers, method), false, `Fastify answers ${method ?? "GET"} ${path}`);
+        }
+      });
+
+      test("counts what it answers in the same metrics", async () => {
+        const scrape = async (server: TestServer) => (await server.request("GET", "/metrics")).text;
+        const count = (text: string) =>
+          Number(
+            /flagstaff_http_request_duration_seconds_count\{method="GET",route="\/projects\/:projectId\/flags\/:flagName\/check",status="200"\} (\d+)/.exec(
+              text,
+            )?.[1] ?? 0,
+          );
+        const enabled = (text: string) =>
+          Number(/flagstaff_checks_total\{result="enabled"\} (\d+)/.exec(text)?.[1] ?? 0);
+        const [fastBefore, slowBefore] = [await scrape(fast), await scrape(slow)];
+        for (let i = 0; i < 5; i++) await same(check("on"), withKey());
+        const [fastAfter, slowAfter] = [await scrape(fast), await scrape(slow)];
+        assert.equal(count(fastAfter) - count(fastBefore), 5);
+        assert.equal(count(slowAfter) - count(slowBefore), 5);
+        assert.equal(enabled(fastAfter) - enabled(fastBefore), 5);
+        assert.equal(enabled(slowAfter) - enabled(slowBefore), 5);
+        assert.match(
+          fastAfter,
+          /flagstaff_http_request_duration_seconds_bucket\{le="0.0005",method="GET",route="\/projects\/:projectId\/flags\/:flagName\/check",status="200"\} \d+/,
+        );
+      });
+    });
+  }
+}
+
+describe("check fast path: off under rate limiting", () => {
+  test("with RATE_LIMIT_PER_MINUTE every check goes through Fastify and carries the rate-limit headers", async () => {
+    const server = await startServer({ dialect: "sqlite", env: { RATE_LIMIT_PER_MINUTE: "1000" } });
+    try {
+      assert.equal(server.service.fastPath, undefined);
+      const project = await createProject(server);
+      await server.request("POST", `/projects/${project}/flags/on`, { body: {} });
+      await server.request("PATCH", `/projects/${project}/flags/on`, { body: { status: "enabled" } });
+      const res = await server.request("GET", `/projects/${project}/flags/on/check`);
+      assert.equal(res.status, 200);
+      assert.ok(res.headers.get("x-ratelimit-limit"));
+    } finally {
+      await server.close();
+    }
+  });
+});
