@@ -329,7 +329,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   if (config.rateLimitPerMinute === 0 && deps.checkFastPath !== false) {
     fastPath = new CheckFastPath(checker, metrics, credentials, {
       cors: config.corsAllowedOrigins.length > 0,
-      corsHeaders: corsHeadersWithoutOrigin(config.corsAllowedOrigins),
+      corsHeaders: Object.entries(corsHeadersWithoutOrigin(config.corsAllowedOrigins)).flat(),
     });
     app.addHook("preClose", (done) => {
       fastPath?.close();
