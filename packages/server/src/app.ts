@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import rateLimit from "@fastify/rate-limit";
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import Fastify, {
   type FastifyInstance,
   type FastifyRequest,
@@ -32,6 +32,7 @@ import { UnitOfWork } from "./features/history/unit-of-work.js";
 import { ExplanationSchema, flagRoutes } from "./features/flags/flag.routes.js";
 import { Metrics } from "./features/metrics/metrics.js";
 import { metricsRoutes } from "./features/metrics/metrics.routes.js";
+import { OfrepFastPath } from "./features/ofrep/ofrep-fast-path.js";
 import { ofrepRoutes } from "./features/ofrep/ofrep.routes.js";
 import { FlagSchema } from "./features/flags/flag.schemas.js";
 import { FlagService } from "./features/flags/flag.service.js";
@@ -111,6 +112,8 @@ export interface Service {
   readonly recorder: CheckRecorder;
   /** The check's fast path in front of Fastify; undefined when it is off (rate limiting on, or turned off). */
   readonly fastPath: CheckFastPath | undefined;
+  /** OFREP single evaluation's fast path, on and off with the check's. */
+  readonly ofrepFastPath: OfrepFastPath | undefined;
   /** The admin key created at this start because none existed, to be shown once; otherwise undefined. */
   readonly generatedAdminKey: string | undefined;
   /** Stops accepting, finishes in-flight requests, flushes pending writes and closes the database. */
@@ -134,13 +137,17 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   // Checks that will be answered 200 are answered in front of Fastify (see CheckFastPath); set once the
   // services exist, below. Until then, and for every other request, Fastify's own handler runs.
   let fastPath: CheckFastPath | undefined;
+  let ofrepFastPath: OfrepFastPath | undefined;
+  let fastifyHandler: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
   const app = Fastify({
     ...loggerOptions,
     // Fastify's documented way to supply the server: the same node:http server it would create, with the
     // same settings (as in Fastify's getServerInstance), and the check's fast path in front of its handler.
-    serverFactory: (fastifyHandler, options) => {
+    serverFactory: (handler, options) => {
+      fastifyHandler = handler;
       const server = createServer(options.http ?? {}, (request, response) => {
-        if (fastPath?.serve(request, response) !== true) fastifyHandler(request, response);
+        if (fastPath?.serve(request, response) === true || ofrepFastPath?.serve(request, response) === true) return;
+        handler(request, response);
       });
       server.keepAliveTimeout = options.keepAliveTimeout as number;
       server.requestTimeout = options.requestTimeout as number;
@@ -325,14 +332,19 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   keyRoutes(app, keys);
   flagRoutes(app, flags);
   checkRoutes(app, checker, metrics);
-  // Rate limiting counts every request in its plugin's hook, so with it on every check goes through Fastify.
+  // Rate limiting counts every request in its plugin's hook, so with it on every check and evaluation
+  // goes through Fastify.
   if (config.rateLimitPerMinute === 0 && deps.checkFastPath !== false) {
-    fastPath = new CheckFastPath(checker, metrics, credentials, {
+    const options = {
       cors: config.corsAllowedOrigins.length > 0,
       corsHeaders: Object.entries(corsHeadersWithoutOrigin(config.corsAllowedOrigins)).flat(),
-    });
+    };
+    fastPath = new CheckFastPath(checker, metrics, credentials, options);
+    const handOff = fastifyHandler as (request: IncomingMessage, response: ServerResponse) => void;
+    ofrepFastPath = new OfrepFastPath(checker, metrics, credentials, options, handOff);
     app.addHook("preClose", (done) => {
       fastPath?.close();
+      ofrepFastPath?.close();
       done();
     });
   }
@@ -408,5 +420,5 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
 
   await app.ready();
   dispatcher.start();
-  return { app, feed, work, dispatcher, prune, recorder, fastPath, generatedAdminKey, close };
+  return { app, feed, work, dispatcher, prune, recorder, fastPath, ofrepFastPath, generatedAdminKey, close };
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { after, before, describe, test } from "node:test";
 import {
   ADMIN_KEY,
@@ -28,7 +29,13 @@ interface RawAnswer {
 }
 
 /** One request exactly as written (node:http sends the path unaltered, unlike fetch). */
-function raw(base: string, method: string, path: string, headers: Record<string, string>): Promise<RawAnswer> {
+function raw(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<RawAnswer> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers }, (res) => {
@@ -41,7 +48,7 @@ function raw(base: string, method: string, path: string, headers: Record<string,
     });
     req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path}: no answer in 10 s`)));
     req.on("error", reject);
-    req.end();
+    req.end(body);
   });
 }
 
@@ -98,8 +105,9 @@ for (const dialect of DIALECTS) {
         for (const role of ["check", "read", "write"] as const) keys[role] = (await createKey(fast, project, role)).key;
         keys.elsewhere = (await createKey(fast, other, "check")).key;
         slow = await startServer({ dialect, database, checkFastPath: false, ...(env ? { env } : {}) });
-        assert.ok(fast.service.fastPath, "the fast path is on by default");
+        assert.ok(fast.service.fastPath && fast.service.ofrepFastPath, "the fast paths are on by default");
         assert.equal(slow.service.fastPath, undefined);
+        assert.equal(slow.service.ofrepFastPath, undefined);
       });
       after(async () => {
         await slow?.stop();
@@ -117,6 +125,18 @@ for (const dialect of DIALECTS) {
         return (fast.service.fastPath?.served ?? 0) > served;
       }
       const check = (flag: string, query = "") => `/projects/${project}/flags/${flag}/check${query}`;
+
+      /** One OFREP evaluation to both servers, bodies compared byte for byte; answers whether the fast path answered. */
+      async function sameOfrep(flag: string, body: string, headers: Record<string, string>, path?: string) {
+        const served = fast.service.ofrepFastPath?.served ?? 0;
+        const target = path ?? `/ofrep/v1/evaluate/flags/${flag}`;
+        const send = (base: string) => raw(base, "POST", target, headers, body);
+        const [a, b] = [await send(fast.url), await send(slow.url)];
+        const what = `POST ${target} ${body} ${JSON.stringify(headers)}`;
+        assert.equal(a.body, b.body, what);
+        assert.deepEqual(comparable(a, false), comparable(b, false), what);
+        return (fast.service.ofrepFastPath?.served ?? 0) > served;
+      }
       const withKey = (role = "check") => ({ authorization: `Bearer ${keys[role]}` });
 
       test("answers 200s itself, with the same body and headers", async () => {
@@ -181,6 +201,84 @@ for (const dialect of DIALECTS) {
         }
       });
 
+      test("OFREP evaluations: plain ones answered in front, the rest by Fastify (bodies read first are given back)", async () => {
+        const json = { ...withKey(), "content-type": "application/json" };
+        const ours: [string, string, Record<string, string>][] = [
+          ["some", '{"context":{"targetingKey":"vip"}}', json],
+          ["some", '{"context":{"targetingKey":"stranger"}}', json],
+          ["some", '{"context":{"targetingKey":"x","actorIds":["member-1"]}}', json],
+          ["some", '{"context":{"actorIds":["a@b.co"]}}', json],
+          ["half", '{"context":{"targetingKey":"user-7"}}', json],
+          ["on", "{}", json],
+          ["off", '{"context":{}}', json],
+          ["ns:dotted.name-1", '{"context":{"targetingKey":"x"}}', json],
+          ["on", '{"context":{"targetingKey":"x"}}', { ...json, ...withKey("read") }],
+          ["on", "{}", { "content-type": "application/json", "x-api-key": keys.check as string }],
+          // JSON escapes are read as JSON reads them: the same value Fastify's parser gives.
+          ["some", '{"context":{"targetingKey":"v\\u0069p"}}', json],
+        ];
+        for (const [flag, body, headers] of ours) {
+          assert.equal(await sameOfrep(flag, body, headers), true, `the fast path answers ${flag} ${body}`);
+        }
+        const theirs: [string, string, Record<string, string>, string?][] = [
+          ["missing", '{"context":{"targetingKey":"x"}}', json],
+          ["on", "{", json],
+          ["on", "[]", json],
+          ["on", "null", json],
+          ["on", '{"context":{"targetingKey":""}}', json],
+          ["on", '{"context":{"targetingKey":"."}}', json],
+          ["on", '{"context":{"targetingKey":7}}', json],
+          ["some", '{"context":{"targetingKey":"vip","email":"e@x.co"}}', json],
+          ["some", '{"context":{"targetingKey":"a+b"}}', json],
+          ["on", '{"context":{"actorIds":"x"}}', json],
+          ["on", '{"flag":"x"}', json],
+          ["on", "{}", { ...withKey(), "content-type": "text/plain" }],
+          ["on", "{}", { ...withKey(), "content-type": "application/json; charset=utf-8" }],
+          ["on", "{}", { "content-type": "application/json" }],
+          ["on", "{}", { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }],
+          ["on", "{}", json, "/ofrep/v1/evaluate/flags/on?flagConfigEtag=1"],
+        ];
+        if (cors) theirs.push(["on", "{}", { ...json, origin: "https://app.example.com" }]);
+        for (const [flag, body, headers, path] of theirs) {
+          assert.equal(await sameOfrep(flag, body, headers, path), false, `Fastify answers ${flag} ${body}`);
+        }
+      });
+
+      test("OFREP: a body that arrives in pieces is read whole; a client that leaves mid-body changes nothing", async () => {
+        const { hostname, port } = new URL(fast.url);
+        const body = '{"context":{"targetingKey":"vip"}}';
+        const head = (length: number) =>
+          `POST /ofrep/v1/evaluate/flags/some HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${keys.check}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`;
+        const served = fast.service.ofrepFastPath?.served ?? 0;
+        const answer = await new Promise<string>((resolve, reject) => {
+          const socket = connect(Number(port), hostname);
+          let text = "";
+          socket.setEncoding("utf8");
+          socket.on("data", (chunk: string) => {
+            text += chunk;
+          });
+          socket.on("end", () => resolve(text));
+          socket.on("error", reject);
+          // The rest of the body is sent once the server has the head (and the first half with it), so it reads the body in two pieces.
+          fast.service.app.server.once("request", () => setImmediate(() => socket.end(body.slice(10))));
+          socket.write(head(body.length) + body.slice(0, 10));
+        });
+        assert.match(answer, /^HTTP\/1\.1 200 /);
+        assert.match(answer, /\{"key":"some","value":true,"reason":"TARGETING_MATCH"/);
+        assert.equal(fast.service.ofrepFastPath?.served, served + 1);
+
+        // A client that sends half its body and goes away gets nothing and leaves nothing behind.
+        await new Promise<void>((resolve) => {
+          const socket = connect(Number(port), hostname, () =>
+            socket.write(head(100) + body.slice(0, 10), () => socket.destroy()),
+          );
+          socket.on("close", () => resolve());
+          socket.on("error", () => resolve());
+        });
+        assert.equal(await sameOfrep("some", body, { ...withKey(), "content-type": "application/json" }), true);
+      });
+
       test("counts what it answers in the same metrics", async () => {
         const scrape = async (server: TestServer) => (await server.request("GET", "/metrics")).text;
         const count = (text: string) =>
@@ -191,13 +289,23 @@ for (const dialect of DIALECTS) {
           );
         const enabled = (text: string) =>
           Number(/flagstaff_checks_total\{result="enabled"\} (\d+)/.exec(text)?.[1] ?? 0);
+        const ofrepCount = (text: string) =>
+          Number(
+            /flagstaff_http_request_duration_seconds_count\{method="POST",route="\/ofrep\/v1\/evaluate\/flags\/:key",status="200"\} (\d+)/.exec(
+              text,
+            )?.[1] ?? 0,
+          );
         const [fastBefore, slowBefore] = [await scrape(fast), await scrape(slow)];
         for (let i = 0; i < 5; i++) await same(check("on"), withKey());
+        const json = { ...withKey(), "content-type": "application/json" };
+        for (let i = 0; i < 3; i++) assert.equal(await sameOfrep("on", "{}", json), true);
         const [fastAfter, slowAfter] = [await scrape(fast), await scrape(slow)];
         assert.equal(count(fastAfter) - count(fastBefore), 5);
         assert.equal(count(slowAfter) - count(slowBefore), 5);
-        assert.equal(enabled(fastAfter) - enabled(fastBefore), 5);
-        assert.equal(enabled(slowAfter) - enabled(slowBefore), 5);
+        assert.equal(ofrepCount(fastAfter) - ofrepCount(fastBefore), 3);
+        assert.equal(ofrepCount(slowAfter) - ofrepCount(slowBefore), 3);
+        assert.equal(enabled(fastAfter) - enabled(fastBefore), 8);
+        assert.equal(enabled(slowAfter) - enabled(slowBefore), 8);
         assert.match(
           fastAfter,
           /flagstaff_http_request_duration_seconds_bucket\{le="0.0005",method="GET",route="\/projects\/:projectId\/flags\/:flagName\/check",status="200"\} \d+/,
@@ -212,6 +320,7 @@ describe("check fast path: off under rate limiting", () => {
     const server = await startServer({ dialect: "sqlite", env: { RATE_LIMIT_PER_MINUTE: "1000" } });
     try {
       assert.equal(server.service.fastPath, undefined);
+      assert.equal(server.service.ofrepFastPath, undefined);
       const project = await createProject(server);
       await server.request("POST", `/projects/${project}/flags/on`, { body: {} });
       await server.request("PATCH", `/projects/${project}/flags/on`, { body: { status: "enabled" } });

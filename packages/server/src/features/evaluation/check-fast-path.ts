@@ -16,15 +16,47 @@ const CHECK_PATH = /^\/projects\/([A-Za-z0-9._-]{1,64})\/flags\/([A-Za-z0-9._:-]
  * Actor ids the fast path reads itself: characters that mean themselves in a query string (no `%`, no
  * `+`, which reads as a space, no `&`, `=` or `#`), within the actor id rules. Others go to Fastify.
  */
-const PLAIN_ACTOR_ID = /^[A-Za-z0-9._~:@!$*,()/-]{1,256}$/;
+export const PLAIN_ACTOR_ID = /^[A-Za-z0-9._~:@!$*,()/-]{1,256}$/;
+
+/** Whether an actor id is one the fast paths read themselves (see PLAIN_ACTOR_ID; `.` and `..` are not ids). */
+export const isPlainActorId = (id: unknown): id is string =>
+  typeof id === "string" && PLAIN_ACTOR_ID.test(id) && id !== "." && id !== "..";
 /** `cache` as the fast path reads it: whole seconds, plainly written. */
 const PLAIN_SECONDS = /^[0-9]{1,5}$/;
-const MAX_ACTORS = 100;
+export const MAX_ACTORS = 100;
 const MAX_CACHE_SECONDS = 86400;
 
 const JSON_TYPE = "application/json; charset=utf-8";
 const ENABLED_BODY = JSON.stringify(ENABLED);
 const DISABLED_BODY = JSON.stringify(DISABLED);
+
+/**
+ * Writes a 200 JSON answer with the headers every keyed Fastify answer carries (nosniff, Cache-Control,
+ * X-Request-Id, and CORS's for a request without Origin), in one flat list that node:http writes as it is.
+ */
+export function writeJson(
+  response: ServerResponse,
+  requestHeaders: IncomingMessage["headers"],
+  cacheControlValue: string,
+  body: string,
+  options: FastPathOptions,
+): void {
+  const answer: (string | number)[] = [
+    "x-content-type-options",
+    "nosniff",
+    "cache-control",
+    cacheControlValue,
+    "x-request-id",
+    requestIdOf(requestHeaders),
+    "content-type",
+    JSON_TYPE,
+    "content-length",
+    Buffer.byteLength(body),
+  ];
+  if (options.cors) answer.push(...options.corsHeaders);
+  response.writeHead(200, answer);
+  response.end(body);
+}
 
 export interface FastPathOptions {
   /** Headers CORS adds to an answer to a request without Origin, as names and values (see corsHeadersWithoutOrigin). */
@@ -60,7 +92,7 @@ function readPlainQuery(text: string): PlainQuery | undefined {
     if (name === "actorIds" || name === "actorIds[]") {
       spelling ??= name;
       if (spelling !== name) return undefined;
-      if (!PLAIN_ACTOR_ID.test(value) || value === "." || value === "..") return undefined;
+      if (!isPlainActorId(value)) return undefined;
       query.actorIds ??= [];
       if (query.actorIds.push(value) > MAX_ACTORS) return undefined;
     } else if (name === "cache" && query.cache === undefined && PLAIN_SECONDS.test(value)) {
@@ -129,23 +161,7 @@ export class CheckFastPath {
     } catch {
       return false; // an unknown project or flag: Fastify answers the 404
     }
-    const body = enabled ? ENABLED_BODY : DISABLED_BODY;
-    // A flat list of names and values: node:http writes it as it is, without building a header map.
-    const answer: (string | number)[] = [
-      "x-content-type-options",
-      "nosniff",
-      "cache-control",
-      cacheControl(query.cache),
-      "x-request-id",
-      requestIdOf(headers),
-      "content-type",
-      JSON_TYPE,
-      "content-length",
-      body.length,
-    ];
-    if (this.options.cors) answer.push(...this.options.corsHeaders);
-    response.writeHead(200, answer);
-    response.end(body);
+    writeJson(response, headers, cacheControl(query.cache), enabled ? ENABLED_BODY : DISABLED_BODY, this.options);
     this.served++;
     this.metrics.recordCheck(enabled);
     this.answered.observe((performance.now() - started) / 1000);

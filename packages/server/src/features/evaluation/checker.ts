@@ -24,6 +24,11 @@ export class Checker {
     return evaluate(flag, actorIds ?? NO_ACTORS, project.isMember, this.random);
   }
 
+  /** Whether the project exists and has the flag. */
+  has(projectId: string, flagName: string): boolean {
+    return this.snapshot.projects.get(projectId)?.flagsByName.has(flagName) === true;
+  }
+
   /** Evaluates every flag of a project, in name order (OFREP bulk evaluation). */
   checkAll(projectId: string, actorIds: readonly string[]): { name: string; evaluation: Evaluation }[] {
     const project = this.snapshot.projects.get(projectId);

@@ -19,6 +19,7 @@ import {
   OfrepFailure,
   OfrepRequest,
 } from "./ofrep.schemas.js";
+import { replayBufferedBody } from "./buffered-body.js";
 import type { StreamTokens } from "./stream-tokens.js";
 
 /** What the OFREP event stream needs besides the checker. */
@@ -49,7 +50,11 @@ function actorsOf(body: OfrepBody | undefined): string[] {
   return actors;
 }
 
-const success = (key: string, evaluation: Evaluation) => ({
+/** The single evaluation's route; the fast path (ofrep-fast-path.ts) answers it too and records metrics under it. */
+export const OFREP_EVALUATE_ROUTE = "/ofrep/v1/evaluate/flags/:key";
+
+/** A successful evaluation, as both the route and its fast path answer it. */
+export const success = (key: string, evaluation: Evaluation) => ({
   key,
   value: evaluation.enabled,
   reason: evaluation.reason,
@@ -113,8 +118,10 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
   const { snapshot, streams, tokens } = streaming;
 
   app.post(
-    "/ofrep/v1/evaluate/flags/:key",
+    OFREP_EVALUATE_ROUTE,
     {
+      // A body the fast path read and left to Fastify is given back here.
+      preParsing: replayBufferedBody,
       // Evaluations are the check's twins: not logged one by one either.
       config: { access: "evaluate", requestLogging: false },
       errorHandler: ofrepErrors(true),
