@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// Check-path benchmark at saturation. Four servers answer the same load in turn, in alternating rounds
-// so drift hits all alike: Flagstaff's check; a bare node:http server answering the same JSON (the
-// runtime's limit); a minimal Fastify route with the check's schemas (Fastify's floor); and Flagstaff's
-// OFREP single evaluation. The load comes from wrk (C; one core of it outruns one core of any Node
-// server, which autocannon does not), pinned to one core with taskset and each server to the other, so
-// every figure is the server's: its core is busy throughout (the `core busy` column says so).
+// Check-path benchmark at saturation. Five loads run in turn, in alternating rounds so drift hits all
+// alike: Flagstaff's check; a bare node:http server answering the same JSON (the runtime's limit); a
+// minimal Fastify route with the check's schemas (Fastify's floor); Flagstaff's OFREP single evaluation;
+// and the bare server answering the same OFREP POST after reading and parsing its body (OFREP's floor).
+// The load comes from wrk (C; one core of it outruns one core of any Node server, which autocannon does
+// not), pinned to one core with taskset and each server to the other, so every figure is the server's:
+// its core is busy throughout (the `core busy` column says so).
 // Scenarios: 10 flags; 100,000 flags; 100,000 flags and a 1,000,000-member segment on the checked flag.
 // Also: cold start, RSS, PATCH throughput, first vs deep page of a 100,000-flag list.
 //
@@ -193,25 +194,23 @@ async function main() {
       const { paths, bodies } = checkLoad(scenario.members);
       const headers = { authorization: `Bearer ${CHECK_KEY}` };
       const spec = { connections: CONNECTIONS, duration: DURATION, headers, paths };
+      const ofrepSpec = {
+        ...spec,
+        method: "POST",
+        paths: [`/ofrep/v1/evaluate/flags/${FLAG}`],
+        bodies,
+        headers: { ...headers, "content-type": "application/json" },
+      };
       const targets = {
         server: { pid: server.child.pid, spec: { ...spec, url: server.base } },
         fastify: { pid: fastify.child.pid, spec: { ...spec, url: fastify.url } },
         bare: { pid: bare.child.pid, spec: { ...spec, url: bare.url } },
-        ofrep: {
-          pid: server.child.pid,
-          spec: {
-            ...spec,
-            url: server.base,
-            method: "POST",
-            paths: [`/ofrep/v1/evaluate/flags/${FLAG}`],
-            bodies,
-            headers: { ...headers, "content-type": "application/json" },
-          },
-        },
+        ofrep: { pid: server.child.pid, spec: { ...ofrepSpec, url: server.base } },
+        barePost: { pid: bare.child.pid, spec: { ...ofrepSpec, url: bare.url } },
       };
       // Warm-up: V8 compiles each server's path before anything counts.
       for (const target of Object.values(targets)) await wrk({ ...target.spec, duration: 2 });
-      const runs = { server: [], fastify: [], bare: [], ofrep: [] };
+      const runs = { server: [], fastify: [], bare: [], ofrep: [], barePost: [] };
       const names = Object.keys(targets);
       for (let round = 0; round < ROUNDS; round++) {
         // Each round starts with a different server, so none always runs first (or last) in a round.
@@ -241,6 +240,7 @@ async function main() {
         fastify: summary(runs.fastify),
         bare: summary(runs.bare),
         ofrep: summary(runs.ofrep),
+        barePost: summary(runs.barePost),
         runs,
       };
       if (scenario.flags >= 100_000 && scenario.members <= 1000)
@@ -313,6 +313,7 @@ const LABELS = {
   fastify: "minimal Fastify route",
   bare: "bare node:http",
   ofrep: "Flagstaff OFREP evaluation",
+  barePost: "bare node:http, POST with a JSON body",
 };
 
 function printScenario(e) {
@@ -322,7 +323,7 @@ function printScenario(e) {
   );
   console.log("| server | req/s | × bare | p50 ms | p99 ms | server CPU µs/request | core busy | errors | non-2xx |");
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-  for (const name of ["server", "fastify", "bare", "ofrep"]) {
+  for (const name of ["server", "fastify", "bare", "ofrep", "barePost"]) {
     const s = e[name];
     const cells = [
       LABELS[name],
@@ -339,7 +340,9 @@ function printScenario(e) {
   }
   console.log(
     `check / bare ${fmt(e.server.rps / e.bare.rps, 2)}; check / Fastify ${fmt(e.server.rps / e.fastify.rps, 2)}; ` +
-      `OFREP CPU per request / check's ${fmt(e.ofrep.cpuMicrosPerRequest / e.server.cpuMicrosPerRequest, 2)}\n`,
+      `OFREP CPU per request / check's ${fmt(e.ofrep.cpuMicrosPerRequest / e.server.cpuMicrosPerRequest, 2)} ` +
+      `(bare POST / bare GET ${fmt(e.barePost.cpuMicrosPerRequest / e.bare.cpuMicrosPerRequest, 2)}); ` +
+      `OFREP / bare POST ${fmt(e.ofrep.rps / e.barePost.rps, 2)}\n`,
   );
   if (e.writesAndLists) {
     const w = e.writesAndLists;
@@ -366,9 +369,9 @@ function printScenario(e) {
 function printSummary(results) {
   console.log("## Summary");
   console.log(
-    "| scenario | check req/s | Fastify req/s | bare req/s | check / bare | check / Fastify | check CPU µs/req | bare CPU µs/req | check p99 ms | OFREP req/s | OFREP CPU / check's | cold start ms | RSS MiB |",
+    "| scenario | check req/s | Fastify req/s | bare req/s | check / bare | check / Fastify | check CPU µs/req | bare CPU µs/req | check p99 ms | OFREP req/s | OFREP CPU / check's | bare POST CPU / bare GET's | OFREP / bare POST | cold start ms | RSS MiB |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const s of results.scenarios) {
     const cells = [
       s.name,
@@ -382,6 +385,8 @@ function printSummary(results) {
       fmt(s.server.p99, 2),
       fmt(s.ofrep.rps),
       fmt(s.ofrep.cpuMicrosPerRequest / s.server.cpuMicrosPerRequest, 2),
+      s.barePost ? fmt(s.barePost.cpuMicrosPerRequest / s.bare.cpuMicrosPerRequest, 2) : "—",
+      s.barePost ? fmt(s.ofrep.rps / s.barePost.rps, 2) : "—",
       fmt(s.coldStartMs),
       fmt(s.rssMiB),
     ];
