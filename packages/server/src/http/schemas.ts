@@ -1,5 +1,8 @@
 import { type TSchema, Type } from "typebox";
 
+/** The most actor ids one evaluation takes (check, explain, OFREP); the fast paths read it too. */
+export const MAX_ACTORS = 100;
+
 /** Field rules shared by several operations, so each limit lives in one place. */
 export const Limits = {
   // "." and ".." are refused: clients resolve them as path steps, so such an id could never be addressed.

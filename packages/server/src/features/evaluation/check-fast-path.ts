@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { allows, type Credentials, presentedKey } from "../../http/auth.js";
-import { requestIdOf } from "../../http/request-id.js";
+import type { Credentials } from "../../http/auth.js";
+import { MAX_ACTORS } from "../../http/schemas.js";
 import type { Metrics } from "../metrics/metrics.js";
-import type { DurationSeries } from "../metrics/request-durations.js";
 import { CHECK_ROUTE, cacheControl, DISABLED, ENABLED } from "./check.routes.js";
 import type { Checker } from "./checker.js";
+import { FastPath, type FastPathOptions, isPlainActorId } from "./fast-path.js";
 
 /**
  * The check's path as the fast path takes it: names spelled without percent-encoding, no trailing
@@ -12,58 +12,12 @@ import type { Checker } from "./checker.js";
  * spelling (one that needs decoding, say) goes to Fastify, whose router matches it to the same route.
  */
 const CHECK_PATH = /^\/projects\/([A-Za-z0-9._-]{1,64})\/flags\/([A-Za-z0-9._:-]{1,128})\/check(?:\?|$)/;
-/**
- * Actor ids the fast path reads itself: characters that mean themselves in a query string (no `%`, no
- * `+`, which reads as a space, no `&`, `=` or `#`), within the actor id rules. Others go to Fastify.
- */
-export const PLAIN_ACTOR_ID = /^[A-Za-z0-9._~:@!$*,()/-]{1,256}$/;
-
-/** Whether an actor id is one the fast paths read themselves (see PLAIN_ACTOR_ID; `.` and `..` are not ids). */
-export const isPlainActorId = (id: unknown): id is string =>
-  typeof id === "string" && PLAIN_ACTOR_ID.test(id) && id !== "." && id !== "..";
 /** `cache` as the fast path reads it: whole seconds, plainly written. */
 const PLAIN_SECONDS = /^[0-9]{1,5}$/;
-export const MAX_ACTORS = 100;
 const MAX_CACHE_SECONDS = 86400;
 
-const JSON_TYPE = "application/json; charset=utf-8";
 const ENABLED_BODY = JSON.stringify(ENABLED);
 const DISABLED_BODY = JSON.stringify(DISABLED);
-
-/**
- * Writes a 200 JSON answer with the headers every keyed Fastify answer carries (nosniff, Cache-Control,
- * X-Request-Id, and CORS's for a request without Origin), in one flat list that node:http writes as it is.
- */
-export function writeJson(
-  response: ServerResponse,
-  requestHeaders: IncomingMessage["headers"],
-  cacheControlValue: string,
-  body: string,
-  options: FastPathOptions,
-): void {
-  const answer: (string | number)[] = [
-    "x-content-type-options",
-    "nosniff",
-    "cache-control",
-    cacheControlValue,
-    "x-request-id",
-    requestIdOf(requestHeaders),
-    "content-type",
-    JSON_TYPE,
-    "content-length",
-    Buffer.byteLength(body),
-  ];
-  if (options.cors) answer.push(...options.corsHeaders);
-  response.writeHead(200, answer);
-  response.end(body);
-}
-
-export interface FastPathOptions {
-  /** Headers CORS adds to an answer to a request without Origin, as names and values (see corsHeadersWithoutOrigin). */
-  readonly corsHeaders: readonly string[];
-  /** Whether CORS is on: then a request with an Origin header is left to Fastify and the CORS plugin. */
-  readonly cors: boolean;
-}
 
 /** The check's query as the fast path read it; undefined when it is not one the fast path reads. */
 interface PlainQuery {
@@ -119,24 +73,9 @@ function readPlainQuery(text: string): PlainQuery | undefined {
  * exact problem details. Nothing happens before it decides, beyond noting the check time that the
  * Fastify route would note as well.
  */
-export class CheckFastPath {
-  private open = true;
-  private readonly answered: DurationSeries;
-  /** Checks this fast path has answered (the rest went to Fastify): for tests that it is in use. */
-  served = 0;
-
-  constructor(
-    private readonly checker: Checker,
-    private readonly metrics: Metrics,
-    private readonly credentials: Credentials,
-    private readonly options: FastPathOptions,
-  ) {
-    this.answered = metrics.requestSeries("GET", CHECK_ROUTE, 200);
-  }
-
-  /** From now on every request goes to Fastify (which answers 503 while it closes). */
-  close(): void {
-    this.open = false;
+export class CheckFastPath extends FastPath {
+  constructor(checker: Checker, metrics: Metrics, credentials: Credentials, options: FastPathOptions) {
+    super(checker, metrics, credentials, options, "GET", CHECK_ROUTE);
   }
 
   /** Answers the request and returns true, or returns false having written nothing. */
@@ -147,12 +86,8 @@ export class CheckFastPath {
     if (match === null) return false;
     const started = performance.now();
     const headers = request.headers;
-    if (this.options.cors && headers.origin !== undefined) return false;
-    const key = presentedKey(headers);
-    if (key === undefined) return false;
-    const principal = this.credentials.principalOf(key);
     const projectId = match[1] as string;
-    if (principal === undefined || !allows(principal, "check", projectId)) return false;
+    if (this.principalAllowed(headers, "check", projectId) === undefined) return false;
     const query = readPlainQuery(url.slice(match[0].length));
     if (query === undefined) return false;
     let enabled: boolean;
@@ -161,10 +96,8 @@ export class CheckFastPath {
     } catch {
       return false; // an unknown project or flag: Fastify answers the 404
     }
-    writeJson(response, headers, cacheControl(query.cache), enabled ? ENABLED_BODY : DISABLED_BODY, this.options);
-    this.served++;
     this.metrics.recordCheck(enabled);
-    this.answered.observe((performance.now() - started) / 1000);
+    this.answer(response, headers, cacheControl(query.cache), enabled ? ENABLED_BODY : DISABLED_BODY, started);
     return true;
   }
 }

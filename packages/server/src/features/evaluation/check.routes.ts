@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { errorResponses, Limits } from "../../http/schemas.js";
+import { errorResponses, Limits, MAX_ACTORS } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Checker } from "./checker.js";
@@ -8,7 +8,7 @@ export const CheckQuery = Type.Object(
   {
     actorIds: Type.Optional(
       Type.Array(Limits.actorId, {
-        maxItems: 100,
+        maxItems: MAX_ACTORS,
         description: "Actors to check for, repeated (actorIds=a&actorIds=b) or bracketed (actorIds[]=a); at most 100",
       }),
     ),

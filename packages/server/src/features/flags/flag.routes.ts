@@ -4,7 +4,7 @@ import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
 import { entityTag } from "../../http/preconditions.js";
-import { IfMatchHeaders, Limits, MembersQuery } from "../../http/schemas.js";
+import { IfMatchHeaders, Limits, MAX_ACTORS, MembersQuery } from "../../http/schemas.js";
 import { CreateFlagBody, CreateFlagParams, FlagParams, ListFlagsQuery, UpdateFlagBody } from "./flag.schemas.js";
 import type { FlagService } from "./flag.service.js";
 
@@ -13,7 +13,7 @@ const Flag = Type.Ref("Flag");
 const ExplainQuery = Type.Object(
   {
     actorIds: Type.Optional(
-      Type.Array(Limits.actorId, { maxItems: 100, description: "Actors to explain for, repeated; at most 100" }),
+      Type.Array(Limits.actorId, { maxItems: MAX_ACTORS, description: "Actors to explain for, repeated; at most 100" }),
     ),
   },
   { additionalProperties: false },

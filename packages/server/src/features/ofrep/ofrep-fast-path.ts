@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { allows, type Credentials, presentedKey } from "../../http/auth.js";
-import { type FastPathOptions, isPlainActorId, MAX_ACTORS, writeJson } from "../evaluation/check-fast-path.js";
+import type { Credentials } from "../../http/auth.js";
+import { MAX_ACTORS } from "../../http/schemas.js";
 import type { Checker } from "../evaluation/checker.js";
+import { FastPath, type FastPathOptions, isPlainActorId } from "../evaluation/fast-path.js";
 import type { Metrics } from "../metrics/metrics.js";
-import type { DurationSeries } from "../metrics/request-durations.js";
 import { leaveBody } from "./buffered-body.js";
 import { OFREP_EVALUATE_ROUTE, success } from "./ofrep.routes.js";
 
@@ -49,25 +49,16 @@ function plainActors(text: string): string[] | undefined {
  * context of a plain targeting key and actor ids) is handed to Fastify with the request, and the route's
  * preParsing hook gives it back, so Fastify answers exactly as if it had read it itself.
  */
-export class OfrepFastPath {
-  private open = true;
-  private readonly answered: DurationSeries;
-  /** Evaluations this fast path has answered: for tests that it is in use. */
-  served = 0;
-
+export class OfrepFastPath extends FastPath {
   constructor(
-    private readonly checker: Checker,
-    private readonly metrics: Metrics,
-    private readonly credentials: Credentials,
-    private readonly options: FastPathOptions,
+    checker: Checker,
+    metrics: Metrics,
+    credentials: Credentials,
+    options: FastPathOptions,
     /** Fastify's own handler, for a request whose body turned out not to be plain. */
     private readonly handOff: (request: IncomingMessage, response: ServerResponse) => void,
   ) {
-    this.answered = metrics.requestSeries("POST", OFREP_EVALUATE_ROUTE, 200);
-  }
-
-  close(): void {
-    this.open = false;
+    super(checker, metrics, credentials, options, "POST", OFREP_EVALUATE_ROUTE);
   }
 
   /** Takes the request (and answers it, now or once its body is in) and returns true, or returns false untouched. */
@@ -80,11 +71,8 @@ export class OfrepFastPath {
     if (headers["content-type"] !== "application/json" || headers["transfer-encoding"] !== undefined) return false;
     const length = headers["content-length"];
     if (length === undefined || !PLAIN_LENGTH.test(length) || Number(length) > MAX_PLAIN_BODY) return false;
-    if (this.options.cors && headers.origin !== undefined) return false;
-    const key = presentedKey(headers);
-    if (key === undefined) return false;
-    const principal = this.credentials.principalOf(key);
-    if (principal === undefined || !allows(principal, "evaluate", undefined)) return false;
+    const principal = this.principalAllowed(headers, "evaluate", undefined);
+    if (principal === undefined) return false;
     const projectId = principal.projectId as string;
     const flagName = match[1] as string;
     if (!this.checker.has(projectId, flagName)) return false;
@@ -108,9 +96,7 @@ export class OfrepFastPath {
         this.handOff(request, response);
         return;
       }
-      writeJson(response, headers, "no-store", answer, this.options);
-      this.served++;
-      this.answered.observe((performance.now() - started) / 1000);
+      this.answer(response, headers, "no-store", answer, started);
     });
     return true;
   }

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { Limits } from "../../http/schemas.js";
+import { Limits, MAX_ACTORS } from "../../http/schemas.js";
 
 // Shapes of the OpenFeature Remote Evaluation Protocol (OFREP) v1, for the boolean flags Flagstaff has.
 
@@ -10,7 +10,7 @@ import { Limits } from "../../http/schemas.js";
 export const OfrepContext = Type.Object(
   {
     targetingKey: Type.Optional(Limits.actorId),
-    actorIds: Type.Optional(Type.Array(Limits.actorId, { maxItems: 100 })),
+    actorIds: Type.Optional(Type.Array(Limits.actorId, { maxItems: MAX_ACTORS })),
   },
   { additionalProperties: true },
 );
