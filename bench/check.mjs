@@ -14,7 +14,8 @@
 //   options: --duration=5 --rounds=5 --connections=100 --quick (first scenario only, for a smoke run)
 //            --chart (redraw docs/performance-<dialect>.svg from bench/results/check-<dialect>.json)
 //            --scenario=N (only scenario N, 1–3; partial runs write check-<dialect>-partial.json, no chart)
-//            --profile[=dir] (CPU-profile the server; summarise with node bench/profile-summary.mjs <file>)
+//            --loads=server,fastify,bare,ofrep,barePost (run only these; a partial run writes no results)
+//            --profile[=dir] (CPU-profile every server; summarise with node bench/profile-summary.mjs <file>)
 import { fork, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
@@ -114,6 +115,10 @@ async function measured(pid, spec) {
 }
 
 const pinning = canPin();
+/** --profile: every server writes a V8 CPU profile (see docs/performance.md for reading them side by side). */
+const profileArgs = args.profile
+  ? ["--cpu-prof", `--cpu-prof-dir=${args.profile === "true" ? "bench/profiles" : args.profile}`]
+  : [];
 
 function rssMiB(pid) {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -124,12 +129,8 @@ function rssMiB(pid) {
 async function startServer(url) {
   const port = await freePort();
   const started = performance.now();
-  // --profile: write a V8 CPU profile of the server (see docs/performance.md for reading it).
-  const nodeArgs = args.profile
-    ? ["--cpu-prof", `--cpu-prof-dir=${args.profile === "true" ? "bench/profiles" : args.profile}`]
-    : [];
   const child = track(
-    spawn(process.execPath, [...nodeArgs, MAIN], {
+    spawn(process.execPath, [...profileArgs, MAIN], {
       env: {
         ...process.env,
         DATABASE_URL: url,
@@ -169,7 +170,7 @@ async function main() {
   ensureWrk();
   const baseline = async (file) => {
     const port = await freePort();
-    const child = track(fork(file, [], { env: { ...process.env, PORT: String(port) } }));
+    const child = track(fork(file, [], { env: { ...process.env, PORT: String(port) }, execArgv: profileArgs }));
     await once(child, "message");
     if (pinning) pin(child.pid, SERVER_CORE);
     return { child, url: `http://127.0.0.1:${port}` };
@@ -208,10 +209,11 @@ async function main() {
         ofrep: { pid: server.child.pid, spec: { ...ofrepSpec, url: server.base } },
         barePost: { pid: bare.child.pid, spec: { ...ofrepSpec, url: bare.url } },
       };
+      // --loads=server,bare: only those loads (with --profile, profiles of one kind of request each).
+      const names = Object.keys(targets).filter((name) => !args.loads || args.loads.split(",").includes(name));
       // Warm-up: V8 compiles each server's path before anything counts.
-      for (const target of Object.values(targets)) await wrk({ ...target.spec, duration: 2 });
+      for (const name of names) await wrk({ ...targets[name].spec, duration: 2 });
       const runs = { server: [], fastify: [], bare: [], ofrep: [], barePost: [] };
-      const names = Object.keys(targets);
       for (let round = 0; round < ROUNDS; round++) {
         // Each round starts with a different server, so none always runs first (or last) in a round.
         for (let i = 0; i < names.length; i++) {
@@ -257,7 +259,7 @@ async function main() {
   }
   printSummary(results);
   mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
-  const partial = args.quick || args.scenario;
+  const partial = args.quick || args.scenario || args.loads;
   const name = partial ? `check-${DIALECT}-partial.json` : `check-${DIALECT}.json`;
   writeFileSync(new URL(`./results/${name}`, import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
   if (!partial) writeFileSync(new URL(`../docs/performance-${DIALECT}.svg`, import.meta.url), chart(results));
@@ -324,6 +326,7 @@ function printScenario(e) {
   console.log("| server | req/s | × bare | p50 ms | p99 ms | server CPU µs/request | core busy | errors | non-2xx |");
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const name of ["server", "fastify", "bare", "ofrep", "barePost"]) {
+    if (e.runs[name].length === 0) continue; // not among --loads
     const s = e[name];
     const cells = [
       LABELS[name],
