@@ -308,7 +308,11 @@ async function writesAndLists(base) {
   return { patch, firstPage: first, shallowPage: shallow, deepPage: deep };
 }
 
-const fmt = (n, d = 0) => Number(n).toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+/** A figure for the tables; "—" for one that was not measured (a load left out with --loads). */
+const fmt = (n, d = 0) =>
+  Number.isFinite(Number(n))
+    ? Number(n).toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d })
+    : "—";
 
 const LABELS = {
   server: "Flagstaff check",
