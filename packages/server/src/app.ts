@@ -142,7 +142,8 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   const app = Fastify({
     ...loggerOptions,
     // Fastify's documented way to supply the server: the same node:http server it would create, with the
-    // same settings (as in Fastify's getServerInstance), and the check's fast path in front of its handler.
+    // same settings (as in Fastify's getServerInstance), and the check's and OFREP's fast paths in front
+    // of its handler.
     serverFactory: (handler, options) => {
       fastifyHandler = handler;
       const server = createServer(options.http ?? {}, (request, response) => {

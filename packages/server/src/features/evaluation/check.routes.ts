@@ -9,7 +9,7 @@ export const CheckQuery = Type.Object(
     actorIds: Type.Optional(
       Type.Array(Limits.actorId, {
         maxItems: MAX_ACTORS,
-        description: "Actors to check for, repeated (actorIds=a&actorIds=b) or bracketed (actorIds[]=a); at most 100",
+        description: `Actors to check for, repeated (actorIds=a&actorIds=b) or bracketed (actorIds[]=a); at most ${MAX_ACTORS}`,
       }),
     ),
     cache: Type.Optional(

@@ -10,7 +10,7 @@ import type { Principal } from "./snapshot.js";
  * Actor ids the fast paths read themselves: characters that mean themselves in a query string (no `%`,
  * no `+`, which reads as a space, no `&`, `=` or `#`), within the actor id rules. Others go to Fastify.
  */
-export const PLAIN_ACTOR_ID = /^[A-Za-z0-9._~:@!$*,()/-]{1,256}$/;
+const PLAIN_ACTOR_ID = /^[A-Za-z0-9._~:@!$*,()/-]{1,256}$/;
 
 /** Whether an actor id is one the fast paths read themselves (see PLAIN_ACTOR_ID; `.` and `..` are not ids). */
 export const isPlainActorId = (id: unknown): id is string =>

@@ -13,7 +13,10 @@ const Flag = Type.Ref("Flag");
 const ExplainQuery = Type.Object(
   {
     actorIds: Type.Optional(
-      Type.Array(Limits.actorId, { maxItems: MAX_ACTORS, description: "Actors to explain for, repeated; at most 100" }),
+      Type.Array(Limits.actorId, {
+        maxItems: MAX_ACTORS,
+        description: `Actors to explain for, repeated; at most ${MAX_ACTORS}`,
+      }),
     ),
   },
   { additionalProperties: false },
