@@ -1,4 +1,5 @@
-// The baselines: a bare node:http server answering what a check answers, with the same headers; and,
+// The baselines: a bare node:http server answering what a check answers, with its Content-Type,
+// Content-Length and Cache-Control (not X-Request-Id and X-Content-Type-Options, the check's own); and,
 // for a POST, what an OFREP evaluation answers, after reading and parsing its JSON body as OFREP must
 // (a POST with a body costs node:http more than a GET, so OFREP is compared with this, too).
 import { createServer } from "node:http";
