@@ -4,6 +4,8 @@
 //   node bench/profile-summary.mjs <file>              # top 35 functions by self time (url:line)
 //   node bench/profile-summary.mjs <file> <file> ...   # where the busy time goes, side by side
 //   --skip=<seconds>: leave out each profile's first seconds (start-up, module loading, JIT warm-up)
+//   --until=<seconds>: leave out what comes after (the 100,000-flag scenario's writes, say)
+//   <file>@<from>-<until>: this profile's own window, in seconds (each server's load comes at its own time)
 //   --us=<a,b,...>: each server's CPU µs per request from the bench, to show each part in µs per request
 //
 // Side by side, each profile's busy time (all but idle) is split into the runtime's own parts (garbage
@@ -15,15 +17,23 @@ import { basename } from "node:path";
 
 const options = process.argv.slice(2).filter((a) => a.startsWith("--"));
 const files = process.argv.slice(2).filter((a) => !a.startsWith("--"));
-const skipMicros =
-  Number(/^--skip=(\d+(?:\.\d+)?)$/.exec(options.find((o) => o.startsWith("--skip=")) ?? "")?.[1] ?? 0) * 1e6;
+const seconds = (name, otherwise) =>
+  Number(
+    new RegExp(`^--${name}=(\\d+(?:\\.\\d+)?)$`).exec(options.find((o) => o.startsWith(`--${name}=`)) ?? "")?.[1] ??
+      otherwise,
+  );
+const skipMicros = seconds("skip", 0) * 1e6;
+const untilMicros = seconds("until", Number.POSITIVE_INFINITY) * 1e6;
 if (files.length === 0) {
   console.error("usage: node bench/profile-summary.mjs <file.cpuprofile> [more files]");
   process.exit(2);
 }
 
-/** Self time per call frame, in µs, after the first `skipMicros` of the profile. */
-function selfTimes(file) {
+/** Self time per call frame, in µs, within the profile's window (its own, or --skip and --until). */
+function selfTimes(argument) {
+  const [, file, from, until] = /^(.*?)(?:@(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?))?$/.exec(argument);
+  const first = from === undefined ? skipMicros : Number(from) * 1e6;
+  const last = until === undefined ? untilMicros : Number(until) * 1e6;
   const profile = JSON.parse(readFileSync(file, "utf8"));
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const times = new Map();
@@ -31,7 +41,7 @@ function selfTimes(file) {
   for (let i = 0; i < profile.samples.length; i++) {
     const delta = profile.timeDeltas[i] ?? 0;
     at += delta;
-    if (at < skipMicros) continue;
+    if (at < first || at > last) continue;
     const frame = byId.get(profile.samples[i]).callFrame;
     times.set(frame, (times.get(frame) ?? 0) + delta);
   }
@@ -86,7 +96,7 @@ if (profiles.length === 1) {
       rows.set(c, row);
     }
   });
-  console.log(`| share of busy time | ${profiles.map((p) => basename(p.file)).join(" | ")} |`);
+  console.log(`| share of busy time | ${profiles.map((p) => basename(p.file.replace(/@[\d.-]+$/, ""))).join(" | ")} |`);
   console.log(`|---|${profiles.map(() => "---:").join("|")}|`);
   for (const [c, row] of [...rows].sort((a, b) => b[1][0] - a[1][0]))
     console.log(`| ${c} | ${row.map(cell).join(" | ")} |`);
