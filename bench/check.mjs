@@ -21,7 +21,7 @@ import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { FLAG, freshDatabase, seed } from "./fixtures.mjs";
+import { checkLoad, FLAG, freshDatabase, seed } from "./fixtures.mjs";
 import { freePort, MAIN, onInterrupt, POSTGRES_URL, sleep, stopChild, track } from "./instances.mjs";
 import { canPin, ensureWrk, pin, wrk } from "./wrk.mjs";
 
@@ -51,36 +51,6 @@ const SCENARIOS = [
 ].filter((_, i) => (args.scenario ? i + 1 === Number(args.scenario) : !args.quick || i === 0));
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-/**
- * 1,000 check paths with 1–3 actorIds each (segment members, the attached actor, and strangers, who
- * meet the rollout), and 1,000 OFREP bodies with the first of each as the targeting key.
- */
-function checkLoad(members) {
-  const paths = [];
-  const bodies = [];
-  let seed = 42;
-  // A fixed linear congruential generator, so every run checks the same mix of actors.
-  const rand = () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x7fffffff;
-  };
-  for (let i = 0; i < 1000; i++) {
-    const count = 1 + Math.floor(rand() * 3);
-    const ids = [];
-    for (let j = 0; j < count; j++) {
-      const r = rand();
-      ids.push(
-        r < 0.4 ? `member-${Math.floor(rand() * members)}` : r < 0.45 ? "vip-1" : `user-${Math.floor(rand() * 1e9)}`,
-      );
-    }
-    paths.push(
-      `/projects/bench/flags/${FLAG}/check?${ids.map((id) => `actorIds=${encodeURIComponent(id)}`).join("&")}`,
-    );
-    bodies.push(JSON.stringify({ context: { targetingKey: ids[0] } }));
-  }
-  return { paths, bodies };
-}
 
 async function load(spec) {
   const child = track(spawn(process.execPath, [LOAD, JSON.stringify(spec)], { stdio: ["ignore", "pipe", "inherit"] }));

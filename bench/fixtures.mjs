@@ -131,3 +131,33 @@ export async function seed(url, { flags, members, checkKey: CHECK_KEY, adminKey:
   });
   await handle.close();
 }
+
+/**
+ * 1,000 check paths with 1–3 actorIds each (segment members, the attached actor, and strangers, who
+ * meet the rollout), and 1,000 OFREP bodies with the first of each as the targeting key.
+ */
+export function checkLoad(members) {
+  const paths = [];
+  const bodies = [];
+  let seed = 42;
+  // A fixed linear congruential generator, so every run checks the same mix of actors.
+  const rand = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+  for (let i = 0; i < 1000; i++) {
+    const count = 1 + Math.floor(rand() * 3);
+    const ids = [];
+    for (let j = 0; j < count; j++) {
+      const r = rand();
+      ids.push(
+        r < 0.4 ? `member-${Math.floor(rand() * members)}` : r < 0.45 ? "vip-1" : `user-${Math.floor(rand() * 1e9)}`,
+      );
+    }
+    paths.push(
+      `/projects/bench/flags/${FLAG}/check?${ids.map((id) => `actorIds=${encodeURIComponent(id)}`).join("&")}`,
+    );
+    bodies.push(JSON.stringify({ context: { targetingKey: ids[0] } }));
+  }
+  return { paths, bodies };
+}

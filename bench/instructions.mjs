@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+// Instructions per request, counted by valgrind's callgrind, for the check, the minimal Fastify route and
+// bare node:http answering the same 1,000 check paths as `npm run bench`. Unlike req/s and CPU time, a
+// count of instructions does not move with what else the machine is doing, so it shows what the check's
+// own code costs even on a noisy machine. It counts the server's user space only: the kernel's share
+// (about half a request's CPU time at saturation, mostly the socket write) is the same for every server
+// and is not in these figures, so the ratios here are larger than the CPU-time ratios of `npm run bench`.
+//
+// Each server runs under callgrind (about fifty times slower), takes WARMUP requests so that its code
+// is compiled, then its counters are zeroed, it takes REQUESTS more over 10 keep-alive connections, and
+// its counters are dumped. The three servers run side by side (counts do not depend on timing).
+//
+//   npm run bench:instructions [-- --requests=15000]
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { checkLoad, freshDatabase, seed } from "./fixtures.mjs";
+import { fail, freePort, MAIN, onInterrupt, sleep, track } from "./instances.mjs";
+
+const args = Object.fromEntries(
+  process.argv
+    .slice(2)
+    .map((a) => a.replace(/^--/, "").split("="))
+    .map(([k, v]) => [k, v ?? true]),
+);
+const REQUESTS = Number(args.requests ?? 15_000);
+const WARMUP = REQUESTS;
+const TRICKLE_SECONDS = 10;
+
+const CHECK_KEY = "fsk_bench_instructions_check_key_0123456789";
+const ADMIN_KEY = "fsk_bench_instructions_admin_key_0123456789";
+const bench = (file) => fileURLToPath(new URL(file, import.meta.url));
+
+// valgrind's control channel (vgdb) names its pipes after USER and HOST as the server process sees them;
+// the servers get HOST=127.0.0.1, so callgrind_control must see the same.
+const CONTROL_ENV = { ...process.env, USER: process.env.USER ?? "bench", HOST: "127.0.0.1" };
+
+async function measure(name, script, env, { paths, headers }, dir) {
+  const port = await freePort();
+  const out = join(dir, `${name}.%p`);
+  const child = track(
+    spawn("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, process.execPath, script], {
+      env: { ...CONTROL_ENV, ...env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+      stdio: ["ignore", "ignore", "ignore", "ipc"],
+    }),
+  );
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 10 });
+  const get = (path) =>
+    new Promise((resolve, reject) => {
+      const request = http.get({ host: "127.0.0.1", port, path, agent, headers }, (response) => {
+        response.resume();
+        response.on("end", () => resolve(response.statusCode));
+      });
+      request.on("error", reject);
+    });
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    try {
+      if ((await get(paths[0])) === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${name} did not start under valgrind`);
+    await sleep(500);
+  }
+  const run = async (count) => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        while (next < count) {
+          const status = await get(paths[next++ % paths.length]);
+          if (status !== 200) throw new Error(`${name} answered ${status}`);
+        }
+      }),
+    );
+  };
+  const control = (command) =>
+    execFileSync("callgrind_control", [command, String(child.pid)], { env: CONTROL_ENV, stdio: "ignore" });
+  let dumps = 0;
+  /** Instructions counted since the counters were last zeroed. */
+  const dumped = () => {
+    control("-d");
+    const dump = `${name}.${child.pid}.${++dumps}`;
+    return Number(/^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, dump), "utf8"))?.[1]);
+  };
+  await run(WARMUP);
+  control("-z");
+  let started = performance.now();
+  await run(REQUESTS);
+  const loaded = dumped();
+  const loadedMs = performance.now() - started;
+  // What the process does on its own timers (the check recorder writing the last check time once a
+  // second, the change feed, metrics) costs instructions per second, not per request, and under valgrind
+  // a second holds a few hundred requests where it holds tens of thousands at full speed. It is measured
+  // with one request a second, so that each second's write has something to write, and taken out.
+  control("-z");
+  started = performance.now();
+  for (let i = 0; i < TRICKLE_SECONDS; i++) {
+    await run(1);
+    await sleep(1000);
+  }
+  const trickleMs = performance.now() - started;
+  const timers = Math.max(0, dumped() - (TRICKLE_SECONDS * loaded) / REQUESTS) / trickleMs;
+  agent.destroy();
+  child.kill("SIGKILL");
+  return { raw: loaded / REQUESTS, own: (loaded - timers * loadedMs) / REQUESTS, timersPerSecond: timers * 1000 };
+}
+
+async function main() {
+  try {
+    execFileSync("valgrind", ["--version"], { stdio: "ignore" });
+  } catch {
+    throw new Error("valgrind is missing: apt-get install valgrind");
+  }
+  const dir = mkdtempSync(join(tmpdir(), "flagstaff-instructions-"));
+  const database = await freshDatabase("sqlite");
+  const cleanup = async () => {
+    await database.drop();
+    if (process.env.KEEP_DUMPS) console.log(`callgrind dumps kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  };
+  const forget = onInterrupt(cleanup);
+  try {
+    await seed(database.url, { flags: 10, members: 1_000, checkKey: CHECK_KEY, adminKey: ADMIN_KEY });
+    const load = { paths: checkLoad(1_000).paths, headers: { authorization: `Bearer ${CHECK_KEY}` } };
+    console.log(
+      `Instructions per request (user space, callgrind), ${REQUESTS.toLocaleString("en-US")} requests after as many to warm up; 10 flags, a 1,000-member segment\n`,
+    );
+    const [check, fastify, bare] = await Promise.all([
+      measure("check", MAIN, { DATABASE_URL: database.url, ADMIN_API_KEY: ADMIN_KEY }, load, dir),
+      measure("fastify", bench("./fastify-server.mjs"), {}, load, dir),
+      measure("bare", bench("./bare-server.mjs"), {}, load, dir),
+    ]);
+    const n = (x) => Math.round(x).toLocaleString("en-US");
+    console.log(
+      "| server | instructions per request | × bare | counted, timers included | timers' instructions per second |",
+    );
+    console.log("|---|---:|---:|---:|---:|");
+    for (const [name, value] of [
+      ["Flagstaff check", check],
+      ["minimal Fastify route", fastify],
+      ["bare node:http", bare],
+    ]) {
+      const ratio = (value.own / bare.own).toFixed(2);
+      console.log(`| ${name} | ${n(value.own)} | ${ratio} | ${n(value.raw)} | ${n(value.timersPerSecond)} |`);
+    }
+  } finally {
+    forget();
+    await cleanup();
+  }
+}
+
+main().catch(fail);
