@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // Instructions per request, counted by valgrind's callgrind, for the check, the minimal Fastify route and
 // bare node:http answering the same 1,000 check paths as `npm run bench`. Unlike req/s and CPU time, a
-// count of instructions does not move with what else the machine is doing, so it shows what the check's
-// own code costs even on a noisy machine. It counts the server's user space only: the kernel's share
+// count of instructions does not move with what else the machine is doing (bare and Fastify repeat to
+// within 0.5 %), so what still moves from one process start to the next is the server's own doing
+// (docs/performance.md, "Instructions per request"). It counts user space only: the kernel's share
 // (about half a request's CPU time at saturation, mostly the socket write) is the same for every server
 // and is not in these figures, so the ratios here are larger than the CPU-time ratios of `npm run bench`.
 //
 // Each server runs under callgrind (about fifty times slower), takes WARMUP requests so that its code
 // is compiled, then its counters are zeroed, it takes REQUESTS more over 10 keep-alive connections, and
-// its counters are dumped. The three servers run side by side (counts do not depend on timing).
+// its counters are dumped; what its timers cost per second is then measured and taken out (see
+// measure). The three servers run side by side.
 //
 //   npm run bench:instructions [-- --requests=15000]
 import { execFileSync, spawn } from "node:child_process";
@@ -17,16 +19,12 @@ import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { checkLoad, freshDatabase, seed } from "./fixtures.mjs";
 import { fail, freePort, MAIN, onInterrupt, sleep, track } from "./instances.mjs";
 
-const args = Object.fromEntries(
-  process.argv
-    .slice(2)
-    .map((a) => a.replace(/^--/, "").split("="))
-    .map(([k, v]) => [k, v ?? true]),
-);
-const REQUESTS = Number(args.requests ?? 15_000);
+const { values: args } = parseArgs({ options: { requests: { type: "string", default: "15000" } } });
+const REQUESTS = Number(args.requests);
 const WARMUP = REQUESTS;
 const TRICKLE_SECONDS = 10;
 
@@ -44,7 +42,7 @@ async function measure(name, script, env, { paths, headers }, dir) {
   const child = track(
     spawn("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, process.execPath, script], {
       env: { ...CONTROL_ENV, ...env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
-      stdio: ["ignore", "ignore", "ignore", "ipc"],
+      stdio: "ignore",
     }),
   );
   const agent = new http.Agent({ keepAlive: true, maxSockets: 10 });
