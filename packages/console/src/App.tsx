@@ -8,7 +8,13 @@ import { KeysPage } from "./pages/keys.js";
 import { ProjectsPage } from "./pages/projects.js";
 import { SegmentPage, SegmentsPage } from "./pages/segments.js";
 import { WebhooksPage } from "./pages/webhooks.js";
-import { Ctx, ErrorText, enc, Link, navigate, usePath } from "./ui.js";
+import { Ctx, currentPath, ErrorText, enc, Link, navigate, usePath } from "./ui.js";
+
+/** The page to open after sign-in when the tab was opened on one (a deep link), or undefined for "/". */
+function returnTo(path: string): string | undefined {
+  if (path === "/" || path === "") return undefined;
+  return `${path}${window.location.search}${window.location.hash}`;
+}
 
 export function App() {
   const [session, setSession] = useState<Session | undefined>(loadSession);
@@ -50,7 +56,8 @@ export function App() {
           saveSession(s);
           setNotice(undefined);
           setSession(s);
-          navigate(s.project ? `/p/${enc(s.project)}/flags` : "/projects", true);
+          // A link opened in a new tab (its session storage is empty) asked for sign-in: go back to it.
+          navigate(returnTo(currentPath()) ?? (s.project ? `/p/${enc(s.project)}/flags` : "/projects"), true);
         }}
       />
     );
@@ -60,6 +67,9 @@ export function App() {
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   let project = session.project;
   if (parts[0] === "p" && parts[1]) project = session.role === "admin" ? parts[1] : session.project;
+  // A project key opened on another project's link: say so, rather than show its own project's page of
+  // the same name (a flag "checkout" exists in many projects).
+  const elsewhere = parts[0] === "p" && parts[1] && session.role !== "admin" && parts[1] !== session.project;
   const section = parts[0] === "p" ? (parts[2] ?? "flags") : parts[0] === "projects" ? "projects" : undefined;
   const item = parts[0] === "p" ? parts[3] : undefined;
 
@@ -88,7 +98,20 @@ export function App() {
     : [];
 
   let page: ReactElement;
-  if (section === "projects" && isAdmin) page = <ProjectsPage />;
+  if (elsewhere) {
+    page = (
+      <section aria-labelledby="elsewhere-title">
+        <h1 id="elsewhere-title">Another project</h1>
+        <p role="alert">
+          This key belongs to project {session.project} and cannot see {parts[1]}. Sign in with a key of {parts[1]} or
+          an admin key to open this link.
+        </p>
+        <p>
+          <Link to={`/p/${enc(session.project ?? "")}/flags`}>Open {session.project}</Link>
+        </p>
+      </section>
+    );
+  } else if (section === "projects" && isAdmin) page = <ProjectsPage />;
   else if (!project) page = <p>Choose a project.</p>;
   else if (section === "flags" && item) page = <FlagPage name={item} />;
   else if (section === "flags") page = <FlagsPage />;

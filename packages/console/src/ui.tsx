@@ -1,6 +1,6 @@
 // Shared pieces: the router, the app context, data polling, and small accessible components.
 import { isFlagstaffError, type Page, type Tagged } from "@flagstaff/sdk";
-import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from "react";
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useId, useRef, useState } from "react";
 import type { Connection, Session } from "./api/session.js";
 
 // ---- Router: paths under /console/, History API ----
@@ -201,15 +201,71 @@ export function useAction(): {
 
 // ---- Formatting ----
 
-export function errorText(error: unknown): string {
+export function errorText(error: unknown, shownFields: readonly string[] = []): string {
   if (isConflict(error)) {
     return "Not applied: this was changed elsewhere meanwhile. The page now shows the latest version; review it and try again.";
   }
   if (isFlagstaffError(error)) {
-    const fields = error.errors.map((e) => `${e.path}: ${e.message}`).join("; ");
-    return fields ? `${error.detail} (${fields})` : error.detail;
+    // A validation problem: one plain sentence per field (from `errors`), not the detail that repeats them;
+    // fields a form shows next to their input are left out here.
+    if (error.errors.length > 0) {
+      return error.errors
+        .filter((e) => !shownFields.includes(fieldOf(e.path)))
+        .map((e) => fieldSentence(e.path, e.message))
+        .join(" ");
+    }
+    return error.detail;
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The field a problem's error path names: its last part that is not an index (`/params/flagName` → flagName). */
+export function fieldOf(path: string): string {
+  return (
+    path
+      .split("/")
+      .filter((part) => part !== "" && !/^\d+$/.test(part))
+      .pop() ?? ""
+  );
+}
+
+/** How the console calls a field the API names. */
+const FIELD_LABELS: Record<string, string> = {
+  flagName: "Name",
+  name: "Name",
+  description: "Description",
+  percentageActors: "The percentage of actors",
+  percentageCalls: "The percentage of calls",
+  status: "The status",
+  addActors: "An actor id",
+  removeActors: "An actor id",
+  addSegments: "A segment",
+  removeSegments: "A segment",
+};
+
+/** A validator's rule in plain words: "must NOT have more than 1024 characters" → "must be at most 1,024 characters". */
+export function plainRule(message: string): string {
+  const more = /^must NOT have more than (\d+) (characters|items)$/.exec(message);
+  if (more) return `must be at most ${Number(more[1]).toLocaleString()} ${more[2] === "items" ? "ids" : "characters"}`;
+  const fewer = /^must NOT have fewer than (\d+) (characters|items)$/.exec(message);
+  if (fewer) return fewer[1] === "1" ? "cannot be empty" : `must be at least ${fewer[1]} ${fewer[2]}`;
+  if (/^must match pattern /.test(message)) return "has characters that are not allowed";
+  return message;
+}
+
+/** One plain sentence for one field error: "Name must be 1–128 characters of …". */
+export function fieldSentence(path: string, message: string, label?: string): string {
+  const field = fieldOf(path);
+  const name = label ?? FIELD_LABELS[field] ?? (field ? `The field ${field}` : "The request");
+  const sentence = `${name} ${plainRule(message)}`;
+  return sentence.endsWith(".") ? sentence : `${sentence}.`;
+}
+
+/** The plain sentence for `field` in a validation problem, to show next to its input; undefined when none. */
+export function fieldError(error: unknown, field: string, label?: string): string | undefined {
+  if (!isFlagstaffError(error)) return undefined;
+  const found = error.errors.find((e) => fieldOf(e.path) === field);
+  return found && fieldSentence(found.path, found.message, label);
 }
 
 export function ago(iso: string | null, now = Date.now()): string {
@@ -248,12 +304,77 @@ export function chunks<T>(items: T[], size: number): T[][] {
 
 // ---- Components ----
 
-export function ErrorText(props: { error: unknown; id?: string }) {
+export function ErrorText(props: { error: unknown; id?: string; shownFields?: readonly string[] }) {
   if (props.error === undefined || props.error === null) return null;
+  const text = errorText(props.error, props.shownFields);
+  if (text === "") return null;
   return (
     <p className="error" role="alert" id={props.id}>
-      {errorText(props.error)}
+      {text}
     </p>
+  );
+}
+
+/**
+ * A text field with its limits up front (maxlength, pattern, a counter when it has a maximum) and the
+ * server's complaint about it, in one sentence, right under it (`field` is the name the API uses).
+ */
+export function TextField(props: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  /** The API's name for the field, to find its error in a validation problem. */
+  field: string;
+  error?: unknown;
+  maxLength?: number;
+  pattern?: string;
+  help?: ReactNode;
+  required?: boolean;
+  multiline?: boolean;
+  disabled?: boolean;
+}) {
+  const problem = fieldError(props.error, props.field, props.label);
+  const describedBy = [
+    props.help ? `${props.id}-help` : "",
+    props.maxLength ? `${props.id}-count` : "",
+    problem ? `${props.id}-error` : "",
+  ]
+    .filter(Boolean)
+    .join(" ");
+  const common = {
+    id: props.id,
+    value: props.value,
+    maxLength: props.maxLength,
+    required: props.required,
+    disabled: props.disabled,
+    "aria-invalid": problem ? true : undefined,
+    "aria-describedby": describedBy || undefined,
+  };
+  return (
+    <div className="field">
+      <label htmlFor={props.id}>{props.label}</label>
+      {props.multiline ? (
+        <textarea {...common} rows={3} onChange={(e) => props.onChange(e.target.value)} />
+      ) : (
+        <input {...common} pattern={props.pattern} onChange={(e) => props.onChange(e.target.value)} />
+      )}
+      {props.help && (
+        <span id={`${props.id}-help`} className="help">
+          {props.help}
+        </span>
+      )}
+      {props.maxLength !== undefined && (
+        <span id={`${props.id}-count`} className="help counter">
+          {props.value.length.toLocaleString()} / {props.maxLength.toLocaleString()} characters
+        </span>
+      )}
+      {problem && (
+        <span id={`${props.id}-error`} className="error field-error" role="alert">
+          {problem}
+        </span>
+      )}
+    </div>
   );
 }
 
@@ -313,6 +434,16 @@ export function CopyButton(props: { text: string; label: string }) {
   );
 }
 
+/**
+ * Puts focus back on the control that opened a dialog; when that control is gone (the row it was in was
+ * deleted) or disabled, on the page's main region, so keyboard users never land on <body>.
+ */
+export function returnFocus(opener: HTMLElement | null): void {
+  const usable = opener?.isConnected && !(opener as HTMLButtonElement).disabled;
+  if (usable) opener.focus();
+  else document.getElementById("main")?.focus();
+}
+
 /** A modal confirmation (native <dialog>: focus is trapped and Escape cancels). */
 export function Confirm(props: {
   open: boolean;
@@ -326,26 +457,35 @@ export function Confirm(props: {
   danger?: boolean;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  // Several dialogs share a page (a flag's status and its deletion): each needs its own title id, or the
+  // second is announced by the first one's title.
+  const titleId = useId();
+  // The control that opened the dialog, to give focus back to when it closes however it closes.
+  const opener = useRef<HTMLElement | null>(null);
   const [typed, setTyped] = useState("");
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
     if (props.open && !dialog.open) {
+      opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
       setTyped("");
       dialog.showModal();
-    } else if (!props.open && dialog.open) dialog.close();
+    } else if (!props.open && dialog.open) {
+      dialog.close();
+      returnFocus(opener.current);
+    }
   }, [props.open]);
   const blocked = props.typeToConfirm !== undefined && typed !== props.typeToConfirm;
   return (
     <dialog
       ref={ref}
-      aria-labelledby="confirm-title"
+      aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault();
         props.onCancel();
       }}
     >
-      <h2 id="confirm-title">{props.title}</h2>
+      <h2 id={titleId}>{props.title}</h2>
       <div>{props.children}</div>
       {props.typeToConfirm !== undefined && (
         <p>

@@ -404,25 +404,27 @@ describe(`the web console in Chromium [${dialect}]`, { skip: browserSkip }, () =
 
         // A saves: the server refuses it (412) because A's edit started from the version before B's.
         await a.page.getByRole("button", { name: "Save description" }).click();
-        await a.page.getByText("was changed elsewhere meanwhile").waitFor();
+        await a.page.getByText("was changed elsewhere").first().waitFor();
         assert.match(ifMatch.at(-1) ?? "", /^"flg_[^"]+\.\d+"$/, "the PATCH carried the flag's ETag");
         const after = (await api("GET", `/projects/${project}/flags/${flag}`)).body;
         assert.equal(after.description, "", "nothing of A's edit applied");
         assert.equal(after.status, "enabled", "B's change kept");
-        // A's page reloaded the latest version and dropped the unsaved edit.
+        // A's page reloaded the latest version and kept the unsaved edit, beside the saved one.
         await waitFor("A sees B's status", () =>
           a.page
             .getByRole("radiogroup", { name: "Status" })
             .getByRole("radio", { name: /Enabled/ })
             .isChecked(),
         );
-        assert.equal(await a.page.getByLabel("Description", { exact: true }).inputValue(), "");
-        // Again, from the latest version: applied.
-        await a.page.getByLabel("Description", { exact: true }).fill("A's text, again");
-        await a.page.getByRole("button", { name: "Save description" }).click();
+        assert.equal(await a.page.getByLabel("Description", { exact: true }).inputValue(), "A's text");
+        // Again, on the latest version: applied.
+        await a.page
+          .getByRole("group", { name: "Description: two versions" })
+          .getByRole("button", { name: "Save mine" })
+          .click();
         await waitFor(
           "A's retry applied",
-          async () => (await api("GET", `/projects/${project}/flags/${flag}`)).body.description === "A's text, again",
+          async () => (await api("GET", `/projects/${project}/flags/${flag}`)).body.description === "A's text",
         );
 
         // A delete confirmed after someone else's change is refused too.

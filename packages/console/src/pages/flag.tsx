@@ -16,6 +16,7 @@ import {
   DeleteZone,
   ErrorText,
   enc,
+  isConflict,
   Loading,
   navigate,
   PERCENTAGES,
@@ -23,6 +24,7 @@ import {
   parseIds,
   READ_ONLY_REASON,
   StatusBadge,
+  TextField,
   useAction,
   useApp,
   useData,
@@ -44,7 +46,6 @@ export function FlagPage(props: { name: string }) {
     data: flag,
     etag,
     patch,
-    conflicts,
   } = useTagged(
     () => conn.client.flags.getWithETag(project, props.name),
     (input: UpdateFlagInput, ifMatch) => conn.client.flags.updateWithETag(project, props.name, input, { ifMatch }),
@@ -87,9 +88,9 @@ export function FlagPage(props: { name: string }) {
         {rolloutSummary(f)} · <span data-testid="attached-counts">{attachedSummary(f)}</span> · updated{" "}
         {when(f.updatedAt)} · last checked {when(f.latestCheckedAt)}
       </p>
-      <Description flag={f} patch={patch} etag={etag} conflicts={conflicts} />
+      <Description flag={f} patch={patch} etag={etag} />
       <StatusControl flag={f} patch={patch} etag={etag} />
-      <Percentages flag={f} patch={patch} etag={etag} conflicts={conflicts} />
+      <Percentages flag={f} patch={patch} etag={etag} />
       <MembersPanel
         id="flag-actors"
         title="Attached actors"
@@ -113,52 +114,119 @@ export function FlagPage(props: { name: string }) {
 type Patch = (input: UpdateFlagInput, basis?: string) => Promise<void>;
 
 /**
- * A form's unsaved edits: the ETag of the version they started from, kept until saved or discarded, and
- * dropped when an edit lost a race (`conflicts` moved), so the form shows the latest version again.
+ * A form's unsaved edits: the ETag of the version they started from, kept until saved or discarded. A
+ * save refused because the flag changed meanwhile (412) keeps them: the form shows both versions, and
+ * "Save mine" sends them again on the latest version (`rebase`), "Use theirs" drops them.
  */
-function useEditing(etag: () => string | undefined, conflicts: number) {
+function useEditing(etag: () => string | undefined) {
   const [editing, setEditingState] = useState(false);
   const basis = useRef<string | undefined>(undefined);
   const setEditing = (on: boolean) => {
     if (on && !editing) basis.current = etag();
     setEditingState(on);
   };
-  useEffect(() => {
-    if (conflicts > 0) setEditingState(false);
-  }, [conflicts]);
-  return { editing, setEditing, basis: () => basis.current };
+  return {
+    editing,
+    setEditing,
+    basis: () => basis.current,
+    rebase: () => {
+      basis.current = etag();
+    },
+  };
 }
 
-function Description(props: { flag: Flag; patch: Patch; etag: () => string | undefined; conflicts: number }) {
+/** The two versions after a refused save: what was typed and what is saved now, with the way out of each. */
+function TwoVersions(props: {
+  what: string;
+  mine: string;
+  theirs: string;
+  busy: boolean;
+  onSaveMine: () => void;
+  onUseTheirs: () => void;
+}) {
+  return (
+    // biome-ignore lint/a11y/useSemanticElements: a group of two read-outs and their two buttons, not form fields
+    <div className="versions" role="group" aria-label={`${props.what}: two versions`}>
+      <p className="error" role="alert">
+        Not saved: the {props.what.toLowerCase()} was changed elsewhere while you edited it. Nothing you typed is lost;
+        choose which version to keep.
+      </p>
+      <dl className="versions-list">
+        <dt>Yours</dt>
+        <dd>{props.mine || "(empty)"}</dd>
+        <dt>Saved meanwhile</dt>
+        <dd>{props.theirs || "(empty)"}</dd>
+      </dl>
+      <div className="row">
+        <button type="button" className="primary" disabled={props.busy} onClick={props.onSaveMine}>
+          Save mine
+        </button>
+        <button type="button" disabled={props.busy} onClick={props.onUseTheirs}>
+          Use theirs
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** The server's limit on a flag's description (schemas.ts: Limits.description). */
+const DESCRIPTION_MAX = 1024;
+
+function Description(props: { flag: Flag; patch: Patch; etag: () => string | undefined }) {
   const { canWrite } = useApp();
   const [text, setText] = useState(props.flag.description);
-  const { editing, setEditing, basis } = useEditing(props.etag, props.conflicts);
+  const { editing, setEditing, basis, rebase } = useEditing(props.etag);
   const action = useAction();
+  const conflict = isConflict(action.error);
   useEffect(() => {
     if (!editing) setText(props.flag.description);
   }, [props.flag.description, editing]);
+  const save = async () => {
+    if (await action.run(() => props.patch({ description: text }, basis()))) setEditing(false);
+  };
   return (
     <form
       className="inline"
       onSubmit={async (e) => {
         e.preventDefault();
-        if (await action.run(() => props.patch({ description: text }, basis()))) setEditing(false);
+        await save();
       }}
     >
-      <label htmlFor="flag-description">Description</label>
-      <input
+      <TextField
         id="flag-description"
+        label="Description"
+        field="description"
+        multiline
+        maxLength={DESCRIPTION_MAX}
         value={text}
         disabled={!canWrite}
-        onChange={(e) => {
+        error={action.error}
+        onChange={(value) => {
           setEditing(true);
-          setText(e.target.value);
+          setText(value);
         }}
       />
       <button type="submit" disabled={!canWrite || !editing || action.busy}>
         Save description
       </button>
-      <ErrorText error={action.error} />
+      {conflict ? (
+        <TwoVersions
+          what="Description"
+          mine={text}
+          theirs={props.flag.description}
+          busy={action.busy}
+          onSaveMine={() => {
+            rebase();
+            void save();
+          }}
+          onUseTheirs={() => {
+            action.clear();
+            setEditing(false);
+          }}
+        />
+      ) : (
+        <ErrorText error={action.error} shownFields={["description"]} />
+      )}
     </form>
   );
 }
@@ -176,7 +244,13 @@ function StatusControl(props: { flag: Flag; patch: Patch; etag: () => string | u
   };
   return (
     <section className="card" aria-labelledby="status-legend">
-      <fieldset disabled={!canWrite || action.busy} aria-describedby={canWrite ? undefined : "status-ro"}>
+      {/* Not disabled while a change is sent: the radio that opened the dialog has focus again by then, and
+          disabling it would drop focus to <body>. A second choice waits for the first (aria-busy). */}
+      <fieldset
+        disabled={!canWrite}
+        aria-busy={action.busy || undefined}
+        aria-describedby={canWrite ? undefined : "status-ro"}
+      >
         <legend id="status-legend">Status</legend>
         <div role="radiogroup" aria-labelledby="status-legend" className="radios">
           {STATUS_LABELS.map(([value, label, hint]) => (
@@ -188,7 +262,7 @@ function StatusControl(props: { flag: Flag; patch: Patch; etag: () => string | u
                 checked={current === value}
                 onChange={() => {
                   // Every change of status changes the answer for every caller that is not targeted.
-                  if (value !== current) {
+                  if (value !== current && !action.busy) {
                     basis.current = props.etag();
                     setPending(value);
                   }
@@ -226,12 +300,17 @@ function StatusControl(props: { flag: Flag; patch: Patch; etag: () => string | u
   );
 }
 
-function Percentages(props: { flag: Flag; patch: Patch; etag: () => string | undefined; conflicts: number }) {
+function Percentages(props: { flag: Flag; patch: Patch; etag: () => string | undefined }) {
   const { canWrite } = useApp();
   const [actors, setActors] = useState<Percentage>(props.flag.percentageActors);
   const [calls, setCalls] = useState<Percentage>(props.flag.percentageCalls);
-  const { editing: dirty, setEditing: setDirty, basis } = useEditing(props.etag, props.conflicts);
+  const { editing: dirty, setEditing: setDirty, basis, rebase } = useEditing(props.etag);
   const action = useAction();
+  const save = async () => {
+    const input = { percentageActors: actors, percentageCalls: calls };
+    if (await action.run(() => props.patch(input, basis()))) setDirty(false);
+  };
+  const both = (a: number, c: number) => `${a}% of actors, ${c}% of calls`;
   useEffect(() => {
     if (!dirty) {
       setActors(props.flag.percentageActors);
@@ -268,8 +347,7 @@ function Percentages(props: { flag: Flag; patch: Patch; etag: () => string | und
       aria-labelledby="pct-title"
       onSubmit={async (e) => {
         e.preventDefault();
-        const input = { percentageActors: actors, percentageCalls: calls };
-        if (await action.run(() => props.patch(input, basis()))) setDirty(false);
+        await save();
       }}
     >
       <h2 id="pct-title">Percentages</h2>
@@ -283,13 +361,36 @@ function Percentages(props: { flag: Flag; patch: Patch; etag: () => string | und
         )}
         {select("pct-calls", "Percentage of calls", calls, setCalls, "Random on each check. Used while conditional.")}
       </div>
-      <ErrorText error={action.error} />
+      {isConflict(action.error) ? (
+        <TwoVersions
+          what="Percentages"
+          mine={both(actors, calls)}
+          theirs={both(props.flag.percentageActors, props.flag.percentageCalls)}
+          busy={action.busy}
+          onSaveMine={() => {
+            rebase();
+            void save();
+          }}
+          onUseTheirs={() => {
+            action.clear();
+            setDirty(false);
+          }}
+        />
+      ) : (
+        <ErrorText error={action.error} />
+      )}
       <div className="row">
         <button type="submit" disabled={!canWrite || !dirty || action.busy}>
           Save percentages
         </button>
         {dirty && (
-          <button type="button" onClick={() => setDirty(false)}>
+          <button
+            type="button"
+            onClick={() => {
+              action.clear();
+              setDirty(false);
+            }}
+          >
             Discard
           </button>
         )}

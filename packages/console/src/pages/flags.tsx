@@ -11,6 +11,7 @@ import {
   Pager,
   READ_ONLY_REASON,
   StatusBadge,
+  TextField,
   useAction,
   useApp,
   useData,
@@ -163,6 +164,9 @@ export function FlagsPage() {
   );
 }
 
+/** A flag name as the server checks it (schemas.ts: Limits.flagName), so the browser says so before sending. */
+const FLAG_NAME_PATTERN = "[A-Za-z0-9][A-Za-z0-9._:\\-]{0,127}";
+
 function NewFlag(props: { onDone: () => void }) {
   const { conn, project } = useApp();
   const [name, setName] = useState("");
@@ -181,22 +185,33 @@ function NewFlag(props: { onDone: () => void }) {
       }}
     >
       <h2>New flag</h2>
-      <p>
-        <label>
-          Name
-          <input required value={name} onChange={(e) => setName(e.target.value)} aria-describedby="new-flag-help" />
-        </label>
-        <span id="new-flag-help" className="help">
-          Letters, digits, <code>. _ - :</code>; it cannot be changed later.
-        </span>
-      </p>
-      <p>
-        <label>
-          Description
-          <input value={description} onChange={(e) => setDescription(e.target.value)} />
-        </label>
-      </p>
-      <ErrorText error={action.error} />
+      <TextField
+        id="new-flag-name"
+        label="Name"
+        field="flagName"
+        required
+        maxLength={128}
+        pattern={FLAG_NAME_PATTERN}
+        value={name}
+        error={action.error}
+        onChange={setName}
+        help={
+          <>
+            1–128 letters, digits and <code>. _ - :</code>, starting with a letter or digit; it cannot be changed later.
+          </>
+        }
+      />
+      <TextField
+        id="new-flag-description"
+        label="Description"
+        field="description"
+        multiline
+        maxLength={1024}
+        value={description}
+        error={action.error}
+        onChange={setDescription}
+      />
+      <ErrorText error={action.error} shownFields={["flagName", "description"]} />
       <div className="row">
         <button type="submit" className="primary" disabled={action.busy}>
           Create flag

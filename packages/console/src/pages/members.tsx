@@ -1,12 +1,13 @@
 // A full, searchable, paged list of actor ids (a flag's attached actors, a segment's members), with
 // paste-to-add and remove. Paging is by cursor on the server, so it stays as fast at a million members.
-import type { ActorMembership, Page, PageOptions } from "@flagstaff/sdk";
+import { type ActorMembership, isFlagstaffError, type Page, type PageOptions } from "@flagstaff/sdk";
 import { useState } from "react";
 import {
   chunks,
   type Cursor,
   ErrorText,
   enc,
+  fieldSentence,
   Link,
   Loading,
   Pager,
@@ -20,6 +21,40 @@ import {
 
 /** The API takes at most 1,000 ids per addActors or removeActors. */
 const BATCH = 1000;
+
+/** What a paste adds, said before it is sent: how it was split, so "Jane Doe" is seen to be two ids. */
+function preview(ids: string[]): string {
+  const shown = ids.slice(0, 5).map(short).join(", ");
+  const more = ids.length > 5 ? ` and ${(ids.length - 5).toLocaleString()} more` : "";
+  const count = `${ids.length.toLocaleString()} id${ids.length === 1 ? "" : "s"}`;
+  return `This adds ${count}: ${shown}${more}. Spaces, commas and line breaks separate ids.`;
+}
+
+/** An id as quoted in a message: at most 40 characters. */
+function short(id: string): string {
+  return id.length > 40 ? `${id.slice(0, 40)}…` : id;
+}
+
+const ordinal = (n: number) => {
+  const [tens, ones] = [n % 100, n % 10];
+  const suffix = tens >= 11 && tens <= 13 ? "th" : ones === 1 ? "st" : ones === 2 ? "nd" : ones === 3 ? "rd" : "th";
+  return `${n.toLocaleString()}${suffix}`;
+};
+
+/**
+ * The API names a refused id by its place in the batch (`/addActors/4`); the person pasted ids, so the
+ * message names the id itself and its place in what was pasted.
+ */
+function nameBadIds(error: unknown, batch: string[], offset: number): unknown {
+  if (!isFlagstaffError(error) || error.errors.length === 0) return error;
+  const sentences = error.errors.map((e) => {
+    const index = /^\/(?:add|remove)Actors\/(\d+)$/.exec(e.path)?.[1];
+    const id = index === undefined ? undefined : batch[Number(index)];
+    if (id === undefined) return fieldSentence(e.path, e.message);
+    return fieldSentence(e.path, e.message, `The actor id "${short(id)}" (the ${ordinal(offset + Number(index) + 1)})`);
+  });
+  return new Error(`${sentences.join(" ")} Nothing was added from this batch; fix the id and add again.`);
+}
 
 export function MembersPanel(props: {
   id: string;
@@ -57,7 +92,13 @@ export function MembersPanel(props: {
           if (ids.length === 0) return;
           setAdded(undefined);
           const ok = await addAction.run(async () => {
-            for (const batch of chunks(ids, BATCH)) await props.add(batch);
+            for (const [i, batch] of chunks(ids, BATCH).entries()) {
+              try {
+                await props.add(batch);
+              } catch (error) {
+                throw nameBadIds(error, batch, i * BATCH);
+              }
+            }
           });
           if (ok) {
             setPaste("");
@@ -74,13 +115,18 @@ export function MembersPanel(props: {
           value={paste}
           disabled={!canWrite}
           onChange={(e) => setPaste(e.target.value)}
-          aria-describedby={`${props.id}-paste-help`}
+          aria-describedby={`${props.id}-paste-help${paste.trim() === "" ? "" : ` ${props.id}-paste-preview`}`}
         />
         <span id={`${props.id}-paste-help`} className="help">
           {canWrite
-            ? "Paste actor ids: one per line, or separated by commas or spaces. Hundreds at once are fine."
+            ? "Paste actor ids: one per line, or separated by commas or spaces (so an id cannot hold a space). Hundreds at once are fine."
             : READ_ONLY_REASON}
         </span>
+        {paste.trim() !== "" && (
+          <p className="help" id={`${props.id}-paste-preview`} aria-live="polite">
+            {preview(parseIds(paste))}
+          </p>
+        )}
         <ErrorText error={addAction.error} />
         {added && <p role="status">{added}</p>}
         <button type="submit" disabled={!canWrite || addAction.busy}>
