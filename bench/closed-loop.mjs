@@ -7,7 +7,8 @@
 // As its own process (so that a heavy load does not share an event loop with what is measured):
 // `startDriver(spec)` forks this file; it answers { started, result } promises, result being a summary.
 //
-// spec: { url, concurrency, durationMs, timeoutMs?, headers?, requests: [{ method?, path, body? }, …] }
+// spec: { url, concurrency, durationMs, timeoutMs?, headers?, requests: [{ method?, path, body?, text? }, …] }
+// `text` is a JSON body already serialized (sent as is: a large body is not stringified per request).
 // Requests are taken from the list in turn, across all loops.
 import { fork } from "node:child_process";
 import { Agent, request } from "node:http";
@@ -15,10 +16,10 @@ import { fileURLToPath } from "node:url";
 import { percentile, track } from "./instances.mjs";
 
 /** Sends one request; resolves (never rejects) with its status (0 for no answer), latency and problem. */
-function send(agent, url, { method = "GET", path, body }, headers, timeoutMs) {
+function send(agent, url, { method = "GET", path, body, text }, headers, timeoutMs) {
   return new Promise((resolve) => {
     const started = performance.now();
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const payload = text ?? (body === undefined ? undefined : JSON.stringify(body));
     const req = request(
       url + path,
       {

@@ -356,6 +356,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     streams,
     tokens: streamTokens,
     awaitVersion: (projectId, version) => feed.reach(projectId, version, OFREP_FRESHNESS_WAIT_MS),
+    bodyLimit: config.ofrepBodyLimitBytes,
   });
   segmentRoutes(app, segments);
   actorRoutes(app, actors);

@@ -40,6 +40,8 @@ export interface Config {
   readonly webhookConcurrency: number;
   /** How often an idle project stream sends a comment, so proxies and clients know it is alive. */
   readonly streamHeartbeatMs: number;
+  /** The largest OFREP evaluation body read, in bytes (other routes take 1 MiB). */
+  readonly ofrepBodyLimitBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -155,5 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryWindowMs: integer(env, "WEBHOOK_RETRY_WINDOW_MS", 86_400_000, 1000, 30 * 86_400_000),
     webhookConcurrency: integer(env, "WEBHOOK_CONCURRENCY", 64, 1, 1000),
     streamHeartbeatMs: integer(env, "STREAM_HEARTBEAT_MS", 15_000, 100, 3_600_000),
+    // At least the 4 KiB the OFREP fast path reads itself, so both paths refuse the same bodies.
+    ofrepBodyLimitBytes: integer(env, "OFREP_BODY_LIMIT_BYTES", 32 * 1024, 4096, 1024 * 1024),
   });
 }

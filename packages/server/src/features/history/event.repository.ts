@@ -1,6 +1,7 @@
 import type { Kysely, SelectQueryBuilder, Transaction } from "kysely";
 import type { Database, EventsTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
+import { redactState, redactUrl } from "../webhooks/redacted-url.js";
 import type { EventActor, EventType, StoredEvent, TargetKind } from "./domain-events.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -16,6 +17,8 @@ export interface EventFilter {
   readonly since?: string;
   /** createdAt strictly before this ISO time. */
   readonly until?: string;
+  /** Leaves out webhook events, for keys that may not see webhooks. */
+  readonly hideWebhooks?: boolean;
 }
 
 /** Stores events in the history, in the write's transaction. */
@@ -43,7 +46,24 @@ export async function insertEvents(trx: Transaction<Database>, events: readonly 
 
 const parse = (text: string | null) => (text === null ? null : (JSON.parse(text) as Record<string, unknown>));
 
+/**
+ * A stored event as read. Webhook URLs are redacted again on the way out: events recorded before the
+ * service redacted them at recording still hold the URL as given.
+ */
 export function toEvent(row: EventsTable): StoredEvent {
+  if (row.target_kind === "webhook") {
+    const event = readEvent(row);
+    return {
+      ...event,
+      target: { ...event.target, name: redactUrl(event.target.name) },
+      before: redactState(event.before),
+      after: redactState(event.after),
+    };
+  }
+  return readEvent(row);
+}
+
+function readEvent(row: EventsTable): StoredEvent {
   return {
     id: row.id,
     type: row.type as EventType,
@@ -60,6 +80,7 @@ export function toEvent(row: EventsTable): StoredEvent {
 function filtered(db: Executor, filter: EventFilter): SelectQueryBuilder<Database, "events", object> {
   let q = db.selectFrom("events").where("project_id", "=", filter.projectId);
   if (filter.types !== undefined) q = q.where("type", "in", [...filter.types]);
+  if (filter.hideWebhooks === true) q = q.where("target_kind", "<>", "webhook");
   if (filter.flagName !== undefined) {
     q = q.where("target_kind", "=", "flag").where("target_name", "=", filter.flagName);
   }

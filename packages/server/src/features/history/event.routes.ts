@@ -1,4 +1,5 @@
 import { Type } from "typebox";
+import { allows } from "../../http/auth.js";
 import { errorResponses, PageOf } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { toPageQuery } from "../../pagination.js";
@@ -16,6 +17,9 @@ export function eventRoutes(app: TypedApp, events: EventService): void {
       schema: {
         tags: ["history"],
         summary: "List a project's events (its history), newest first",
+        description:
+          "Webhook events (`webhook.*`) are listed to admin keys only, as the webhooks themselves are; other " +
+          "keys get the rest of the history. Webhook URLs are recorded without credentials, query or fragment.",
         params: Type.Object({ projectId: Type.String() }),
         querystring: ListEventsQuery,
         response: { 200: PageOf(Event), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
@@ -23,7 +27,11 @@ export function eventRoutes(app: TypedApp, events: EventService): void {
     },
     async (request) => {
       const { limit, before, after, ...filters } = request.query;
-      return events.list(request.params.projectId, filters, toPageQuery({ limit, before, after }, 1));
+      const { projectId } = request.params;
+      // The webhooks API is admin-only: its events are too, or they would show the webhooks to other keys.
+      const principal = request.principal;
+      const seesWebhooks = principal !== undefined && allows(principal, "admin", projectId);
+      return events.list(projectId, filters, toPageQuery({ limit, before, after }, 1), seesWebhooks);
     },
   );
 

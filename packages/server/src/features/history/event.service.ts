@@ -58,9 +58,18 @@ export class EventService {
     };
   }
 
-  async list(projectId: string, query: HistoryQuery, page: PageQuery): Promise<Page<HistoryEvent>> {
+  /**
+   * A project's events. `seesWebhooks` false (keys that may not read the webhooks API) leaves webhook
+   * events out, as if there were none: a `type=webhook.` filter then lists nothing.
+   */
+  async list(
+    projectId: string,
+    query: HistoryQuery,
+    page: PageQuery,
+    seesWebhooks: boolean,
+  ): Promise<Page<HistoryEvent>> {
     if (!(await findProject(this.db, projectId))) throw projectNotFound(projectId);
-    return this.page(this.filter(projectId, query), page);
+    return this.page({ ...this.filter(projectId, query), hideWebhooks: !seesWebhooks }, page);
   }
 
   /** Events of every flag that had this name, the deleted ones included; 404 when there never was one. */

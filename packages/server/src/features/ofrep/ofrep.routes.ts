@@ -3,6 +3,7 @@ import type { Evaluation } from "@flagstaff/core";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 
+import { AppError } from "../../errors.js";
 import { errorHandler, toAppError } from "../../http/problem.js";
 import { errorResponses } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
@@ -20,6 +21,7 @@ import {
   OfrepRequest,
 } from "./ofrep.schemas.js";
 import { replayBufferedBody } from "./buffered-body.js";
+import { refuseOversizedContext } from "./context-limits.js";
 import type { StreamTokens } from "./stream-tokens.js";
 
 /** What the OFREP event stream needs besides the checker. */
@@ -32,6 +34,8 @@ export interface OfrepStreaming {
    * wait: a refetch an event stream asked for may reach another instance than the one that sent it.
    */
   awaitVersion(projectId: string, version: number): Promise<void>;
+  /** The largest evaluation body read, in bytes (OFREP_BODY_LIMIT_BYTES). */
+  readonly bodyLimit: number;
 }
 
 const EVENT_STREAM_PATH = "/ofrep/v1/event-stream";
@@ -91,9 +95,13 @@ function matches(ifNoneMatch: string | undefined, tag: string): boolean {
  * OFREP errors keep the protocol's shapes for what the protocol defines (400, 404, 500); 401, 403,
  * 413, 415 and 429 keep the service's problem details, which the protocol leaves open.
  */
-function ofrepErrors(single: boolean) {
+function ofrepErrors(single: boolean, bodyLimit: number) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(error);
+    if (appError.status === 413) {
+      const detail = `OFREP evaluation bodies are limited to ${bodyLimit.toLocaleString("en-US")} bytes (OFREP_BODY_LIMIT_BYTES).`;
+      return errorHandler(new AppError(413, "payload_too_large", detail), request, reply);
+    }
     const key = (request.params as { key?: string } | undefined)?.key ?? "";
     if (appError.status === 400) {
       const errorCode = /not valid JSON/.test(appError.detail) ? "PARSE_ERROR" : "INVALID_CONTEXT";
@@ -115,16 +123,20 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
   for (const schema of [OfrepEvaluation, OfrepFailure, OfrepEventStream, OfrepBulk, OfrepBulkFailure]) {
     app.addSchema(schema);
   }
-  const { snapshot, streams, tokens } = streaming;
+  const { snapshot, streams, tokens, bodyLimit } = streaming;
 
   app.post(
     OFREP_EVALUATE_ROUTE,
     {
       // A body the fast path read and left to Fastify is given back here.
       preParsing: replayBufferedBody,
+      // Any key may evaluate, browsers' included: bodies are small, and are refused past a context's
+      // limits before anything else reads them (see context-limits.ts).
+      bodyLimit,
+      preValidation: refuseOversizedContext,
       // Evaluations are the check's twins: not logged one by one either.
       config: { access: "evaluate", requestLogging: false },
-      errorHandler: ofrepErrors(true),
+      errorHandler: ofrepErrors(true, bodyLimit),
       schema: {
         tags: ["openfeature"],
         summary: "OFREP: evaluate one flag (extension)",
@@ -155,9 +167,11 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
   app.post(
     "/ofrep/v1/evaluate/flags",
     {
+      bodyLimit,
+      preValidation: refuseOversizedContext,
       // Evaluations are the check's twins: not logged one by one either.
       config: { access: "evaluate", requestLogging: false },
-      errorHandler: ofrepErrors(false),
+      errorHandler: ofrepErrors(false, bodyLimit),
       schema: {
         tags: ["openfeature"],
         summary: "OFREP: evaluate every flag of the key's project (extension)",

@@ -5,16 +5,57 @@ import ipaddr from "ipaddr.js";
 /**
  * Where a webhook may send: http(s) URLs whose every address is public (global unicast). Loopback,
  * private, link-local (cloud metadata at 169.254.169.254), unique-local, CGNAT, multicast, reserved and
- * unspecified addresses are refused unless private networks are allowed. ipaddr.js names the ranges.
+ * unspecified addresses are refused unless private networks are allowed. ipaddr.js names the ranges; an
+ * IPv6 address that embeds an IPv4 address (mapped, compatible, NAT64, 6to4, Teredo) is judged by it.
  */
 export class UnsafeTargetError extends Error {
   override name = "UnsafeTargetError";
 }
 
-/** Whether an address is a public unicast one (an IPv4-mapped IPv6 address counts as its IPv4 address). */
+const cidr = (text: string) => ipaddr.parseCIDR(text) as [ipaddr.IPv6, number];
+const COMPATIBLE = cidr("::/96");
+const MAPPED = cidr("::ffff:0:0/96");
+const TRANSLATED = cidr("::ffff:0:0:0/96");
+const NAT64 = cidr("64:ff9b::/96");
+const SIX_TO_FOUR = cidr("2002::/16");
+const TEREDO = cidr("2001::/32");
+
+/** The IPv4 address in two 16-bit parts of an IPv6 address. */
+const ipv4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+
+/**
+ * The IPv4 addresses an IPv6 address stands for, or undefined when it embeds none. A packet to such an
+ * address may reach the IPv4 address (a host's own stack, a NAT64 gateway, a 6to4 or Teredo relay), so
+ * it is only as safe as what it embeds: IPv4-compatible (::/96, deprecated but still routed by some
+ * stacks), IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96), NAT64 (64:ff9b::/96, RFC
+ * 6052), 6to4 (2002::/16, bits 16–47) and Teredo (2001::/32: the server in bits 32–63, the client in the
+ * last 32 bits, inverted). ipaddr.js names these ranges but only unwraps the mapped one, and sees
+ * `::7f00:1` (how URL spells [::127.0.0.1]) as global unicast.
+ */
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
+  const p = address.parts as number[];
+  const last32 = [ipv4(p[6] as number, p[7] as number)];
+  if (address.match(MAPPED) || address.match(TRANSLATED) || address.match(NAT64) || address.match(COMPATIBLE)) {
+    return last32;
+  }
+  if (address.match(SIX_TO_FOUR)) return [ipv4(p[1] as number, p[2] as number)];
+  if (address.match(TEREDO)) {
+    return [ipv4(p[2] as number, p[3] as number), ipv4(~(p[6] as number) & 0xffff, ~(p[7] as number) & 0xffff)];
+  }
+  return undefined;
+}
+
+/**
+ * Whether an address is a public unicast one. An IPv6 address that embeds IPv4 addresses counts as
+ * those addresses: public only when every one of them is.
+ */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === "unicast";
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === "ipv4") return parsed.range() === "unicast";
+  const embedded = embeddedIPv4(parsed as ipaddr.IPv6);
+  if (embedded !== undefined) return embedded.every((v4) => v4.range() === "unicast");
+  return parsed.range() === "unicast";
 }
 
 /** The URL's host as an address or a name, without IPv6 brackets. */

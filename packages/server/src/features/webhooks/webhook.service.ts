@@ -9,6 +9,7 @@ import { type DomainEvent, WEBHOOK_DISPATCHER, type WriteContext } from "../hist
 import type { UnitOfWork } from "../history/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./webhook.repository.js";
+import { redactUrl } from "./redacted-url.js";
 import { checkTarget, UnsafeTargetError } from "./safe-target.js";
 import type {
   CreatedWebhook,
@@ -27,10 +28,10 @@ export const webhookNotFound = (projectId: string, id: string) =>
 /** A Standard Webhooks secret: `whsec_` and 32 random bytes in base64 (the spec asks for 24 to 64). */
 const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`;
 
-/** The state a webhook event records: everything but the secret. */
+/** The state a webhook event records: everything but the secret, and the URL without its secrets. */
 const state = (hook: Webhook) => ({
   id: hook.id,
-  url: hook.url,
+  url: redactUrl(hook.url),
   events: hook.events,
   description: hook.description,
   enabled: hook.enabled,
@@ -46,7 +47,7 @@ function webhookEvent(
   return {
     type,
     projectId: hook.projectId,
-    target: { kind: "webhook", id: hook.id, name: hook.url },
+    target: { kind: "webhook", id: hook.id, name: redactUrl(hook.url) },
     before: before && state(before),
     after: after && state(after),
   };
@@ -205,7 +206,7 @@ export class WebhookService {
       projectId,
       createdAt: isoTime(now),
       actor: context.actor,
-      target: { kind: "webhook", id: hook.id, name: hook.url },
+      target: { kind: "webhook", id: hook.id, name: redactUrl(hook.url) },
       before: null,
       after: null,
       requestId: context.requestId,
