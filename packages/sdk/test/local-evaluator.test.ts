@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
+  ADMIN_KEY,
   createKey,
   createProject,
   DIALECTS,
@@ -221,6 +222,29 @@ for (const dialect of DIALECTS) {
         nowhere.ready(),
         (error: { status?: number }) => error.status === 403 || error.status === 404,
       );
+    });
+
+    test("an admin key's evaluator stops with a fatal 404 when its project is deleted, and asks no more", async () => {
+      // An admin key outlives the project: the reconnection after the stream ends is answered 404.
+      const doomed = await createProject(server, "doomed");
+      await server.request("POST", `/projects/${doomed}/flags/on`, { body: {} });
+      const recording = recordingFetch();
+      const local = evaluator({ key: ADMIN_KEY, projectId: doomed, fetch: recording.fetch, retryDelayMs: 20 });
+      const { errors } = record(local);
+      await local.ready();
+      await server.request("DELETE", `/projects/${doomed}`);
+      await waitFor("the stop", () => local.status, { until: (s) => s === "stopped" });
+      assert.equal(local.error?.status, 404);
+      assert.equal(local.error?.code, "project_not_found");
+      assert.deepEqual(
+        errors.map((e) => [e.error.code, e.fatal]),
+        [["project_not_found", true]],
+      );
+      const asked = recording.requests.length;
+      assert.equal(asked, 2, "the stream, then the one reconnection the 404 answered");
+      assert.equal(local.evaluate("on").reason, "DISABLED", "the last state still answers");
+      await local.close();
+      assert.equal(recording.requests.length, asked);
     });
 
     test("streaming cut short again and again falls back to polling, which still brings changes", async () => {

@@ -13,7 +13,8 @@ export function eventsMigration(dialect: Dialect): Migration {
       await db.schema
         .createTable("events")
         .addColumn("id", "text", (c) => c.primaryKey().modifyEnd(textKey))
-        // null for admin-key events, which belong to no project. No foreign key: history outlives deletes.
+        // null for admin-key events, which belong to no project (and for project.deleted). No foreign key:
+        // history outlives the deletes of flags and segments; a project's delete removes its events itself.
         .addColumn("project_id", "text", (c) => c.modifyEnd(textKey))
         .addColumn("type", "text", (c) => c.notNull().modifyEnd(textKey))
         .addColumn("target_kind", "text", (c) => c.notNull().modifyEnd(textKey))

@@ -58,6 +58,15 @@ export async function readStreamVersions(db: Executor): Promise<Map<string, numb
   return new Map(rows.map((r) => [r.stream, Number(r.version)]));
 }
 
+/**
+ * Drops a stream's change log, in the transaction that deletes its project (whose change set is recorded
+ * after it). The stream's row in `feed_streams` stays: its version goes on from where it was, so no id
+ * of the deleted project is ever an id of a project created again under the same name.
+ */
+export async function deleteChangeLog(trx: Transaction<Database>, stream: string): Promise<void> {
+  await trx.deleteFrom("feed_changes").where("stream", "=", stream).execute();
+}
+
 /** Drops change sets older than `before`; replicas further behind than that reload the stream instead. */
 export async function pruneChangeSets(db: Executor, before: string): Promise<void> {
   await db.deleteFrom("feed_changes").where("created_at", "<", before).execute();

@@ -122,6 +122,11 @@ export async function eventsBeyond(
   return row !== undefined;
 }
 
+/** Drops a project's whole history, in the transaction that deletes the project. */
+export async function deleteProjectEvents(trx: Transaction<Database>, projectId: string): Promise<void> {
+  await trx.deleteFrom("events").where("project_id", "=", projectId).execute();
+}
+
 /** Drops events created before `before`. */
 export async function pruneEvents(db: Kysely<Database>, before: string): Promise<void> {
   await db.deleteFrom("events").where("created_at", "<", before).execute();

@@ -4,7 +4,9 @@ import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
 import { AppError, projectNotFound } from "../../errors.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
+import { deleteChangeLog } from "../evaluation/feed.repository.js";
 import type { WriteContext } from "../history/domain-events.js";
+import { deleteProjectEvents } from "../history/event.repository.js";
 import type { UnitOfWork } from "../history/unit-of-work.js";
 import * as repo from "./project.repository.js";
 import type { CreateProjectInput, Project } from "./project.schemas.js";
@@ -60,17 +62,26 @@ export class ProjectService {
     );
   }
 
-  /** Deletes a project and everything in it: flags, segments, actors, keys. */
+  /**
+   * Deletes a project and everything in it: flags, segments, actors, keys, webhooks and their deliveries
+   * (by the foreign keys' cascades), and, in the same transaction, its history and its change log. A
+   * project created again under this id starts with nothing of the old one: its keys read no old event,
+   * and a stream resumed across the delete gets a fresh snapshot (see ProjectStreams.open). The stream's
+   * version is kept, so its ids go on growing. The `project.deleted` event itself is kept apart from any
+   * project's history, with the admin keys' events (no project): it names the project's id and name only.
+   */
   async delete(context: WriteContext, id: string): Promise<void> {
     await this.work.write(context, id, async (trx) => {
       const project = await repo.findProject(trx, id);
       if (!project || !(await repo.deleteProject(trx, id))) throw projectNotFound(id);
+      await deleteProjectEvents(trx, id);
+      await deleteChangeLog(trx, id);
       return {
         result: undefined,
         events: [
           {
             type: "project.deleted",
-            projectId: id,
+            projectId: null,
             target: { kind: "project", id, name: project.name },
             before: { id, name: project.name },
             after: null,

@@ -51,6 +51,16 @@ function withoutProject(change: ProjectChange & { projectId?: string }): Project
 }
 
 /**
+ * Whether a change set deletes or creates the project. A replay that crosses one starts from a state that
+ * is not the current project's (an id of a deleted project of the same id, or 0, from before it existed):
+ * the client gets a snapshot instead, never the changes of one project applied to another's state.
+ * (Deleting a project also deletes its change log, so a replay from before its delete finds a gap or the
+ * delete itself.)
+ */
+const startsOver = (set: ChangeSet): boolean =>
+  set.changes.some((change) => change.kind === "project.created" || change.kind === "project.deleted");
+
+/**
  * Every server-sent event stream of a project, and their lifecycle: heartbeats, slow clients, and the end
  * of a stream when its key is revoked, its project deleted, or the server shuts down.
  *
@@ -106,7 +116,7 @@ export class ProjectStreams {
     try {
       const sets = await readChangeSetsSince(this.db, projectId, lastEventId);
       const pruned = sets.length > 0 ? sets[0]!.version !== lastEventId + 1 : current > lastEventId;
-      if (pruned) this.sendSnapshot(client);
+      if (pruned || sets.some(startsOver)) this.sendSnapshot(client);
       else for (const set of sets) this.send(client, set);
     } catch (error) {
       this.logger.warn({ err: error }, "could not replay the change log for a stream; sending a snapshot");
@@ -210,6 +220,14 @@ export class ProjectStreams {
   /** The snapshot read a project afresh (it missed changes the log no longer has): start its streams over. */
   private reloaded(stream: string): void {
     for (const client of this.clients) {
+      // The changes that revoked its key (or deleted its project, and its keys with it) were not seen one
+      // by one: a key the fresh read no longer holds (a project's key, or an admin key when the admin
+      // stream was read) ends its stream, and never sees the state read now (a project created again
+      // under this id is another project).
+      if (!this.snapshot.keyById(client.keyId)) {
+        this.end(client);
+        continue;
+      }
       if (client.projectId !== stream || client.pending) continue;
       if (client.kind === "refetch") {
         if (this.snapshot.projects.has(stream)) this.sendRefetch(client, this.snapshot.versions.get(stream) ?? 0);
@@ -219,6 +237,8 @@ export class ProjectStreams {
   }
 
   private write(client: Client, text: string): void {
+    // Ended meanwhile (its key revoked while its log was replayed, say): nothing more goes to it.
+    if (!this.clients.has(client)) return;
     if (client.response.writableLength > MAX_BUFFERED_BYTES) {
       this.end(client);
       return;

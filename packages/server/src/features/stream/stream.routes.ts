@@ -22,7 +22,9 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
           "`Last-Event-ID` the change log still holds, the changes after it; then one `change` event " +
           "(`{version, changes}`) per committed change, its id the project version; a comment every 15 s. " +
           "It never carries a key or any secret. It ends when the key is revoked, the project deleted or " +
-          "the server stops; reconnect with Last-Event-ID. See docs/streaming.md.",
+          "the server stops; reconnect with Last-Event-ID (an id from before the project was created, such as " +
+          "one of a deleted project of the same id, gets a fresh snapshot). A 401, 403 or 404 on reconnecting " +
+          "means the key or the project is gone: stop. See docs/streaming.md.",
         params: ProjectParams,
         headers: Type.Object({
           "last-event-id": Type.Optional(
