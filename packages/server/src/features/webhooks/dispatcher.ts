@@ -131,6 +131,12 @@ export class WebhookDispatcher {
   private readonly reserved = new Map<string, { claimed: Claimed; at: number }[]>();
   private readonly reservedPerWebhook = new Map<string, number>();
   private reservedCount = 0;
+  /**
+   * Deliveries chosen by a claim whose transaction has not ended yet, by webhook: they hold their slots
+   * until they are sent, so a write's reservation meanwhile cannot take a webhook past its share.
+   */
+  private readonly claiming = new Map<string, number>();
+  private claimingCount = 0;
   /** Sends and the storing of their outcomes, awaited at shutdown. */
   private readonly storing = new Set<Promise<void>>();
   /**
@@ -230,11 +236,27 @@ export class WebhookDispatcher {
     if (this.backlog) this.kick();
   }
 
-  /** Deliveries of each webhook in flight here or reserved by writes still to commit. */
+  /** Deliveries of each webhook in flight here, reserved by writes still to commit, or being claimed. */
   private holding(): Map<string, number> {
     const held = new Map(this.perWebhook);
     for (const [id, n] of this.reservedPerWebhook) held.set(id, (held.get(id) ?? 0) + n);
+    for (const [id, n] of this.claiming) held.set(id, (held.get(id) ?? 0) + n);
     return held;
+  }
+
+  /** Slots not in flight, reserved or being claimed. */
+  private freeSlots(): number {
+    return this.options.concurrency - this.inFlight.size - this.reservedCount - this.claimingCount;
+  }
+
+  /** Gives back the slots a claim held for its chosen deliveries (once they are sent, or it failed). */
+  private unclaim(webhookIds: readonly string[]): void {
+    for (const id of webhookIds) {
+      const left = (this.claiming.get(id) ?? 1) - 1;
+      if (left <= 0) this.claiming.delete(id);
+      else this.claiming.set(id, left);
+    }
+    this.claimingCount = Math.max(0, this.claimingCount - webhookIds.length);
   }
 
   /** Sends in flight here, by webhook (for the metrics). */
@@ -248,7 +270,7 @@ export class WebhookDispatcher {
     const held = this.holding();
     const forHook = held.get(webhookId) ?? 0;
     const share = fairShare(this.options.concurrency, held.size + (forHook === 0 ? 1 : 0));
-    if (forHook >= share || this.inFlight.size + this.reservedCount >= this.options.concurrency) return false;
+    if (forHook >= share || this.freeSlots() <= 0) return false;
     this.reservedPerWebhook.set(webhookId, (this.reservedPerWebhook.get(webhookId) ?? 0) + 1);
     this.reservedCount++;
     return true;
@@ -317,10 +339,12 @@ export class WebhookDispatcher {
    */
   private async claimAndSend(): Promise<void> {
     for (let round = 0; round < 8 && !this.stopped; round++) {
-      const free = this.options.concurrency - this.inFlight.size - this.reservedCount;
+      const free = this.freeSlots();
       if (free <= 0) return;
-      const { claimed, capped, excluded } = await this.claim(free);
+      const { claimed, capped, excluded, held } = await this.claim(free);
       for (const delivery of claimed) this.send({ ...delivery, attempts: Number(delivery.attempts) });
+      // Sent (their slots now count in flight): the claim's hold goes, in the same turn.
+      this.unclaim(held);
       // Slots left and nothing skipped for a webhook's cap: nothing else is due now, but for the webhooks
       // left out as saturated (their sends, as they finish, look again). Otherwise ask again, without the
       // webhooks that just reached their cap.
@@ -335,11 +359,23 @@ export class WebhookDispatcher {
   private async claim(free: number) {
     const now = this.clock.now();
     const nowIso = isoTime(now);
-    const held = this.holding();
+    const busy = this.holding();
     // Left out of the query: webhooks at their share already counting only those busy here (the share
     // can only shrink once the query shows webhooks with due work).
-    const busyShare = fairShare(this.options.concurrency, held.size);
-    const saturated = [...held].filter(([, n]) => n >= busyShare).map(([id]) => id);
+    const busyShare = fairShare(this.options.concurrency, busy.size);
+    const saturated = [...busy].filter(([, n]) => n >= busyShare).map(([id]) => id);
+    /** Webhook ids of the deliveries chosen, one per delivery: slots held until they are sent. */
+    const held: string[] = [];
+    try {
+      const result = await this.claimIn(now, nowIso, free, saturated, held);
+      return { ...result, held };
+    } catch (error) {
+      this.unclaim(held);
+      throw error;
+    }
+  }
+
+  private claimIn(now: number, nowIso: string, free: number, saturated: readonly string[], held: string[]) {
     return this.db.transaction().execute(async (trx) => {
       let due = trx
         .selectFrom("webhook_deliveries")
@@ -359,21 +395,28 @@ export class WebhookDispatcher {
       if (saturated.length > 0) due = due.where("webhook_id", "not in", saturated);
       if (this.options.postgres) due = due.forUpdate().skipLocked();
       const rows = await due.execute();
+      // Read again now, in the same turn as the choice: writes may have reserved slots meanwhile.
+      const counts = this.holding();
+      const room = Math.min(free, this.freeSlots());
       // The share counts every webhook with work: those busy here and those with due deliveries.
       const share = fairShare(
         this.options.concurrency,
-        new Set([...held.keys(), ...rows.map((r) => r.webhook_id)]).size,
+        new Set([...counts.keys(), ...rows.map((r) => r.webhook_id)]).size,
       );
       const chosen: string[] = [];
-      const counts = new Map(held);
       let capped = false;
       for (const row of rows) {
         const taken = counts.get(row.webhook_id) ?? 0;
         if (taken >= share) capped = true;
-        if (taken >= share || chosen.length >= free) continue;
+        if (taken >= share || chosen.length >= room) continue;
         counts.set(row.webhook_id, taken + 1);
         chosen.push(row.id);
+        held.push(row.webhook_id);
+        this.claiming.set(row.webhook_id, (this.claiming.get(row.webhook_id) ?? 0) + 1);
+        this.claimingCount++;
       }
+      // Writes took slots while the query ran: more may be due than there was room for; look again.
+      if (room < free && rows.length > chosen.length) capped = true;
       const excluded = saturated.length > 0;
       if (chosen.length === 0) return { claimed: [], capped, excluded };
       await trx
