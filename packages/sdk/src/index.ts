@@ -59,6 +59,7 @@ export type {
   UpdateSegmentInput,
   UpdateWebhookInput,
   Webhook,
+  WebhookBacklog,
   WebhookDelivery,
   WebhookDeliveryStatus,
   WebhookEventPattern,

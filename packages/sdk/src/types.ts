@@ -248,6 +248,18 @@ export interface Webhook {
   disabledReason: string | null;
   createdAt: string;
   updatedAt: string;
+  /** What waits for it, read from the database when the webhook was read (older servers omit it). */
+  backlog?: WebhookBacklog;
+}
+
+/** A webhook's deliveries still to succeed or be given up: how far behind its receiver is. */
+export interface WebhookBacklog {
+  /** Deliveries queued, being sent, or waiting for a retry. */
+  pending: number;
+  /** Of those, the ones whose last attempt failed. */
+  failing: number;
+  /** When the oldest of them was queued; null when none waits. */
+  oldestPendingAt: string | null;
 }
 
 /** A webhook as answered by the create call: the only time its signing `secret` (`whsec_…`) is shown. */

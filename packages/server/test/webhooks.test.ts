@@ -87,7 +87,7 @@ describe("safe targets", () => {
         {} as never,
         { now: Date.now },
         { warn() {} },
-        { watchWebhookQueue() {} } as never,
+        { watchWebhookQueue() {}, watchWebhookSends() {} } as never,
         async () => {},
         {
           postgres: false,

@@ -7,6 +7,8 @@ export interface WebhookQueueState {
   readonly pending: number;
   /** When the oldest of them was queued (ms since the epoch); undefined when none waits. */
   readonly oldestPendingAt: number | undefined;
+  /** Pending deliveries by webhook id, of the enabled webhooks that have any. */
+  readonly pendingByWebhook: ReadonlyMap<string, number>;
 }
 
 /**
@@ -22,6 +24,7 @@ export class Metrics {
   private readonly events: Counter<"type">;
   private readonly deliveries: Counter<"webhook" | "outcome">;
   private webhookQueue: (() => Promise<WebhookQueueState>) | undefined;
+  private webhookSends: (() => ReadonlyMap<string, number>) | undefined;
 
   constructor(snapshot: Snapshot) {
     const registers = [this.registry];
@@ -64,14 +67,21 @@ export class Metrics {
       registers,
     });
     // A scrape while the database is away keeps the last figures rather than failing the whole page.
-    let last: WebhookQueueState = { pending: 0, oldestPendingAt: undefined };
-    const queue = async () => {
-      try {
-        if (this.webhookQueue) last = await this.webhookQueue();
-      } catch {
-        // keep the last figures
-      }
-      return last;
+    let last: WebhookQueueState = { pending: 0, oldestPendingAt: undefined, pendingByWebhook: new Map() };
+    // The three queue gauges are collected together: one read of the database serves them all.
+    let reading: Promise<WebhookQueueState> | undefined;
+    const queue = () => {
+      reading ??= (async () => {
+        try {
+          if (this.webhookQueue) last = await this.webhookQueue();
+        } catch {
+          // keep the last figures
+        } finally {
+          reading = undefined;
+        }
+        return last;
+      })();
+      return reading;
     };
     new Gauge({
       name: "flagstaff_webhook_outbox_depth",
@@ -88,6 +98,28 @@ export class Metrics {
       async collect() {
         const oldest = (await queue()).oldestPendingAt;
         this.set(oldest === undefined ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+      },
+    });
+    new Gauge({
+      name: "flagstaff_webhook_backlog",
+      help: "Webhook deliveries waiting, by webhook id (enabled webhooks with any waiting), read from the database: the same on every instance",
+      labelNames: ["webhook"],
+      registers,
+      async collect() {
+        const byWebhook = (await queue()).pendingByWebhook;
+        this.reset();
+        for (const [webhook, n] of byWebhook) this.set({ webhook }, n);
+      },
+    });
+    const sends = () => this.webhookSends?.() ?? new Map<string, number>();
+    new Gauge({
+      name: "flagstaff_webhook_in_flight",
+      help: "Webhook deliveries this instance is sending now, by webhook id (webhooks with any): the slots each holds",
+      labelNames: ["webhook"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [webhook, n] of sends()) this.set({ webhook }, n);
       },
     });
     new Gauge({
@@ -138,6 +170,11 @@ export class Metrics {
   /** Where the webhook queue gauges read from at each scrape. */
   watchWebhookQueue(read: () => Promise<WebhookQueueState>): void {
     this.webhookQueue = read;
+  }
+
+  /** Where the in-flight gauge reads this instance's sends by webhook from at each scrape. */
+  watchWebhookSends(read: () => ReadonlyMap<string, number>): void {
+    this.webhookSends = read;
   }
 
   recordFeedLag(seconds: number): void {

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { monotonicFactory } from "ulid";
 import { type Clock, isoTime, type RandomSource } from "../../clock.js";
@@ -28,8 +29,12 @@ export interface DispatcherLogger {
 /** Turns off a webhook that failed for a whole retry window (a recorded write). */
 export type DisableWebhook = (projectId: string, webhookId: string, reason: string) => Promise<void>;
 
-/** Deliveries of one webhook in flight at once on this instance, so a slow receiver leaves room for others. */
-const PER_WEBHOOK = 16;
+/**
+ * The most deliveries of one webhook in flight at once on this instance, however many slots are free: no
+ * receiver is sent more than this many requests at once by one instance. Below it, a webhook gets its fair
+ * share of the slots (see `fairShare`).
+ */
+export const PER_WEBHOOK = 16;
 const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
 /** How long attempt outcomes are gathered before they are stored together. */
 const OUTCOME_BATCH_MS = 20;
@@ -43,6 +48,18 @@ function describeWindow(ms: number): string {
   const [value, unit] =
     ms >= 7_200_000 ? [ms / 3_600_000, "hours"] : ms >= 120_000 ? [ms / 60_000, "minutes"] : [ms / 1000, "seconds"];
   return `${Math.round(value * 10) / 10} ${unit}`;
+}
+
+/**
+ * How many of `concurrency` slots one webhook may hold while `active` webhooks (it included) have
+ * deliveries in flight or due: an equal share of the slots with one share left over, at least 1 and at
+ * most PER_WEBHOOK. The share left over is what lets a webhook that has work but no slot yet, a healthy
+ * one among receivers that never answer, start at once: k webhooks at their share hold at most
+ * k × concurrency / (k + 1) slots. As more webhooks get work the share shrinks; a webhook above it takes
+ * no slot until its own sends end (each within the timeout), none is cut short.
+ */
+export function fairShare(concurrency: number, active: number): number {
+  return Math.min(PER_WEBHOOK, Math.max(1, Math.floor(concurrency / (Math.max(1, active) + 1))));
 }
 
 /** Whether a webhook's patterns (`*`, `flag.*`, `flag.updated`) take an event type. */
@@ -96,8 +113,8 @@ interface Claimed {
  *    retry window ends and the delivery is marked failed (and a webhook with no success since, disabled).
  * A dispatcher that dies mid-send leaves a lease that lapses: the delivery is sent again (at least once;
  * the receiver tells repeats by `webhook-id`). Sends never run inside a write, so receivers never slow
- * writes; each webhook has at most PER_WEBHOOK sends in flight here, so one slow receiver cannot take
- * every slot.
+ * writes; each webhook has at most its fair share of the slots here (`fairShare`), so slow or hung
+ * receivers cannot take every slot: a healthy webhook always finds one.
  */
 export class WebhookDispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -114,6 +131,12 @@ export class WebhookDispatcher {
   private readonly reserved = new Map<string, { claimed: Claimed; at: number }[]>();
   private readonly reservedPerWebhook = new Map<string, number>();
   private reservedCount = 0;
+  /**
+   * Deliveries chosen by a claim whose transaction has not ended yet, by webhook: they hold their slots
+   * until they are sent, so a write's reservation meanwhile cannot take a webhook past its share.
+   */
+  private readonly claiming = new Map<string, number>();
+  private claimingCount = 0;
   /** Sends and the storing of their outcomes, awaited at shutdown. */
   private readonly storing = new Set<Promise<void>>();
   /**
@@ -134,10 +157,16 @@ export class WebhookDispatcher {
     private readonly options: DispatcherOptions,
   ) {
     this.random = options.random ?? Math.random;
+    // Every send in flight listens for shutdown on this one signal: as many listeners as slots.
+    setMaxListeners(0, this.abort.signal);
     // Longer than any attempt can last, so a lease only lapses when its dispatcher is gone.
     this.leaseMs = options.timeoutMs + 5000;
-    this.agents = keepAliveAgents(PER_WEBHOOK);
+    // Sockets per origin as many as the instance's slots: webhooks to one host (several paths of one
+    // service) share an origin, and the agent must not queue one webhook's request behind another's
+    // hung ones; the dispatcher's own shares bound what each webhook holds.
+    this.agents = keepAliveAgents(options.concurrency);
     metrics.watchWebhookQueue(() => this.queueState());
+    metrics.watchWebhookSends(() => this.sendsInFlight());
   }
 
   /**
@@ -207,11 +236,41 @@ export class WebhookDispatcher {
     if (this.backlog) this.kick();
   }
 
+  /** Deliveries of each webhook in flight here, reserved by writes still to commit, or being claimed. */
+  private holding(): Map<string, number> {
+    const held = new Map(this.perWebhook);
+    for (const [id, n] of this.reservedPerWebhook) held.set(id, (held.get(id) ?? 0) + n);
+    for (const [id, n] of this.claiming) held.set(id, (held.get(id) ?? 0) + n);
+    return held;
+  }
+
+  /** Slots not in flight, reserved or being claimed. */
+  private freeSlots(): number {
+    return this.options.concurrency - this.inFlight.size - this.reservedCount - this.claimingCount;
+  }
+
+  /** Gives back the slots a claim held for its chosen deliveries (once they are sent, or it failed). */
+  private unclaim(webhookIds: readonly string[]): void {
+    for (const id of webhookIds) {
+      const left = (this.claiming.get(id) ?? 1) - 1;
+      if (left <= 0) this.claiming.delete(id);
+      else this.claiming.set(id, left);
+    }
+    this.claimingCount = Math.max(0, this.claimingCount - webhookIds.length);
+  }
+
+  /** Sends in flight here, by webhook (for the metrics). */
+  private sendsInFlight(): ReadonlyMap<string, number> {
+    return this.perWebhook;
+  }
+
   /** Takes a slot for a delivery queued in a write still to commit, if the webhook and the instance have room. */
   private reserve(webhookId: string, now: number): boolean {
     this.dropLapsedReservations(now);
-    const forHook = (this.perWebhook.get(webhookId) ?? 0) + (this.reservedPerWebhook.get(webhookId) ?? 0);
-    if (forHook >= PER_WEBHOOK || this.inFlight.size + this.reservedCount >= this.options.concurrency) return false;
+    const held = this.holding();
+    const forHook = held.get(webhookId) ?? 0;
+    const share = fairShare(this.options.concurrency, held.size + (forHook === 0 ? 1 : 0));
+    if (forHook >= share || this.freeSlots() <= 0) return false;
     this.reservedPerWebhook.set(webhookId, (this.reservedPerWebhook.get(webhookId) ?? 0) + 1);
     this.reservedCount++;
     return true;
@@ -274,16 +333,18 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Claims due deliveries for the free slots and starts sending them. Webhooks already at PER_WEBHOOK
-   * sends here are left out of the query, and it is asked again while slots stay free, so the backlog of
-   * one slow webhook never hides the due deliveries of the others.
+   * Claims due deliveries for the free slots and starts sending them. Webhooks already at their fair share
+   * of sends here are left out of the query, and it is asked again while slots stay free, so the backlog
+   * of one slow webhook never hides the due deliveries of the others.
    */
   private async claimAndSend(): Promise<void> {
     for (let round = 0; round < 8 && !this.stopped; round++) {
-      const free = this.options.concurrency - this.inFlight.size - this.reservedCount;
+      const free = this.freeSlots();
       if (free <= 0) return;
-      const { claimed, capped, excluded } = await this.claim(free);
+      const { claimed, capped, excluded, held } = await this.claim(free);
       for (const delivery of claimed) this.send({ ...delivery, attempts: Number(delivery.attempts) });
+      // Sent (their slots now count in flight): the claim's hold goes, in the same turn.
+      this.unclaim(held);
       // Slots left and nothing skipped for a webhook's cap: nothing else is due now, but for the webhooks
       // left out as saturated (their sends, as they finish, look again). Otherwise ask again, without the
       // webhooks that just reached their cap.
@@ -298,7 +359,23 @@ export class WebhookDispatcher {
   private async claim(free: number) {
     const now = this.clock.now();
     const nowIso = isoTime(now);
-    const saturated = [...this.perWebhook].filter(([, n]) => n >= PER_WEBHOOK).map(([id]) => id);
+    const busy = this.holding();
+    // Left out of the query: webhooks at their share already counting only those busy here (the share
+    // can only shrink once the query shows webhooks with due work).
+    const busyShare = fairShare(this.options.concurrency, busy.size);
+    const saturated = [...busy].filter(([, n]) => n >= busyShare).map(([id]) => id);
+    /** Webhook ids of the deliveries chosen, one per delivery: slots held until they are sent. */
+    const held: string[] = [];
+    try {
+      const result = await this.claimIn(now, nowIso, free, saturated, held);
+      return { ...result, held };
+    } catch (error) {
+      this.unclaim(held);
+      throw error;
+    }
+  }
+
+  private claimIn(now: number, nowIso: string, free: number, saturated: readonly string[], held: string[]) {
     return this.db.transaction().execute(async (trx) => {
       let due = trx
         .selectFrom("webhook_deliveries")
@@ -317,16 +394,29 @@ export class WebhookDispatcher {
         .limit(free * PER_WEBHOOK);
       if (saturated.length > 0) due = due.where("webhook_id", "not in", saturated);
       if (this.options.postgres) due = due.forUpdate().skipLocked();
+      const rows = await due.execute();
+      // Read again now, in the same turn as the choice: writes may have reserved slots meanwhile.
+      const counts = this.holding();
+      const room = Math.min(free, this.freeSlots());
+      // The share counts every webhook with work: those busy here and those with due deliveries.
+      const share = fairShare(
+        this.options.concurrency,
+        new Set([...counts.keys(), ...rows.map((r) => r.webhook_id)]).size,
+      );
       const chosen: string[] = [];
-      const counts = new Map(this.perWebhook);
       let capped = false;
-      for (const row of await due.execute()) {
+      for (const row of rows) {
         const taken = counts.get(row.webhook_id) ?? 0;
-        if (taken >= PER_WEBHOOK) capped = true;
-        if (taken >= PER_WEBHOOK || chosen.length >= free) continue;
+        if (taken >= share) capped = true;
+        if (taken >= share || chosen.length >= room) continue;
         counts.set(row.webhook_id, taken + 1);
         chosen.push(row.id);
+        held.push(row.webhook_id);
+        this.claiming.set(row.webhook_id, (this.claiming.get(row.webhook_id) ?? 0) + 1);
+        this.claimingCount++;
       }
+      // Writes took slots while the query ran: more may be due than there was room for; look again.
+      if (room < free && rows.length > chosen.length) capped = true;
       const excluded = saturated.length > 0;
       if (chosen.length === 0) return { claimed: [], capped, excluded };
       await trx
@@ -497,16 +587,20 @@ export class WebhookDispatcher {
   }
 
   private async queueState(): Promise<WebhookQueueState> {
-    const pending = await this.db
+    const rows = await this.db
       .selectFrom("webhook_deliveries")
-      .select((eb) => [eb.fn.countAll<number>().as("count"), eb.fn.min("created_at").as("oldest")])
+      .select((eb) => ["webhook_id", eb.fn.countAll<number>().as("count"), eb.fn.min("created_at").as("oldest")])
       .where("status", "=", "pending")
       // A disabled webhook's deliveries wait for it to be turned back on; they are not a backlog.
       .where("webhook_id", "in", (eb) => eb.selectFrom("webhooks").select("id").where("enabled", "=", 1))
-      .executeTakeFirstOrThrow();
+      .groupBy("webhook_id")
+      .execute();
+    const pendingByWebhook = new Map(rows.map((row) => [row.webhook_id, Number(row.count)]));
+    const oldest = rows.flatMap((row) => (typeof row.oldest === "string" ? [Date.parse(row.oldest)] : []));
     return {
-      pending: Number(pending.count),
-      oldestPendingAt: typeof pending.oldest === "string" ? Date.parse(pending.oldest) : undefined,
+      pending: [...pendingByWebhook.values()].reduce((sum, n) => sum + n, 0),
+      oldestPendingAt: oldest.length > 0 ? Math.min(...oldest) : undefined,
+      pendingByWebhook,
     };
   }
 }

@@ -70,29 +70,43 @@ export async function sendDelivery(
   }
 }
 
+/** The attempt ran out of time (the sender's own timer fired). */
+class AttemptTimeout extends Error {
+  override readonly name = "TimeoutError";
+}
+
+/** The attempt was cut short by shutdown. */
+class AttemptAborted extends Error {
+  override readonly name = "AbortError";
+}
+
 function describe(error: unknown, options: SendOptions): string {
+  if (error instanceof AttemptTimeout) return `no answer within ${options.timeoutMs} ms`;
+  if (error instanceof AttemptAborted) return "aborted at shutdown";
   const e = error as NodeJS.ErrnoException;
-  if (e.name === "AbortError" || e.name === "TimeoutError") {
-    return options.signal?.aborted ? "aborted at shutdown" : `no answer within ${options.timeoutMs} ms`;
-  }
   const message = e.message ?? String(error);
   return e.code && !message.includes(e.code) ? `${e.code}: ${message}` : message;
 }
 
+/**
+ * One POST, ended by a timer of its own after `timeoutMs` (DNS, connect, upload and answer included) or by
+ * the shutdown signal. The timer is a plain setTimeout held by this call until the request ends, and
+ * cleared then: not AbortSignal.timeout combined by AbortSignal.any, whose timeout signal nothing kept
+ * alive on Node.js 20, so a garbage collection could take its timer away and leave a request to a receiver
+ * that never answers open for ever, holding its slot.
+ */
 function post(url: URL, headers: Record<string, string>, body: string, options: SendOptions): Promise<number> {
-  const signal = options.signal
-    ? AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)])
-    : AbortSignal.timeout(options.timeoutMs);
+  const { signal } = options;
+  if (signal?.aborted) return Promise.reject(new AttemptAborted("aborted at shutdown"));
   const secure = url.protocol === "https:";
   const client = secure ? https : http;
   const agent = options.agents ? (secure ? options.agents.https : options.agents.http) : false;
-  return new Promise((resolve, reject) => {
+  return new Promise<number>((resolve, reject) => {
     const request = client.request(
       url,
       {
         method: "POST",
         headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
-        signal,
         agent,
         ...(options.allowPrivateNetworks ? {} : { lookup: safeLookup }),
       },
@@ -106,6 +120,18 @@ function post(url: URL, headers: Record<string, string>, body: string, options: 
         response.on("error", () => resolve(response.statusCode ?? 0));
       },
     );
+    const timer = setTimeout(
+      () => request.destroy(new AttemptTimeout(`no answer within ${options.timeoutMs} ms`)),
+      options.timeoutMs,
+    );
+    const onShutdown = () => request.destroy(new AttemptAborted("aborted at shutdown"));
+    signal?.addEventListener("abort", onShutdown, { once: true });
+    // "close" comes last, however the request ended (answered, failed, destroyed): the timer and the
+    // listener go then, so a finished attempt leaves nothing behind.
+    request.on("close", () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onShutdown);
+    });
     request.on("error", reject);
     request.end(body);
   });

@@ -2,11 +2,11 @@ import type { Kysely, Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
 import type { Database, WebhookDeliveriesTable, WebhooksTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
-import type { Delivery, DeliveryStatus, Webhook } from "./webhook.schemas.js";
+import type { Backlog, Delivery, DeliveryStatus, WebhookRecord } from "./webhook.schemas.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-export interface StoredWebhook extends Webhook {
+export interface StoredWebhook extends WebhookRecord {
   readonly secret: string;
 }
 
@@ -23,8 +23,8 @@ export const toWebhook = (row: WebhooksTable): StoredWebhook => ({
   secret: row.secret,
 });
 
-/** A webhook without its secret, as the API shows it. */
-export function publicWebhook(hook: StoredWebhook): Webhook {
+/** A webhook without its secret, as the API shows it (but for its backlog, see `backlogs`). */
+export function publicWebhook(hook: StoredWebhook): WebhookRecord {
   const { secret: _secret, ...rest } = hook;
   return rest;
 }
@@ -85,6 +85,38 @@ export async function listWebhooks(db: Executor, projectId: string, page: PageQu
 export async function webhooksBeyond(db: Executor, projectId: string, side: "before" | "after", key: SortKey) {
   const query = db.selectFrom("webhooks").select("id").where("project_id", "=", projectId);
   return (await beyondKey(query, ["id"], side, key).execute()).length > 0;
+}
+
+const NO_BACKLOG: Backlog = { pending: 0, failing: 0, oldestPendingAt: null };
+
+/**
+ * The backlogs of some webhooks, by id: one grouped read of their pending deliveries, whatever the
+ * webhook's state (a disabled webhook's deliveries wait for it to be turned back on). Webhooks with none
+ * pending get zeros.
+ */
+export async function backlogs(db: Executor, ids: readonly string[]): Promise<Map<string, Backlog>> {
+  const found = new Map<string, Backlog>(ids.map((id) => [id, NO_BACKLOG]));
+  if (ids.length === 0) return found;
+  const rows = await db
+    .selectFrom("webhook_deliveries")
+    .select((eb) => [
+      "webhook_id",
+      eb.fn.countAll<number>().as("pending"),
+      eb.fn.count<number>("last_error").as("failing"),
+      eb.fn.min("created_at").as("oldest"),
+    ])
+    .where("status", "=", "pending")
+    .where("webhook_id", "in", ids)
+    .groupBy("webhook_id")
+    .execute();
+  for (const row of rows) {
+    found.set(row.webhook_id, {
+      pending: Number(row.pending),
+      failing: Number(row.failing),
+      oldestPendingAt: typeof row.oldest === "string" ? row.oldest : null,
+    });
+  }
+  return found;
 }
 
 export const toDelivery = (row: WebhookDeliveriesTable): Delivery => ({

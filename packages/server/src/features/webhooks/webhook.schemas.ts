@@ -19,6 +19,26 @@ const Url = Type.String({
 const Patterns = Type.Array(EventPattern, { minItems: 1, maxItems: 50, uniqueItems: true });
 const Description = Type.String({ maxLength: 1024 });
 
+export const BacklogSchema = Type.Object(
+  {
+    pending: Type.Integer({
+      minimum: 0,
+      description: "Deliveries not yet succeeded or given up: queued, being sent, or waiting for a retry",
+    }),
+    failing: Type.Integer({
+      minimum: 0,
+      description: "Of those, the ones whose last attempt failed (waiting for a retry)",
+    }),
+    oldestPendingAt: {
+      ...NullableTimestamp,
+      description:
+        "When the oldest of them was queued; null when none waits. Its age is how far behind the receiver is",
+    },
+  },
+  { description: "What waits for this webhook, read from the database (the same on every instance)" },
+);
+export type Backlog = Static<typeof BacklogSchema>;
+
 const webhookFields = {
   id: Type.String({ description: "wh_ and a ULID" }),
   projectId: Type.String(),
@@ -33,6 +53,7 @@ const webhookFields = {
   }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
+  backlog: BacklogSchema,
 };
 
 export const WebhookSchema = Type.Object(webhookFields, {
@@ -40,6 +61,8 @@ export const WebhookSchema = Type.Object(webhookFields, {
   description: "A webhook, without its secret",
 });
 export type Webhook = Static<typeof WebhookSchema>;
+/** A webhook as stored: without its backlog, which is read from its deliveries. */
+export type WebhookRecord = Omit<Webhook, "backlog">;
 
 export const CreatedWebhookSchema = Type.Object(
   {

@@ -18,6 +18,7 @@ import type {
   DeliveryStatus,
   UpdateWebhookInput,
   Webhook,
+  WebhookRecord,
 } from "./webhook.schemas.js";
 
 const nextUlid = monotonicFactory();
@@ -29,7 +30,7 @@ export const webhookNotFound = (projectId: string, id: string) =>
 const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`;
 
 /** The state a webhook event records: everything but the secret, and the URL without its secrets. */
-const state = (hook: Webhook) => ({
+const state = (hook: WebhookRecord) => ({
   id: hook.id,
   url: redactUrl(hook.url),
   events: hook.events,
@@ -40,10 +41,10 @@ const state = (hook: Webhook) => ({
 
 function webhookEvent(
   type: "webhook.created" | "webhook.updated" | "webhook.deleted",
-  before: Webhook | null,
-  after: Webhook | null,
+  before: WebhookRecord | null,
+  after: WebhookRecord | null,
 ): DomainEvent {
-  const hook = (after ?? before) as Webhook;
+  const hook = (after ?? before) as WebhookRecord;
   return {
     type,
     projectId: hook.projectId,
@@ -78,10 +79,23 @@ export class WebhookService {
     }
   }
 
+  /** Webhooks as the API shows them: with their backlogs, read after the write that changed them. */
+  private async withBacklogs<T extends WebhookRecord>(hooks: readonly T[]): Promise<(T & Pick<Webhook, "backlog">)[]> {
+    const found = await repo.backlogs(
+      this.db,
+      hooks.map((h) => h.id),
+    );
+    return hooks.map((hook) => ({ ...hook, backlog: found.get(hook.id) as Webhook["backlog"] }));
+  }
+
+  private async withBacklog<T extends WebhookRecord>(hook: T): Promise<T & Pick<Webhook, "backlog">> {
+    return (await this.withBacklogs([hook]))[0] as T & Pick<Webhook, "backlog">;
+  }
+
   async create(context: WriteContext, projectId: string, input: CreateWebhookInput): Promise<CreatedWebhook> {
     // Resolved before the write's transaction: a slow DNS answer must not hold the project's write turn.
     const url = await this.target(input.url);
-    return this.work.write(context, projectId, async (trx) => {
+    const created = await this.work.write(context, projectId, async (trx) => {
       if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
       const now = this.clock.now();
       const hook: repo.StoredWebhook = {
@@ -99,6 +113,7 @@ export class WebhookService {
       await repo.insertWebhook(trx, hook);
       return { result: hook, events: [webhookEvent("webhook.created", null, repo.publicWebhook(hook))] };
     });
+    return this.withBacklog(created);
   }
 
   async list(projectId: string, page: PageQuery): Promise<Page<Webhook>> {
@@ -106,14 +121,14 @@ export class WebhookService {
     const rows = await repo.listWebhooks(this.db, projectId, page);
     return assemblePage(
       page,
-      rows.map(repo.publicWebhook),
+      await this.withBacklogs(rows.map(repo.publicWebhook)),
       (w) => [w.id],
       (side, key) => repo.webhooksBeyond(this.db, projectId, side, key),
     );
   }
 
   async get(projectId: string, id: string): Promise<Webhook> {
-    return repo.publicWebhook(await this.find(projectId, id));
+    return this.withBacklog(repo.publicWebhook(await this.find(projectId, id)));
   }
 
   private async find(projectId: string, id: string): Promise<repo.StoredWebhook> {
@@ -126,7 +141,7 @@ export class WebhookService {
   /** Changes a webhook; an update that changes nothing records nothing. */
   async update(context: WriteContext, projectId: string, id: string, input: UpdateWebhookInput): Promise<Webhook> {
     const url = input.url === undefined ? undefined : await this.target(input.url);
-    return this.work.write(context, projectId, async (trx) => {
+    const updated = await this.work.write(context, projectId, async (trx) => {
       if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
       const before = await repo.findWebhook(trx, projectId, id);
       if (!before) throw webhookNotFound(projectId, id);
@@ -148,6 +163,7 @@ export class WebhookService {
       const [b, a] = [repo.publicWebhook(before), repo.publicWebhook(updated)];
       return { result: a, events: [webhookEvent("webhook.updated", b, a)] };
     });
+    return this.withBacklog(updated);
   }
 
   /** Deletes a webhook and its deliveries, pending ones included. */
