@@ -40,6 +40,18 @@ export interface Config {
   readonly webhookConcurrency: number;
   /** How often an idle project stream sends a comment, so proxies and clients know it is alive. */
   readonly streamHeartbeatMs: number;
+  /** Project streams one key may hold open on one instance; more are refused with 429. */
+  readonly streamMaxPerKey: number;
+  /** OFREP event streams one key may hold open on one instance (a browser check key serves every page). */
+  readonly ofrepStreamMaxPerKey: number;
+  /** Streams of both kinds one instance holds open; more are refused with 503. */
+  readonly streamMaxPerInstance: number;
+  /** A stream whose client takes none of its waiting output for this long is closed, in milliseconds. */
+  readonly streamStallTimeoutMs: number;
+  /** A resume further behind than this many versions gets a snapshot instead of the change log. */
+  readonly streamReplayMaxVersions: number;
+  /** A resume whose missed changes hold more JSON than this (characters) gets a snapshot instead. */
+  readonly streamReplayMaxBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -155,5 +167,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryWindowMs: integer(env, "WEBHOOK_RETRY_WINDOW_MS", 86_400_000, 1000, 30 * 86_400_000),
     webhookConcurrency: integer(env, "WEBHOOK_CONCURRENCY", 64, 1, 1000),
     streamHeartbeatMs: integer(env, "STREAM_HEARTBEAT_MS", 15_000, 100, 3_600_000),
+    streamMaxPerKey: integer(env, "STREAM_MAX_PER_KEY", 100, 1, 1_000_000),
+    ofrepStreamMaxPerKey: integer(env, "OFREP_STREAM_MAX_PER_KEY", 5000, 1, 1_000_000),
+    streamMaxPerInstance: integer(env, "STREAM_MAX_PER_INSTANCE", 10_000, 1, 1_000_000),
+    streamStallTimeoutMs: integer(env, "STREAM_STALL_TIMEOUT_MS", 30_000, 100, 3_600_000),
+    streamReplayMaxVersions: integer(env, "STREAM_REPLAY_MAX_VERSIONS", 1000, 0, 1_000_000),
+    streamReplayMaxBytes: integer(env, "STREAM_REPLAY_MAX_BYTES", 1_048_576, 1024, 1_073_741_824),
   });
 }
