@@ -9,7 +9,9 @@ import { once } from "node:events";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
-export const MAIN = fileURLToPath(new URL("../packages/server/dist/src/main.js", import.meta.url));
+/** The server's entry point; BENCH_SERVER_MAIN runs another build (e.g. one of main's, to compare). */
+export const MAIN =
+  process.env.BENCH_SERVER_MAIN || fileURLToPath(new URL("../packages/server/dist/src/main.js", import.meta.url));
 export const POSTGRES_URL = process.env.BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/postgres";
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

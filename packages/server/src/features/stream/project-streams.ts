@@ -26,6 +26,9 @@ function finish(response: ServerResponse): void {
  */
 const MAX_UNSENT_CHARS = 1024 * 1024;
 
+/** Snapshot chunks (of about 64 KiB) one stream writes before it lets the event loop take other work. */
+const CHUNKS_PER_TURN = 4;
+
 /** What one instance allows its streams; see config.ts for each setting. */
 export interface StreamLimits {
   readonly heartbeatMs: number;
@@ -72,6 +75,8 @@ interface Client {
   queued: number;
   /** Waiting for `drain`, and the timer that closes the stream if it does not come. */
   stall: NodeJS.Timeout | undefined;
+  /** A snapshot's writing gave the event loop a turn (checks come first) and goes on in the next one. */
+  yielded: boolean;
   closed: boolean;
 }
 
@@ -119,8 +124,7 @@ export class ProjectStreams {
     });
     this.heartbeat = setInterval(() => {
       // A stream with output waiting shows it is alive by that output; a comment must not split an event.
-      for (const client of this.clients)
-        if (client.queue.length === 0 && !client.stall) this.enqueue(client, ": keep-alive\n\n");
+      for (const client of this.clients) if (client.queue.length === 0) this.enqueue(client, ": keep-alive\n\n");
     }, limits.heartbeatMs);
     this.heartbeat.unref();
   }
@@ -210,6 +214,7 @@ export class ProjectStreams {
       queue: [],
       queued: 0,
       stall: undefined,
+      yielded: false,
       closed: false,
     };
     this.clients.add(client);
@@ -336,7 +341,8 @@ export class ProjectStreams {
    * nothing for `stallTimeoutMs` is closed: it reconnects and resumes when it reads again.
    */
   private pump(client: Client): void {
-    while (!client.stall && !client.closed && client.queue.length > 0) {
+    let chunks = 0;
+    while (!client.stall && !client.yielded && !client.closed && client.queue.length > 0) {
       const head = client.queue[0]!;
       let text: string;
       if (typeof head === "string") {
@@ -350,6 +356,15 @@ export class ProjectStreams {
           continue;
         }
         text = next.value;
+        // A socket that takes everything (loopback, a fast reader) would otherwise have the whole snapshot
+        // serialized in one turn of the event loop: a few chunks per turn let checks in between.
+        if (++chunks >= CHUNKS_PER_TURN) {
+          client.yielded = true;
+          setImmediate(() => {
+            client.yielded = false;
+            this.pump(client);
+          });
+        }
       }
       if (!client.response.write(text)) {
         client.stall = setTimeout(() => {
