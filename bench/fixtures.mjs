@@ -34,7 +34,10 @@ export async function freshDatabase(DIALECT, POSTGRES_URL) {
 }
 
 /** Fills a project straight through the server's own database layer (far faster than the API for 1M rows). */
-export async function seed(url, { flags, members, checkKey: CHECK_KEY, adminKey: ADMIN_KEY }) {
+export async function seed(
+  url,
+  { flags, members, checkKey: CHECK_KEY, adminKey: ADMIN_KEY, memberId = (i) => `member-${i}` },
+) {
   const config = url.startsWith("file:")
     ? { dialect: "sqlite", databaseLocation: url.slice(5), databasePoolSize: 4 }
     : { dialect: "postgres", databaseLocation: url, databasePoolSize: 4 };
@@ -114,7 +117,7 @@ export async function seed(url, { flags, members, checkKey: CHECK_KEY, adminKey:
       const actors = [];
       const memberships = [];
       for (let i = start; i < Math.min(members, start + 50_000); i++) {
-        const actor_id = `member-${i}`;
+        const actor_id = memberId(i);
         actors.push({ project_id: "bench", actor_id, name: null, image_url: null, created_at: now });
         memberships.push({ segment_id: "seg_bench", project_id: "bench", actor_id, seq: i + 1, added_at: now });
       }

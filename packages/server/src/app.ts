@@ -350,7 +350,15 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     });
   }
   metricsRoutes(app, metrics, config.metricsPublic);
-  const streams = new ProjectStreams(db, feed.snapshot, app.log, config.streamHeartbeatMs);
+  const streams = new ProjectStreams(db, feed.snapshot, app.log, {
+    heartbeatMs: config.streamHeartbeatMs,
+    maxPerKey: config.streamMaxPerKey,
+    ofrepMaxPerKey: config.ofrepStreamMaxPerKey,
+    maxPerInstance: config.streamMaxPerInstance,
+    stallTimeoutMs: config.streamStallTimeoutMs,
+    replayMaxVersions: config.streamReplayMaxVersions,
+    replayMaxChars: config.streamReplayMaxBytes,
+  });
   ofrepRoutes(app, checker, metrics, {
     snapshot: feed.snapshot,
     streams,

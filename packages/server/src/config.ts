@@ -42,6 +42,18 @@ export interface Config {
   readonly streamHeartbeatMs: number;
   /** The largest OFREP evaluation body read, in bytes (other routes take 1 MiB). */
   readonly ofrepBodyLimitBytes: number;
+  /** Project streams one key may hold open on one instance; more are refused with 429. */
+  readonly streamMaxPerKey: number;
+  /** OFREP event streams one key may hold open on one instance (a browser check key serves every page). */
+  readonly ofrepStreamMaxPerKey: number;
+  /** Streams of both kinds one instance holds open; more are refused with 503. */
+  readonly streamMaxPerInstance: number;
+  /** A stream whose client takes none of its waiting output for this long is closed, in milliseconds. */
+  readonly streamStallTimeoutMs: number;
+  /** A resume further behind than this many versions gets a snapshot instead of the change log. */
+  readonly streamReplayMaxVersions: number;
+  /** A resume whose missed changes hold more JSON than this (characters) gets a snapshot instead. */
+  readonly streamReplayMaxBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -159,5 +171,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     streamHeartbeatMs: integer(env, "STREAM_HEARTBEAT_MS", 15_000, 100, 3_600_000),
     // At least the 4 KiB the OFREP fast path reads itself, so both paths refuse the same bodies.
     ofrepBodyLimitBytes: integer(env, "OFREP_BODY_LIMIT_BYTES", 32 * 1024, 4096, 1024 * 1024),
+    streamMaxPerKey: integer(env, "STREAM_MAX_PER_KEY", 100, 1, 1_000_000),
+    ofrepStreamMaxPerKey: integer(env, "OFREP_STREAM_MAX_PER_KEY", 5000, 1, 1_000_000),
+    streamMaxPerInstance: integer(env, "STREAM_MAX_PER_INSTANCE", 10_000, 1, 1_000_000),
+    streamStallTimeoutMs: integer(env, "STREAM_STALL_TIMEOUT_MS", 30_000, 100, 3_600_000),
+    streamReplayMaxVersions: integer(env, "STREAM_REPLAY_MAX_VERSIONS", 1000, 0, 1_000_000),
+    streamReplayMaxBytes: integer(env, "STREAM_REPLAY_MAX_BYTES", 1_048_576, 1024, 1_073_741_824),
   });
 }

@@ -1,6 +1,7 @@
 // The OFREP event-stream extension (open-feature/protocol ADR-0008): the bulk evaluation advertises an
 // event stream; the stream sends `refetchEvaluation` messages when an answer may have changed.
 import assert from "node:assert/strict";
+import { createHash, createHmac } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import {
   createKey,
@@ -212,11 +213,12 @@ describe("OFREP stream tokens expire", () => {
   let server: TestServer;
   const clock = new ManualClock();
   let key: string;
+  let keyId: string;
 
   before(async () => {
     server = await startServer({ dialect, clock });
     const project = await createProject(server);
-    key = (await createKey(server, project, "check")).key;
+    ({ key, id: keyId } = await createKey(server, project, "check"));
   });
   after(() => server.close());
 
@@ -244,5 +246,24 @@ describe("OFREP stream tokens expire", () => {
     );
     assert.equal(fresh.status, 200);
     await fresh.close();
+  });
+
+  test("a token minted by a key holder with a far expiry is refused: the server caps a token's life", async () => {
+    // Whoever holds a key can compute its hash, and so a token with any expiry: the server bounds its life.
+    const hash = createHash("sha256").update(key, "utf8").digest("hex");
+    const mint = (expires: number) => {
+      const mac = createHmac("sha256", hash).update(`flagstaff ofrep event stream\0${keyId}\0${expires}`);
+      return `${server.url}/ofrep/v1/event-stream?token=${keyId}.${expires}.${mac.digest("base64url")}`;
+    };
+    const now = Math.floor(clock.now() / 1000);
+    const in2100 = await EventStreamClient.open(mint(Date.UTC(2100, 0, 1) / 1000), { key: null });
+    assert.equal(in2100.status, 401, "an expiry in 2100");
+    assert.match(in2100.events[0]?.data?.detail ?? "", /expired|lifetime|too far/);
+    const tooFar = await EventStreamClient.open(mint(now + 36 * 60), { key: null });
+    assert.equal(tooFar.status, 401, "36 minutes ahead: more than any token the server issues");
+    // The longest-lived token the server issues (30 minutes, plus leeway for instances' clocks) still opens it.
+    const longest = await EventStreamClient.open(mint(now + 30 * 60), { key: null });
+    assert.equal(longest.status, 200);
+    await longest.close();
   });
 });

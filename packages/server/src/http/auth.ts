@@ -120,7 +120,10 @@ export function authenticate(credentials: Credentials, tokens?: TokenVerifier) {
     let principal: Principal | undefined;
     if (token !== undefined) {
       principal = tokens?.verify(token);
-      if (!principal) throw unauthorized("The stream token is malformed or expired, or its key has been revoked.");
+      if (!principal)
+        throw unauthorized(
+          "The stream token is malformed, expired or set to last longer than the server allows, or its key has been revoked.",
+        );
     } else {
       const key = presentedKey(request.headers);
       if (key === undefined) throw missingKeyProblem(request.headers);

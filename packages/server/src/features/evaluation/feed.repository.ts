@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from "kysely";
+import { type Kysely, sql, type Transaction } from "kysely";
 import type { Database } from "../../db/schema.js";
 import type { Change, ChangeSet } from "./changes.js";
 
@@ -31,6 +31,23 @@ export async function recordChangeSet(trx: Transaction<Database>, set: ChangeSet
     .execute();
 }
 
+interface ChangeRow {
+  version: number | string;
+  change: string;
+  created_at: string;
+  origin: string | null;
+}
+
+function toChangeSet(stream: string, row: ChangeRow): ChangeSet {
+  return {
+    stream,
+    version: Number(row.version),
+    changes: JSON.parse(row.change) as Change[],
+    at: Date.parse(row.created_at),
+    ...(row.origin === null ? {} : { origin: row.origin }),
+  };
+}
+
 export async function readChangeSetsSince(db: Executor, stream: string, version: number): Promise<ChangeSet[]> {
   const rows = await db
     .selectFrom("feed_changes")
@@ -39,13 +56,44 @@ export async function readChangeSetsSince(db: Executor, stream: string, version:
     .where("version", ">", version)
     .orderBy("version")
     .execute();
-  return rows.map((r) => ({
-    stream,
-    version: Number(r.version),
-    changes: JSON.parse(r.change) as Change[],
-    at: Date.parse(r.created_at),
-    ...(r.origin === null ? {} : { origin: r.origin }),
-  }));
+  return rows.map((row) => toChangeSet(stream, row));
+}
+
+/**
+ * The change sets after `version`, if there are at most `maxSets` of them holding at most `maxChars` of
+ * change JSON between them; undefined if there are more (then a snapshot is the cheaper way to catch up).
+ * The sizes are read first, so a long tail of the log is never read whole.
+ */
+export async function readChangeSetsWithin(
+  db: Executor,
+  stream: string,
+  version: number,
+  maxSets: number,
+  maxChars: number,
+): Promise<ChangeSet[] | undefined> {
+  const sizes = await db
+    .selectFrom("feed_changes")
+    .select(["version", sql<number | string>`length(change)`.as("size")])
+    .where("stream", "=", stream)
+    .where("version", ">", version)
+    .orderBy("version")
+    .limit(maxSets + 1)
+    .execute();
+  if (sizes.length > maxSets) return undefined;
+  let chars = 0;
+  for (const row of sizes) chars += Number(row.size);
+  if (chars > maxChars) return undefined;
+  const last = sizes.at(-1);
+  if (!last) return [];
+  const rows = await db
+    .selectFrom("feed_changes")
+    .select(["version", "change", "created_at", "origin"])
+    .where("stream", "=", stream)
+    .where("version", ">", version)
+    .where("version", "<=", last.version)
+    .orderBy("version")
+    .execute();
+  return rows.map((row) => toChangeSet(stream, row));
 }
 
 export async function readStreamVersion(db: Executor, stream: string): Promise<number> {

@@ -11,6 +11,7 @@ import type { Checker } from "../evaluation/checker.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { ProjectStreams } from "../stream/project-streams.js";
+import { admitStream } from "../stream/stream-admission.js";
 import {
   OfrepBulk,
   OfrepBulkFailure,
@@ -239,7 +240,9 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
           "that may change an answer; a comment every 15 s. It carries no flag value. Authenticate with the " +
           "`token` the bulk evaluation gives (browsers' EventSource cannot send headers; valid 15 to 30 " +
           "minutes, dies with its key), or with the key as Bearer or X-API-Key. It ends when the key is " +
-          "revoked, the project deleted or the server stops.",
+          "revoked, the project deleted or the server stops. Refused with 429 (this key holds " +
+          "OFREP_STREAM_MAX_PER_KEY event streams here) or 503 (this instance holds STREAM_MAX_PER_INSTANCE " +
+          "streams), with Retry-After.",
         security: [{ bearer: [] }, { streamToken: [] }],
         querystring: Type.Object(
           { token: Type.Optional(Type.String({ maxLength: 256, description: "A stream token from eventStreams" })) },
@@ -255,14 +258,16 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
             description: "An event stream",
             content: { "text/event-stream": { schema: Type.String() } },
           },
-          ...errorResponses(400, 401, 403, 429, 500),
+          ...errorResponses(400, 401, 403, 429, 500, 503),
         },
       },
     },
     async (request, reply) => {
       const projectId = request.principal?.projectId as string;
+      const keyId = request.principal?.keyId ?? "";
       const header = request.headers["last-event-id"];
       const lastEventId = header !== undefined && VERSION.test(header) ? Number(header) : undefined;
+      admitStream(streams, "refetch", keyId, reply);
       reply.hijack();
       const raw = reply.raw;
       raw.writeHead(200, {
@@ -272,7 +277,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
         "x-accel-buffering": "no",
       });
       raw.flushHeaders();
-      streams.openRefetch(raw, projectId, request.principal?.keyId ?? "", lastEventId);
+      streams.openRefetch(raw, projectId, keyId, lastEventId);
     },
   );
 

@@ -5,6 +5,14 @@ import type { Principal, Snapshot } from "../evaluation/snapshot.js";
 /** A stream token is issued per window of this length and stays valid until the end of the next one. */
 export const STREAM_TOKEN_WINDOW_MS = 15 * 60_000;
 
+/**
+ * The furthest ahead a token's expiry may lie: the longest life the server issues (two windows) plus five
+ * minutes for instances whose clocks disagree. Whoever holds a key can compute its hash, and so a token
+ * with any expiry it likes (one in 2100 would outlive every rotation of the key's URLs): the server, not
+ * the token, bounds how long one lasts.
+ */
+export const STREAM_TOKEN_MAX_LIFETIME_MS = 2 * STREAM_TOKEN_WINDOW_MS + 5 * 60_000;
+
 const TOKEN = /^([0-9A-Za-z_-]{1,80})\.(\d{1,12})\.([0-9A-Za-z_-]{43})$/;
 
 /**
@@ -41,16 +49,20 @@ export class StreamTokens {
     return `${keyId}.${expires}.${mac(key.hash, keyId, expires)}`;
   }
 
-  /** The principal of a token that is well-formed, unexpired and whose key is still valid; otherwise undefined. */
+  /**
+   * The principal of a token that is well-formed, unexpired, not set to expire further ahead than the
+   * server ever issues, and whose key is still valid; otherwise undefined.
+   */
   verify(token: string): Principal | undefined {
     const match = TOKEN.exec(token);
     if (!match) return undefined;
     const keyId = match[1] as string;
-    const expires = Number(match[2]);
-    if (expires * 1000 <= this.clock.now()) return undefined;
+    const expires = Number(match[2]) * 1000;
+    const now = this.clock.now();
+    if (expires <= now || expires > now + STREAM_TOKEN_MAX_LIFETIME_MS) return undefined;
     const key = this.snapshot.keyById(keyId);
     if (!key) return undefined;
-    const expected = Buffer.from(mac(key.hash, keyId, expires));
+    const expected = Buffer.from(mac(key.hash, keyId, expires / 1000));
     const given = Buffer.from(match[3] as string);
     return expected.length === given.length && timingSafeEqual(expected, given) ? key.principal : undefined;
   }

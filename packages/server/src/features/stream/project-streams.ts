@@ -1,10 +1,11 @@
 import type { ServerResponse } from "node:http";
-import { isProjectChange, type ProjectChange } from "@flagstaff/core";
+import { isProjectChange, type ProjectChange, type ProjectState, type ProjectStateJSON } from "@flagstaff/core";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
 import type { ChangeSet } from "../evaluation/changes.js";
-import { readChangeSetsSince } from "../evaluation/feed.repository.js";
+import { readChangeSetsWithin } from "../evaluation/feed.repository.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
+import { eventChunks } from "./snapshot-event.js";
 
 /**
  * Ends a stream and closes its connection. A stream's connection carries nothing else, and a client that
@@ -19,8 +20,34 @@ function finish(response: ServerResponse): void {
   if (socket) setTimeout(() => socket.destroy(), 1000).unref();
 }
 
-/** A stream whose unsent output grows past this is closed: its client reconnects and resumes. */
-const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+/**
+ * A stream whose unsent events pass this is closed when the next one comes: its client reconnects and
+ * resumes. A snapshot does not count: it is produced only as fast as the client takes it.
+ */
+const MAX_UNSENT_CHARS = 1024 * 1024;
+
+/** Snapshot chunks (of about 64 KiB) one stream writes before it lets the event loop take other work. */
+const CHUNKS_PER_TURN = 4;
+
+/** What one instance allows its streams; see config.ts for each setting. */
+export interface StreamLimits {
+  readonly heartbeatMs: number;
+  /** Project streams one key may hold open on this instance. */
+  readonly maxPerKey: number;
+  /** OFREP event streams one key may hold open on this instance (a check key is shared by every page). */
+  readonly ofrepMaxPerKey: number;
+  /** Streams of both kinds this instance holds open. */
+  readonly maxPerInstance: number;
+  /** A stream whose output has not drained for this long is closed. */
+  readonly stallTimeoutMs: number;
+  /** A resume further behind than this many versions is sent a snapshot instead of the log. */
+  readonly replayMaxVersions: number;
+  /** A resume whose change sets hold more JSON than this is sent a snapshot instead. */
+  readonly replayMaxChars: number;
+}
+
+/** Why a new stream is refused: its key or this instance holds as many as allowed. */
+export type StreamRefusal = { readonly scope: "key" | "instance"; readonly limit: number };
 
 export interface StreamLogger {
   warn(obj: object, msg: string): void;
@@ -42,6 +69,15 @@ interface Client {
   version: number;
   /** While the log is replayed: live change sets wait here, in order. */
   pending: ChangeSet[] | undefined;
+  /** Output not yet handed to the socket, in order: whole events, and snapshots still to be serialized. */
+  readonly queue: (string | Iterator<string>)[];
+  /** Characters of the whole events in `queue`. */
+  queued: number;
+  /** Waiting for `drain`, and the timer that closes the stream if it does not come. */
+  stall: NodeJS.Timeout | undefined;
+  /** A snapshot's writing gave the event loop a turn (checks come first) and goes on in the next one. */
+  yielded: boolean;
+  closed: boolean;
 }
 
 /** A project change as the stream sends it: the core form, without the project id the stream implies. */
@@ -76,6 +112,13 @@ const startsOver = (set: ChangeSet): boolean =>
  */
 export class ProjectStreams {
   private readonly clients = new Set<Client>();
+  /** Open streams per key id, for each kind. */
+  private readonly perKey: Record<StreamKind, Map<string, number>> = { state: new Map(), refetch: new Map() };
+  /** The last state serialized per project, shared by the snapshots being written of that version. */
+  private readonly states = new Map<
+    string,
+    { project: ProjectState; version: number; json: WeakRef<ProjectStateJSON> }
+  >();
   private readonly heartbeat: NodeJS.Timeout;
   private readonly unlisten: () => void;
 
@@ -83,16 +126,29 @@ export class ProjectStreams {
     private readonly db: Kysely<Database>,
     private readonly snapshot: Snapshot,
     private readonly logger: StreamLogger,
-    heartbeatMs: number,
+    private readonly limits: StreamLimits,
   ) {
     this.unlisten = snapshot.listen({
       applied: (set) => this.applied(set),
       reloaded: (stream) => this.reloaded(stream),
     });
     this.heartbeat = setInterval(() => {
-      for (const client of this.clients) this.write(client, ": keep-alive\n\n");
-    }, heartbeatMs);
+      // A stream with output waiting shows it is alive by that output; a comment must not split an event.
+      for (const client of this.clients) if (client.queue.length === 0) this.enqueue(client, ": keep-alive\n\n");
+    }, limits.heartbeatMs);
     this.heartbeat.unref();
+  }
+
+  /**
+   * Whether a new stream of this kind and key would pass the limits; the route asks before it answers, and
+   * opens the stream in the same tick, so no other stream comes between.
+   */
+  refusal(kind: StreamKind, keyId: string): StreamRefusal | undefined {
+    if (this.clients.size >= this.limits.maxPerInstance)
+      return { scope: "instance", limit: this.limits.maxPerInstance };
+    const limit = kind === "state" ? this.limits.maxPerKey : this.limits.ofrepMaxPerKey;
+    if ((this.perKey[kind].get(keyId) ?? 0) >= limit) return { scope: "key", limit };
+    return undefined;
   }
 
   get size(): number {
@@ -106,7 +162,8 @@ export class ProjectStreams {
   async open(response: ServerResponse, projectId: string, keyId: string, lastEventId: number | undefined) {
     const client = this.add("state", response, projectId, keyId);
     const current = this.snapshot.versions.get(projectId) ?? 0;
-    if (lastEventId === undefined || lastEventId > current) {
+    // Further behind than a replay may go (`Last-Event-ID: 0` on a long log): a snapshot, without reading the log.
+    if (lastEventId === undefined || lastEventId > current || current - lastEventId > this.limits.replayMaxVersions) {
       this.sendSnapshot(client);
       return;
     }
@@ -114,8 +171,10 @@ export class ProjectStreams {
     client.version = lastEventId;
     client.pending = [];
     try {
-      const sets = await readChangeSetsSince(this.db, projectId, lastEventId);
-      const pruned = sets.length > 0 ? sets[0]!.version !== lastEventId + 1 : current > lastEventId;
+      const { replayMaxVersions, replayMaxChars } = this.limits;
+      const sets = await readChangeSetsWithin(this.db, projectId, lastEventId, replayMaxVersions, replayMaxChars);
+      const pruned =
+        sets === undefined || (sets.length > 0 ? sets[0]!.version !== lastEventId + 1 : current > lastEventId);
       if (pruned || sets.some(startsOver)) this.sendSnapshot(client);
       else for (const set of sets) this.send(client, set);
     } catch (error) {
@@ -151,15 +210,42 @@ export class ProjectStreams {
   closeAll(): void {
     clearInterval(this.heartbeat);
     this.unlisten();
-    for (const client of this.clients) finish(client.response);
-    this.clients.clear();
+    for (const client of [...this.clients]) this.end(client);
   }
 
   private add(kind: StreamKind, response: ServerResponse, projectId: string, keyId: string): Client {
-    const client: Client = { kind, projectId, keyId, response, version: 0, pending: undefined };
+    const client: Client = {
+      kind,
+      projectId,
+      keyId,
+      response,
+      version: 0,
+      pending: undefined,
+      queue: [],
+      queued: 0,
+      stall: undefined,
+      yielded: false,
+      closed: false,
+    };
     this.clients.add(client);
-    response.on("close", () => this.clients.delete(client));
+    const counts = this.perKey[kind];
+    counts.set(keyId, (counts.get(keyId) ?? 0) + 1);
+    response.on("close", () => this.remove(client));
     return client;
+  }
+
+  /** Forgets a stream, once, whichever way it ended. */
+  private remove(client: Client): void {
+    if (client.closed) return;
+    client.closed = true;
+    if (client.stall) clearTimeout(client.stall);
+    client.stall = undefined;
+    client.queue.length = 0;
+    this.clients.delete(client);
+    const counts = this.perKey[client.kind];
+    const left = (counts.get(client.keyId) ?? 1) - 1;
+    if (left > 0) counts.set(client.keyId, left);
+    else counts.delete(client.keyId);
   }
 
   /** The OFREP message: `event: message` always, the type inside the data (ADR-0008). */
@@ -167,9 +253,15 @@ export class ProjectStreams {
     client.version = version;
     // The version doubles as `etag`, which the provider sends back as `flagConfigEtag` on the refetch.
     const data = JSON.stringify({ type: "refetchEvaluation", etag: String(version) });
-    this.write(client, `id: ${version}\nevent: message\ndata: ${data}\n\n`);
+    this.enqueue(client, `id: ${version}\nevent: message\ndata: ${data}\n\n`);
   }
 
+  /**
+   * Queues the project's whole state. It is taken now (the snapshot changes it in place as changes come),
+   * as the plain arrays `toJSON` builds, shared by every snapshot of this version being written, and
+   * serialized a slice at a time as the client takes it: a client that reads nothing holds a few chunks,
+   * not the whole text.
+   */
   private sendSnapshot(client: Client): void {
     const project = this.snapshot.projects.get(client.projectId);
     if (!project) {
@@ -177,8 +269,17 @@ export class ProjectStreams {
       return;
     }
     client.version = this.snapshot.versions.get(client.projectId) ?? 0;
-    const data = JSON.stringify({ version: client.version, state: project.toJSON() });
-    this.write(client, `id: ${client.version}\nevent: snapshot\ndata: ${data}\n\n`);
+    const state = this.stateOf(client.projectId, project, client.version);
+    this.enqueue(client, eventChunks(client.version, "snapshot", { version: client.version, state }));
+  }
+
+  private stateOf(projectId: string, project: ProjectState, version: number): ProjectStateJSON {
+    const last = this.states.get(projectId);
+    const shared = last && last.project === project && last.version === version ? last.json.deref() : undefined;
+    if (shared) return shared;
+    const json = project.toJSON();
+    this.states.set(projectId, { project, version, json: new WeakRef(json) });
+    return json;
   }
 
   private send(client: Client, set: ChangeSet): void {
@@ -189,7 +290,7 @@ export class ProjectStreams {
     // A set evaluation does not see (a key, a description) moves the version and sends nothing.
     if (changes.length === 0) return;
     const data = JSON.stringify({ version: set.version, changes });
-    this.write(client, `id: ${set.version}\nevent: change\ndata: ${data}\n\n`);
+    this.enqueue(client, `id: ${set.version}\nevent: change\ndata: ${data}\n\n`);
   }
 
   private applied(set: ChangeSet): void {
@@ -200,6 +301,7 @@ export class ProjectStreams {
       if (change.kind === "project.deleted") deletedProject = change.projectId;
     }
     for (const client of this.clients) {
+      if (client.projectId === deletedProject) this.states.delete(client.projectId);
       if (revoked.has(client.keyId) || client.projectId === deletedProject) {
         this.end(client);
         continue;
@@ -236,18 +338,72 @@ export class ProjectStreams {
     }
   }
 
-  private write(client: Client, text: string): void {
-    // Ended meanwhile (its key revoked while its log was replayed, say): nothing more goes to it.
-    if (!this.clients.has(client)) return;
-    if (client.response.writableLength > MAX_BUFFERED_BYTES) {
+  /** Queues output and writes what the socket takes; a client far behind is closed instead. */
+  private enqueue(client: Client, output: string | Iterator<string>): void {
+    if (client.closed) return;
+    if (client.queued + client.response.writableLength > MAX_UNSENT_CHARS) {
+      this.logger.warn(
+        { projectId: client.projectId, keyId: client.keyId },
+        "closing a stream whose client reads too slowly",
+      );
       this.end(client);
       return;
     }
-    client.response.write(text);
+    client.queue.push(output);
+    if (typeof output === "string") client.queued += output.length;
+    this.pump(client);
+  }
+
+  /**
+   * Writes queued output until the socket's buffer is full, then waits for `drain`. A client that takes
+   * nothing for `stallTimeoutMs` is closed: it reconnects and resumes when it reads again.
+   */
+  private pump(client: Client): void {
+    let chunks = 0;
+    while (!client.stall && !client.yielded && !client.closed && client.queue.length > 0) {
+      const head = client.queue[0]!;
+      let text: string;
+      if (typeof head === "string") {
+        client.queue.shift();
+        client.queued -= head.length;
+        text = head;
+      } else {
+        const next = head.next();
+        if (next.done) {
+          client.queue.shift();
+          continue;
+        }
+        text = next.value;
+        // A socket that takes everything (loopback, a fast reader) would otherwise have the whole snapshot
+        // serialized in one turn of the event loop: a few chunks per turn let checks in between.
+        if (++chunks >= CHUNKS_PER_TURN) {
+          client.yielded = true;
+          setImmediate(() => {
+            client.yielded = false;
+            this.pump(client);
+          });
+        }
+      }
+      if (!client.response.write(text)) {
+        client.stall = setTimeout(() => {
+          this.logger.warn(
+            { projectId: client.projectId, keyId: client.keyId },
+            "closing a stream that stopped reading",
+          );
+          this.end(client);
+        }, this.limits.stallTimeoutMs);
+        client.stall.unref();
+        client.response.once("drain", () => {
+          if (client.stall) clearTimeout(client.stall);
+          client.stall = undefined;
+          this.pump(client);
+        });
+      }
+    }
   }
 
   private end(client: Client): void {
-    this.clients.delete(client);
+    this.remove(client);
     finish(client.response);
   }
 }

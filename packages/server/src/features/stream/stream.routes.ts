@@ -4,6 +4,7 @@ import { errorResponses, ProjectParams } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import type { ProjectStreams } from "./project-streams.js";
+import { admitStream } from "./stream-admission.js";
 
 const LAST_EVENT_ID = /^\d{1,15}$/;
 
@@ -21,6 +22,8 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
           "text/event-stream. First a `snapshot` event (the whole state, `{version, state}`), or, with a " +
           "`Last-Event-ID` the change log still holds, the changes after it; then one `change` event " +
           "(`{version, changes}`) per committed change, its id the project version; a comment every 15 s. " +
+          "A resume further behind than the replay bound gets a snapshot. Refused with 429 (this key holds " +
+          "STREAM_MAX_PER_KEY streams here) or 503 (this instance holds STREAM_MAX_PER_INSTANCE), with Retry-After. " +
           "It never carries a key or any secret. It ends when the key is revoked, the project deleted or " +
           "the server stops; reconnect with Last-Event-ID (an id from before the project was created, such as " +
           "one of a deleted project of the same id, gets a fresh snapshot). A 401, 403 or 404 on reconnecting " +
@@ -36,7 +39,7 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
             description: "An event stream",
             content: { "text/event-stream": { schema: Type.String() } },
           },
-          ...errorResponses(400, 401, 403, 404, 429, 500),
+          ...errorResponses(400, 401, 403, 404, 429, 500, 503),
         },
       },
     },
@@ -45,6 +48,9 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
       if (!snapshot.projects.has(projectId)) throw projectNotFound(projectId);
       const header = request.headers["last-event-id"];
       const lastEventId = header !== undefined && LAST_EVENT_ID.test(header) ? Number(header) : undefined;
+      // A principal is always there: the route requires a read key.
+      const keyId = request.principal?.keyId ?? "";
+      admitStream(streams, "state", keyId, reply);
       reply.hijack();
       const raw = reply.raw;
       raw.writeHead(200, {
@@ -55,8 +61,7 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
         "x-accel-buffering": "no",
       });
       raw.flushHeaders();
-      // A principal is always there: the route requires a read key.
-      await streams.open(raw, projectId, request.principal?.keyId ?? "", lastEventId);
+      await streams.open(raw, projectId, keyId, lastEventId);
     },
   );
 }
