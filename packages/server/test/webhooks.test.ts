@@ -334,7 +334,8 @@ for (const dialect of DIALECTS) {
         until: (r) => r.length === 1,
       });
       assert.equal(bodyOf(receiver.at(segmentDeleted.path)[0]!).type, "segment.deleted");
-      assert.equal(receiver.at(flagsOnly.path).length, 2);
+      // Delivery is at least once (a lease that lapses on a loaded machine sends again): count events, not requests.
+      assert.equal(new Set(receiver.at(flagsOnly.path).map((r) => r.headers["webhook-id"])).size, 2);
 
       const list = await waitFor("the catch-all's deliveries to succeed", () => deliveries(all.id, "?status=pending"), {
         until: (page) => page.data.length === 0,
