@@ -1,4 +1,4 @@
-import { type Static, type TLiteral, type TSchema, Type } from "typebox";
+import { type Static, type TSchema, type TSchemaOptions, Type } from "typebox";
 import { ACTOR_ID_PATTERN, FLAG_NAME_PATTERN, PROJECT_ID_PATTERN } from "../contract/ids.js";
 import { ACTOR_ID_MAX_LENGTH, DESCRIPTION_MAX_LENGTH, MAX_ID_LIST } from "../contract/limits.js";
 
@@ -25,9 +25,18 @@ export const Limits = {
 export const Timestamp = Type.String({ format: "date-time", examples: ["2026-11-22T10:00:00.000Z"] });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 
-/** The literals of a list, in its order, for a union whose static type is the list's union. */
-export const literals = <const T extends readonly string[]>(values: T) =>
-  values.map((value) => Type.Literal(value)) as unknown as { -readonly [K in keyof T]: TLiteral<T[K]> };
+/**
+ * One of a list's words: a union of their literals in the list's order (as the document shows it), whose
+ * static type is the list's union. Unsafe only sets that type: TypeBox infers nothing useful from a union
+ * built with map, and the lists built with spreads are not tuples.
+ */
+export const oneOf = <const T extends readonly string[]>(values: T, options?: TSchemaOptions) =>
+  Type.Unsafe<T[number]>(
+    Type.Union(
+      values.map((value) => Type.Literal(value)),
+      options,
+    ),
+  );
 
 export const PaginationSchema = Type.Object({
   before: Type.Union([Type.String(), Type.Null()], {

@@ -1,6 +1,6 @@
 import { type Static, Type } from "typebox";
 import { EVENT_TYPES, KEY_ROLES, TARGET_KINDS } from "../contract/enums.js";
-import { literals, Timestamp } from "./common.js";
+import { oneOf, Timestamp } from "./common.js";
 
 const State = Type.Unsafe<Record<string, unknown> | null>(
   Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
@@ -9,18 +9,18 @@ const State = Type.Unsafe<Record<string, unknown> | null>(
 export const EventSchema = Type.Object(
   {
     id: Type.String({ description: "evt_ and a ULID: ids sort by time" }),
-    type: Type.Union(literals(EVENT_TYPES)),
+    type: oneOf(EVENT_TYPES),
     projectId: Type.String(),
     createdAt: Timestamp,
     actor: Type.Union(
       [
-        Type.Object({ keyId: Type.String(), keyName: Type.String(), role: Type.Union(literals(KEY_ROLES)) }),
+        Type.Object({ keyId: Type.String(), keyName: Type.String(), role: oneOf(KEY_ROLES) }),
         Type.Object({ system: Type.String({ description: "startup, admin-key-command or webhook-dispatcher" }) }),
       ],
       { description: "The key that made the write (with its name then), or the service itself" },
     ),
     target: Type.Object({
-      kind: Type.Union(literals(TARGET_KINDS)),
+      kind: oneOf(TARGET_KINDS),
       id: Type.String(),
       name: Type.String({ description: "Flag, segment, key or project name; the actor id for actors" }),
     }),

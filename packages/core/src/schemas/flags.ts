@@ -2,9 +2,9 @@ import { type Static, Type } from "typebox";
 import { EVALUATION_REASONS, EXPLAINED_RULES, FLAG_STATUSES } from "../contract/enums.js";
 import { SEGMENT_ID_MAX_LENGTH } from "../contract/ids.js";
 import { ALLOWED_PERCENTAGES, type Percentage as AllowedPercentage } from "../evaluation.js";
-import { Limits, literals, NullableTimestamp, Timestamp } from "./common.js";
+import { Limits, oneOf, NullableTimestamp, Timestamp } from "./common.js";
 
-export const FlagStatusSchema = Type.Union(literals(FLAG_STATUSES), {
+export const FlagStatusSchema = oneOf(FLAG_STATUSES, {
   description: "enabled: on for everyone; disabled: off for everyone; conditional: on by the targeting rules",
 });
 
@@ -70,8 +70,8 @@ export type NamedSegment = Static<typeof NamedSegment>;
 export const ExplanationSchema = Type.Object(
   {
     enabled: Type.Boolean({ description: "The answer by the deterministic rules (call rollout left out)" }),
-    reason: Type.Union(literals(EVALUATION_REASONS)),
-    rule: Type.Union(literals(EXPLAINED_RULES), {
+    reason: oneOf(EVALUATION_REASONS),
+    rule: oneOf(EXPLAINED_RULES, {
       description: "The rule that decided: the status, an attached actor, a segment, the actor rollout, or none",
     }),
     actorId: Type.Union([Type.String(), Type.Null()], { description: "The actor that matched" }),

@@ -1,10 +1,10 @@
 import { type Static, Type } from "typebox";
 import { KEY_ROLES, PROJECT_ROLES } from "../contract/enums.js";
 import { NAME_MAX_LENGTH } from "../contract/limits.js";
-import { literals, Timestamp } from "./common.js";
+import { oneOf, Timestamp } from "./common.js";
 
-const ProjectRole = Type.Union(literals(PROJECT_ROLES));
-const KeyRole = Type.Union(literals(KEY_ROLES));
+const ProjectRole = oneOf(PROJECT_ROLES);
+const KeyRole = oneOf(KEY_ROLES);
 
 export const ApiKeySchema = Type.Object(
   {

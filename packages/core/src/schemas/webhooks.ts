@@ -1,9 +1,9 @@
 import { type Static, Type } from "typebox";
 import { DELIVERY_STATUSES, EVENT_PATTERNS, type EventType, type WebhookEventPattern } from "../contract/enums.js";
 import { DESCRIPTION_MAX_LENGTH } from "../contract/limits.js";
-import { literals, NullableTimestamp, Timestamp } from "./common.js";
+import { oneOf, NullableTimestamp, Timestamp } from "./common.js";
 
-const EventPattern = Type.Union(literals(EVENT_PATTERNS), {
+const EventPattern = oneOf(EVENT_PATTERNS, {
   description: "An event type, a kind's types (flag.*), or * for every event",
 });
 const Url = Type.String({
@@ -78,7 +78,7 @@ export const UpdateWebhookBody = Type.Object(
 /** Body of a webhook's update: every field optional; `enabled: true` turns a disabled webhook back on. */
 export type UpdateWebhookInput = Static<typeof UpdateWebhookBody>;
 
-export const DeliveryStatusSchema = Type.Union(literals(DELIVERY_STATUSES));
+export const DeliveryStatusSchema = oneOf(DELIVERY_STATUSES);
 
 export const DeliverySchema = Type.Object(
   {

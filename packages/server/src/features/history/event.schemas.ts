@@ -1,12 +1,12 @@
 import { EVENT_TYPE_FILTERS, SEGMENT_ID_MAX_LENGTH } from "@flagstaff/core";
-import { literals } from "@flagstaff/core/schemas";
+import { oneOf } from "@flagstaff/core/schemas";
 import { Type } from "typebox";
 import { Limits, PageQuerySchema, Timestamp } from "../../http/schemas.js";
 
 // The event's shape is the API's contract, shared with the clients: @flagstaff/core/schemas.
 export { EventSchema } from "@flagstaff/core/schemas";
 
-const TypeFilter = Type.Union(literals(EVENT_TYPE_FILTERS), {
+const TypeFilter = oneOf(EVENT_TYPE_FILTERS, {
   description: "An event type, or a prefix such as flag. for all of a kind",
 });
 

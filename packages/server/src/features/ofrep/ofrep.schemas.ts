@@ -1,5 +1,5 @@
 import { EVALUATION_REASONS, MAX_ACTORS } from "@flagstaff/core";
-import { literals } from "@flagstaff/core/schemas";
+import { oneOf } from "@flagstaff/core/schemas";
 import { Type } from "typebox";
 import { Limits } from "../../http/schemas.js";
 
@@ -24,7 +24,7 @@ export const OfrepEvaluation = Type.Object(
   {
     key: Type.String(),
     value: Type.Boolean(),
-    reason: Type.Union(literals(EVALUATION_REASONS), { description: "OpenFeature resolution reason" }),
+    reason: oneOf(EVALUATION_REASONS, { description: "OpenFeature resolution reason" }),
     variant: Type.Union([Type.Literal("on"), Type.Literal("off")]),
     metadata: Type.Object({}, { additionalProperties: true }),
   },
