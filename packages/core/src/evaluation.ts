@@ -1,9 +1,9 @@
 import { actorBucket, inActorRollout, inCallRollout } from "./bucketing.js";
+import type { EvaluationReason, ExplainedRule, FlagStatus } from "./contract/enums.js";
 
 export { inActorRollout };
 
-export const FLAG_STATUSES = ["enabled", "disabled", "conditional"] as const;
-export type FlagStatus = (typeof FLAG_STATUSES)[number];
+export type { EvaluationReason, ExplainedRule, FlagStatus };
 
 /** The only percentages a flag's rollouts may take. */
 export const ALLOWED_PERCENTAGES = [0, 1, 2, 5, 10, 25, 50, 75, 100] as const;
@@ -52,13 +52,6 @@ export interface ProjectResolver {
 /** The membership function of a resolver (or the function itself). */
 const membership = (project: ProjectResolver | SegmentMembership): SegmentMembership =>
   typeof project === "function" ? project : project.isMember;
-
-/**
- * Why an evaluation came out as it did; the names follow OpenFeature's resolution reasons.
- * DISABLED: status disabled. STATIC: status enabled. TARGETING_MATCH: an actor is attached directly or
- * through a segment. SPLIT: an actor or the call fell in a percentage rollout. DEFAULT: conditional, no rule held.
- */
-export type EvaluationReason = "DISABLED" | "STATIC" | "TARGETING_MATCH" | "SPLIT" | "DEFAULT";
 
 export interface Evaluation {
   readonly enabled: boolean;
@@ -129,8 +122,6 @@ export function evaluate(
 }
 
 /** Which rule decided an explained evaluation. */
-export type ExplainedRule = "status" | "actor" | "segment" | "actor_rollout" | "none";
-
 /** How one actor stands with a flag. */
 export interface ActorExplanation {
   readonly actorId: string;

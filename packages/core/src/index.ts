@@ -4,13 +4,9 @@ export {
   ALLOWED_PERCENTAGES,
   type Evaluation,
   type EvaluableFlag,
-  type EvaluationReason,
   evaluate,
-  type ExplainedRule,
   type Explanation,
   explain,
-  FLAG_STATUSES,
-  type FlagStatus,
   isEnabledForActor,
   isEnabledForSegment,
   isTargeted,
@@ -29,3 +25,4 @@ export {
   type ProjectStateJSON,
   STATE_FORMAT,
 } from "./project-state.js";
+export * from "./contract/index.js";

@@ -1,4 +1,4 @@
-import { type FetchLike, FlagstaffClient, isFlagstaffError } from "@flagstaff/sdk";
+import { type FetchLike, FlagstaffClient, isFlagName, isFlagstaffError } from "@flagstaff/sdk";
 import {
   ErrorCode,
   type EvaluationContext,
@@ -35,9 +35,6 @@ export interface FlagstaffProviderOptions {
   /** The fetch evaluations use (default `globalThis.fetch`); also given to the default client. */
   fetch?: FetchLike;
 }
-
-/** Flagstaff's rule for flag names (docs/api.md, Limits): a key that breaks it cannot name a flag. */
-const FLAG_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /** A name no flag can have (flag names start with a letter or digit), so probing it answers "flag not found". */
 const PROBE_FLAG = "-flagstaff-openfeature-probe";
@@ -200,7 +197,7 @@ export class FlagstaffProvider implements Provider {
     _defaultValue: boolean,
     context: EvaluationContext,
   ): Promise<ResolutionDetails<boolean>> {
-    if (typeof flagKey !== "string" || !FLAG_NAME.test(flagKey)) {
+    if (typeof flagKey !== "string" || !isFlagName(flagKey)) {
       throw new FlagNotFoundError(
         `${JSON.stringify(flagKey)} is not a Flagstaff flag name (1–128 characters of A–Z a–z 0–9 . _ - :, ` +
           "starting with a letter or digit), so no flag has it.",

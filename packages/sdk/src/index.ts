@@ -1,3 +1,16 @@
+// The API's contract (identifier rules, limits, closed word sets), for clients that check before they ask.
+export {
+  DELIVERY_STATUSES,
+  EVALUATION_REASONS,
+  EVENT_PATTERNS,
+  EVENT_TYPES,
+  FLAG_STATUSES,
+  isActorId,
+  isFlagName,
+  isProjectId,
+  MAX_ACTORS,
+  PROJECT_ROLES,
+} from "@flagstaff/core";
 export {
   ActorsApi,
   EventsApi,

@@ -2,7 +2,9 @@ import {
   type Evaluation,
   evaluate as evaluateFlag,
   type FlagState,
+  isActorId,
   isProjectChange,
+  MAX_ACTORS,
   type ProjectChange,
   ProjectState,
   type ProjectStateJSON,
@@ -86,19 +88,13 @@ export type LocalEvaluation =
       readonly errorMessage: string;
     };
 
-// The server's pattern for actor ids refuses Unicode's control characters (Cc: C0, DEL and C1).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
-const MAX_ACTORS = 100;
-
 /** The server's rule for actor ids (docs/api.md, Limits), so that a local answer is one the server would give. */
 function actorIdProblem(actorIds: unknown): string | undefined {
   if (!Array.isArray(actorIds)) return "actorIds must be an array of strings.";
   if (actorIds.length > MAX_ACTORS) return `At most ${MAX_ACTORS} actor ids.`;
   for (const id of actorIds) {
     if (typeof id !== "string") return "actorIds must be an array of strings.";
-    const length = [...id].length;
-    if (length < 1 || length > 256 || CONTROL.test(id) || id === "." || id === "..") {
+    if (!isActorId(id)) {
       return `${JSON.stringify(id)} is not an actor id (1–256 characters, no control characters, other than . and ..).`;
     }
   }

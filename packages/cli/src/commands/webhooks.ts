@@ -1,16 +1,17 @@
-import type {
-  CreatedWebhook,
-  UpdateWebhookInput,
-  Webhook,
-  WebhookDelivery,
-  WebhookDeliveryStatus,
-  WebhookEventPattern,
+import {
+  type CreatedWebhook,
+  DELIVERY_STATUSES,
+  type UpdateWebhookInput,
+  type Webhook,
+  type WebhookDelivery,
+  type WebhookDeliveryStatus,
+  type WebhookEventPattern,
 } from "@flagstaff/sdk";
 import type { Command, Context, Noun } from "../command.js";
 import { clip, type Column, record, table } from "../output.js";
 
 const DEFAULT_COUNT = 50;
-const STATUSES: readonly WebhookDeliveryStatus[] = ["pending", "succeeded", "failed"];
+const STATUSES: readonly WebhookDeliveryStatus[] = DELIVERY_STATUSES;
 
 const enabled = (w: Webhook) => (w.enabled ? "yes" : w.disabledReason === null ? "no" : "no (by the service)");
 

@@ -1,33 +1,10 @@
+import { Limits, PaginationSchema } from "@flagstaff/core/schemas";
 import { type TSchema, Type } from "typebox";
 
-/** The most actor ids one evaluation takes (check, explain, OFREP); the fast paths read it too. */
-export const MAX_ACTORS = 100;
-
-/** Field rules shared by several operations, so each limit lives in one place. */
-export const Limits = {
-  // "." and ".." are refused: clients resolve them as path steps, so such an id could never be addressed.
-  projectId: Type.String({
-    pattern: "^(?!\\.{1,2}$)[A-Za-z0-9._-]{1,64}$",
-    description: "1–64 characters of A–Z a–z 0–9 . _ -, other than . and ..",
-  }),
-  flagName: Type.String({
-    pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$",
-    description: "1–128 characters of A–Z a–z 0–9 . _ - :, starting with a letter or digit",
-  }),
-  // The control characters (Unicode's Cc: C0, DEL and C1) are spelled out rather than written \P{Cc},
-  // which needs the u flag: Ajv sets it, but Swagger UI's "Try it out" does not, and refused every id.
-  actorId: Type.String({
-    minLength: 1,
-    maxLength: 256,
-    pattern: "^(?!\\.{1,2}$)[^\\u0000-\\u001F\\u007F-\\u009F]+$",
-    description: "1–256 characters, no control characters, other than . and ..",
-  }),
-  description: Type.String({ maxLength: 1024 }),
-  idList: <T extends TSchema>(item: T, description: string) => Type.Array(item, { maxItems: 1000, description }),
-};
-
-export const Timestamp = Type.String({ format: "date-time", examples: ["2026-11-22T10:00:00.000Z"] });
-export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+// The field rules and shapes clients share live in @flagstaff/core (contract/ and schemas/); these are
+// re-exported for the routes, beside what only the server's routes use.
+export { MAX_ACTORS } from "@flagstaff/core";
+export { Limits, Membership, NullableTimestamp, PaginationSchema, Timestamp } from "@flagstaff/core/schemas";
 
 export const Problem = Type.Object(
   {
@@ -44,13 +21,6 @@ export const Problem = Type.Object(
   },
   { $id: "Problem", description: "RFC 9457 problem details" },
 );
-
-export const PaginationSchema = Type.Object({
-  before: Type.Union([Type.String(), Type.Null()], {
-    description: "Cursor of the previous page; null on the first page",
-  }),
-  after: Type.Union([Type.String(), Type.Null()], { description: "Cursor of the next page; null on the last page" }),
-});
 
 export const PageOf = <T extends TSchema>(item: T) =>
   Type.Object({ data: Type.Array(item), pagination: PaginationSchema });
@@ -72,14 +42,6 @@ export const MembersQuery = Type.Object(
     q: Type.Optional(Type.String({ maxLength: 256, description: "Case-insensitive substring of the actor id" })),
   },
   { additionalProperties: false },
-);
-
-export const Membership = Type.Object(
-  {
-    actorId: Type.String(),
-    addedAt: { ...Timestamp, description: "When the actor was attached or added" },
-  },
-  { $id: "Membership" },
 );
 
 export const ProjectParams = Type.Object({ projectId: Type.String() });

@@ -1,7 +1,7 @@
-import type { ProjectChange } from "@flagstaff/core";
+import type { KeyRole, ProjectChange } from "@flagstaff/core";
 
 /** Roles a key can hold; admin keys belong to no project. */
-export type Role = "admin" | "write" | "read" | "check";
+export type Role = KeyRole;
 
 /** The stream that carries changes not tied to one project (admin keys). */
 export const GLOBAL_STREAM = "";

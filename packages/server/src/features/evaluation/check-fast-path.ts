@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { MAX_ACTORS, MAX_CACHE_SECONDS } from "@flagstaff/core";
 import type { Credentials } from "../../http/auth.js";
-import { MAX_ACTORS } from "../../http/schemas.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { CHECK_ROUTE, cacheControl, DISABLED, ENABLED } from "./check.routes.js";
 import type { Checker } from "./checker.js";
@@ -14,7 +14,6 @@ import { FastPath, type FastPathOptions, isPlainActorId } from "./fast-path.js";
 const CHECK_PATH = /^\/projects\/([A-Za-z0-9._-]{1,64})\/flags\/([A-Za-z0-9._:-]{1,128})\/check(?:\?|$)/;
 /** `cache` as the fast path reads it: whole seconds, plainly written. */
 const PLAIN_SECONDS = /^[0-9]{1,5}$/;
-const MAX_CACHE_SECONDS = 86400;
 
 const ENABLED_BODY = JSON.stringify(ENABLED);
 const DISABLED_BODY = JSON.stringify(DISABLED);

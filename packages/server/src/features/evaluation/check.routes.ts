@@ -1,4 +1,5 @@
 import { Type } from "typebox";
+import { MAX_CACHE_SECONDS } from "@flagstaff/core";
 import { errorResponses, Limits, MAX_ACTORS } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import type { Metrics } from "../metrics/metrics.js";
@@ -13,7 +14,11 @@ export const CheckQuery = Type.Object(
       }),
     ),
     cache: Type.Optional(
-      Type.Number({ minimum: 0, maximum: 86400, description: "Seconds for Cache-Control: private, max-age=N" }),
+      Type.Number({
+        minimum: 0,
+        maximum: MAX_CACHE_SECONDS,
+        description: "Seconds for Cache-Control: private, max-age=N",
+      }),
     ),
   },
   { additionalProperties: false },

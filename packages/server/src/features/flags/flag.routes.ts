@@ -6,6 +6,8 @@ import { toPageQuery } from "../../pagination.js";
 import { entityTag } from "../../http/preconditions.js";
 import { IfMatchHeaders, Limits, MAX_ACTORS, MembersQuery } from "../../http/schemas.js";
 import { CreateFlagBody, CreateFlagParams, FlagParams, ListFlagsQuery, UpdateFlagBody } from "./flag.schemas.js";
+
+export { ExplanationSchema } from "./flag.schemas.js";
 import type { FlagService } from "./flag.service.js";
 
 const Flag = Type.Ref("Flag");
@@ -20,38 +22,6 @@ const ExplainQuery = Type.Object(
     ),
   },
   { additionalProperties: false },
-);
-
-const NamedSegment = Type.Object({ id: Type.String(), name: Type.String() });
-
-export const ExplanationSchema = Type.Object(
-  {
-    enabled: Type.Boolean({ description: "The answer by the deterministic rules (call rollout left out)" }),
-    reason: Type.Union(["DISABLED", "STATIC", "TARGETING_MATCH", "SPLIT", "DEFAULT"].map((r) => Type.Literal(r))),
-    rule: Type.Union(
-      ["status", "actor", "segment", "actor_rollout", "none"].map((r) => Type.Literal(r)),
-      {
-        description: "The rule that decided: the status, an attached actor, a segment, the actor rollout, or none",
-      },
-    ),
-    actorId: Type.Union([Type.String(), Type.Null()], { description: "The actor that matched" }),
-    segmentId: Type.Union([Type.String(), Type.Null()]),
-    segment: Type.Union([NamedSegment, Type.Null()], { description: "The segment it matched through" }),
-    threshold: Type.Integer({ description: "percentageActors × 1,000: buckets below it are in the actor rollout" }),
-    callRolloutPercentage: Type.Integer({
-      description: "When no rule holds: the percentage of calls that are on anyway (percentageCalls)",
-    }),
-    actors: Type.Array(
-      Type.Object({
-        actorId: Type.String(),
-        attached: Type.Boolean(),
-        segments: Type.Array(NamedSegment, { description: "Attached segments the actor is in" }),
-        bucket: Type.Integer({ minimum: 0, maximum: 99_999 }),
-        inRollout: Type.Boolean(),
-      }),
-    ),
-  },
-  { $id: "Explanation" },
 );
 
 export function flagRoutes(app: TypedApp, flags: FlagService): void {

@@ -1,73 +1,35 @@
-import { ALLOWED_PERCENTAGES } from "@flagstaff/core";
-import { type Static, Type } from "typebox";
-import { Limits, NullableTimestamp, PageQuerySchema, Timestamp } from "../../http/schemas.js";
+import { DESCRIPTION_MAX_LENGTH, FLAG_NAME_MAX_LENGTH } from "@flagstaff/core";
+import type { Flag as FlagShape } from "@flagstaff/core/schemas";
+import { Type } from "typebox";
+import { Limits, PageQuerySchema } from "../../http/schemas.js";
 
-export const FlagStatusSchema = Type.Union(
-  [Type.Literal("enabled"), Type.Literal("disabled"), Type.Literal("conditional")],
-  { description: "enabled: on for everyone; disabled: off for everyone; conditional: on by the targeting rules" },
-);
+// The flag's shapes are the API's contract, shared with the clients: @flagstaff/core/schemas.
+export {
+  CreateFlagBody,
+  type CreateFlagInput,
+  ExplanationSchema,
+  FlagSchema,
+  FlagStatusSchema,
+  UpdateFlagBody,
+  type UpdateFlagInput,
+} from "@flagstaff/core/schemas";
 
-const Percentage = Type.Integer({
-  enum: [...ALLOWED_PERCENTAGES],
-  description: "One of 0, 1, 2, 5, 10, 25, 50, 75, 100",
-});
-
-export const FlagSchema = Type.Object(
-  {
-    id: Type.String(),
-    projectId: Type.String(),
-    name: Type.String(),
-    description: Type.String(),
-    status: FlagStatusSchema,
-    percentageActors: Type.Integer(),
-    percentageCalls: Type.Integer(),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-    latestCheckedAt: NullableTimestamp,
-    statusChangedAt: Timestamp,
-    actorsCount: Type.Integer({ minimum: 0, description: "Actors attached directly (extension)" }),
-    segmentsCount: Type.Integer({ minimum: 0, description: "Segments attached (extension)" }),
-  },
-  {
-    $id: "Flag",
-    description: "A flag. Answers that carry one flag carry its ETag; PATCH and DELETE accept If-Match (extension)",
-  },
-);
 /** A flag as the API shows it, plus the revision its ETag is made of (not serialised). */
-export type Flag = Static<typeof FlagSchema> & { revision: number };
+export type Flag = FlagShape & { revision: number };
 
 export const FlagParams = Type.Object({ projectId: Type.String(), flagName: Type.String() });
 export const CreateFlagParams = Type.Object({ projectId: Type.String(), flagName: Limits.flagName });
-
-export const CreateFlagBody = Type.Object(
-  { description: Type.Optional(Limits.description) },
-  { additionalProperties: false },
-);
-export type CreateFlagInput = Static<typeof CreateFlagBody>;
-
-const SegmentId = Type.String({ minLength: 1, maxLength: 128 });
-
-export const UpdateFlagBody = Type.Object(
-  {
-    description: Type.Optional(Limits.description),
-    status: Type.Optional(FlagStatusSchema),
-    percentageActors: Type.Optional(Percentage),
-    percentageCalls: Type.Optional(Percentage),
-    addActors: Type.Optional(Limits.idList(Limits.actorId, "Actor ids to attach; at most 1,000")),
-    removeActors: Type.Optional(Limits.idList(Limits.actorId, "Actor ids to detach; at most 1,000")),
-    addSegments: Type.Optional(Limits.idList(SegmentId, "Segment ids to attach; each must exist")),
-    removeSegments: Type.Optional(Limits.idList(SegmentId, "Segment ids to detach")),
-  },
-  { additionalProperties: false },
-);
-export type UpdateFlagInput = Static<typeof UpdateFlagBody>;
-
 export const ListFlagsQuery = Type.Object(
   {
     ...PageQuerySchema,
-    name: Type.Optional(Type.String({ maxLength: 128, description: "Case-insensitive substring of the name" })),
+    name: Type.Optional(
+      Type.String({ maxLength: FLAG_NAME_MAX_LENGTH, description: "Case-insensitive substring of the name" }),
+    ),
     q: Type.Optional(
-      Type.String({ maxLength: 1024, description: "Case-insensitive substring of name or description" }),
+      Type.String({
+        maxLength: DESCRIPTION_MAX_LENGTH,
+        description: "Case-insensitive substring of name or description",
+      }),
     ),
   },
   { additionalProperties: false },

@@ -1,26 +1,8 @@
+import type { EventType, TargetKind } from "@flagstaff/core";
 import type { Role } from "../evaluation/changes.js";
 
-/** Every kind of event a write can produce; the history filters by these and by their prefixes. */
-export const EVENT_TYPES = [
-  "project.created",
-  "project.deleted",
-  "key.created",
-  "key.revoked",
-  "flag.created",
-  "flag.updated",
-  "flag.deleted",
-  "segment.created",
-  "segment.updated",
-  "segment.deleted",
-  "actor.updated",
-  "webhook.created",
-  "webhook.updated",
-  "webhook.deleted",
-] as const;
-
-export type EventType = (typeof EVENT_TYPES)[number];
-
-export type TargetKind = "project" | "key" | "flag" | "segment" | "actor" | "webhook";
+// The event types and target kinds are the API's contract, shared with the clients: @flagstaff/core.
+export { EVENT_TYPES, type EventType, type TargetKind } from "@flagstaff/core";
 
 /** Who made a write: a key (with its name as it was then), or the service itself. */
 export type EventActor =

@@ -1,52 +1,14 @@
+import { EVENT_TYPE_FILTERS, SEGMENT_ID_MAX_LENGTH } from "@flagstaff/core";
+import { oneOf } from "@flagstaff/core/schemas";
 import { Type } from "typebox";
 import { Limits, PageQuerySchema, Timestamp } from "../../http/schemas.js";
-import { EVENT_TYPES } from "./domain-events.js";
 
-const KINDS = ["project", "key", "flag", "segment", "actor", "webhook"] as const;
+// The event's shape is the API's contract, shared with the clients: @flagstaff/core/schemas.
+export { EventSchema } from "@flagstaff/core/schemas";
 
-/** A type filter: an event type, or a prefix such as `flag.` for every type of a kind. */
-export const TYPE_FILTERS = [...EVENT_TYPES, ...KINDS.map((k) => `${k}.`)] as const;
-
-const State = Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]);
-
-export const EventSchema = Type.Object(
-  {
-    id: Type.String({ description: "evt_ and a ULID: ids sort by time" }),
-    type: Type.Union(EVENT_TYPES.map((t) => Type.Literal(t))),
-    projectId: Type.String(),
-    createdAt: Timestamp,
-    actor: Type.Union(
-      [
-        Type.Object({
-          keyId: Type.String(),
-          keyName: Type.String(),
-          role: Type.Union(["admin", "write", "read", "check"].map((r) => Type.Literal(r))),
-        }),
-        Type.Object({ system: Type.String({ description: "startup, admin-key-command or webhook-dispatcher" }) }),
-      ],
-      { description: "The key that made the write (with its name then), or the service itself" },
-    ),
-    target: Type.Object({
-      kind: Type.Union(KINDS.map((k) => Type.Literal(k))),
-      id: Type.String(),
-      name: Type.String({ description: "Flag, segment, key or project name; the actor id for actors" }),
-    }),
-    before: { ...State, description: "The target's state before the write; null for a create" },
-    after: {
-      ...State,
-      description: "The target's state after the write; null for a delete. Updates add the ids added and removed",
-    },
-    requestId: Type.Union([Type.String(), Type.Null()], {
-      description: "The X-Request-Id of the request that made the write; null for the service's own writes",
-    }),
-  },
-  { $id: "Event" },
-);
-
-const TypeFilter = Type.Union(
-  TYPE_FILTERS.map((t) => Type.Literal(t)),
-  { description: "An event type, or a prefix such as flag. for all of a kind" },
-);
+const TypeFilter = oneOf(EVENT_TYPE_FILTERS, {
+  description: "An event type, or a prefix such as flag. for all of a kind",
+});
 
 const historyFilters = {
   type: Type.Optional(
@@ -61,7 +23,9 @@ export const ListEventsQuery = Type.Object(
     ...PageQuerySchema,
     ...historyFilters,
     flag: Type.Optional({ ...Limits.flagName, description: "Events of flags of this name" }),
-    segment: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Events of this segment id" })),
+    segment: Type.Optional(
+      Type.String({ minLength: 1, maxLength: SEGMENT_ID_MAX_LENGTH, description: "Events of this segment id" }),
+    ),
   },
   { additionalProperties: false },
 );

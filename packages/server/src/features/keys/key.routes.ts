@@ -4,21 +4,11 @@ import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
 import { AppError } from "../../errors.js";
-import { CreateKeyBody } from "./key.schemas.js";
+import { CreateKeyBody, WhoAmISchema } from "./key.schemas.js";
 import type { KeyService } from "./key.service.js";
 
-const WhoAmI = Type.Object(
-  {
-    keyId: Type.String(),
-    name: Type.String(),
-    role: Type.Union([Type.Literal("admin"), Type.Literal("write"), Type.Literal("read"), Type.Literal("check")]),
-    projectId: Type.Union([Type.String(), Type.Null()], { description: "null for an admin key" }),
-  },
-  { $id: "WhoAmI" },
-);
-
 export function keyRoutes(app: TypedApp, keys: KeyService): void {
-  app.addSchema(WhoAmI);
+  app.addSchema(WhoAmISchema);
   app.get(
     "/whoami",
     {

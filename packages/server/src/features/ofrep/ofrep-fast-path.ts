@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Credentials } from "../../http/auth.js";
-import { MAX_ACTORS } from "../../http/schemas.js";
+import { MAX_ACTORS } from "@flagstaff/core";
 import type { Checker } from "../evaluation/checker.js";
 import { FastPath, type FastPathOptions, isPlainActorId } from "../evaluation/fast-path.js";
 import type { Metrics } from "../metrics/metrics.js";

@@ -1,5 +1,7 @@
+import { EVALUATION_REASONS, MAX_ACTORS } from "@flagstaff/core";
+import { oneOf } from "@flagstaff/core/schemas";
 import { Type } from "typebox";
-import { Limits, MAX_ACTORS } from "../../http/schemas.js";
+import { Limits } from "../../http/schemas.js";
 
 // Shapes of the OpenFeature Remote Evaluation Protocol (OFREP) v1, for the boolean flags Flagstaff has.
 
@@ -22,10 +24,7 @@ export const OfrepEvaluation = Type.Object(
   {
     key: Type.String(),
     value: Type.Boolean(),
-    reason: Type.Union(
-      ["STATIC", "TARGETING_MATCH", "SPLIT", "DISABLED", "DEFAULT"].map((r) => Type.Literal(r)),
-      { description: "OpenFeature resolution reason" },
-    ),
+    reason: oneOf(EVALUATION_REASONS, { description: "OpenFeature resolution reason" }),
     variant: Type.Union([Type.Literal("on"), Type.Literal("off")]),
     metadata: Type.Object({}, { additionalProperties: true }),
   },

@@ -1,3 +1,4 @@
+import { NAME_MAX_LENGTH } from "@flagstaff/core";
 import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import { isUniqueViolation } from "../../db/database.js";
@@ -17,12 +18,10 @@ import type { CreateSegmentInput, Segment, UpdateSegmentInput } from "./segment.
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-const MAX_NAME = 128;
-
 /** Trims a segment name and checks its length after trimming. */
 function segmentName(raw: string): string {
   const name = raw.trim();
-  if (name.length < 1 || [...name].length > MAX_NAME) {
+  if (name.length < 1 || [...name].length > NAME_MAX_LENGTH) {
     throw invalid("A segment name must be 1–128 characters after trimming.", [
       { path: "/name", message: "must be 1–128 characters after trimming" },
     ]);

@@ -1,138 +1,33 @@
-import { type Static, Type } from "typebox";
-import { NullableTimestamp, PageQuerySchema, Timestamp } from "../../http/schemas.js";
-import { EVENT_TYPES } from "../history/domain-events.js";
+import { PageQuerySchema } from "../../http/schemas.js";
+import { DeliveryStatusSchema } from "@flagstaff/core/schemas";
+import { Type } from "typebox";
 
-const KINDS = ["project", "key", "flag", "segment", "actor", "webhook"] as const;
+// The webhook's shapes are the API's contract, shared with the clients: @flagstaff/core/schemas.
+export { type DeliveryStatus, EVENT_PATTERNS } from "@flagstaff/core";
+export {
+  CreatedWebhookSchema,
+  type CreatedWebhook,
+  CreateWebhookBody,
+  type CreateWebhookInput,
+  DeliverySchema,
+  type WebhookDelivery as Delivery,
+  UpdateWebhookBody,
+  type UpdateWebhookInput,
+  type Webhook,
+  type WebhookBacklog as Backlog,
+  WebhookSchema,
+} from "@flagstaff/core/schemas";
 
-/** What a webhook may subscribe to: an event type, every type of a kind (`flag.*`), or everything (`*`). */
-export const EVENT_PATTERNS = ["*", ...KINDS.map((k) => `${k}.*`), ...EVENT_TYPES] as const;
-
-const EventPattern = Type.Union(
-  EVENT_PATTERNS.map((p) => Type.Literal(p)),
-  { description: "An event type, a kind's types (flag.*), or * for every event" },
-);
-const Url = Type.String({
-  minLength: 1,
-  maxLength: 2048,
-  description: "http or https URL that receives the POSTs; private and loopback addresses are refused by default",
-});
-const Patterns = Type.Array(EventPattern, { minItems: 1, maxItems: 50, uniqueItems: true });
-const Description = Type.String({ maxLength: 1024 });
-
-export const BacklogSchema = Type.Object(
-  {
-    pending: Type.Integer({
-      minimum: 0,
-      description: "Deliveries not yet succeeded or given up: queued, being sent, or waiting for a retry",
-    }),
-    failing: Type.Integer({
-      minimum: 0,
-      description: "Of those, the ones whose last attempt failed (waiting for a retry)",
-    }),
-    oldestPendingAt: {
-      ...NullableTimestamp,
-      description:
-        "When the oldest of them was queued; null when none waits. Its age is how far behind the receiver is",
-    },
-  },
-  { description: "What waits for this webhook, read from the database (the same on every instance)" },
-);
-export type Backlog = Static<typeof BacklogSchema>;
-
-const webhookFields = {
-  id: Type.String({ description: "wh_ and a ULID" }),
-  projectId: Type.String(),
-  url: Type.String(),
-  events: Type.Array(Type.String(), { description: "The event patterns this webhook receives" }),
-  description: Type.String(),
-  enabled: Type.Boolean({
-    description: "false when turned off, by a person or after failing for a whole retry window",
-  }),
-  disabledReason: Type.Union([Type.String(), Type.Null()], {
-    description: "Why the service turned it off; null when enabled or turned off by a person",
-  }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  backlog: BacklogSchema,
-};
-
-export const WebhookSchema = Type.Object(webhookFields, {
-  $id: "Webhook",
-  description: "A webhook, without its secret",
-});
-export type Webhook = Static<typeof WebhookSchema>;
+import type { Webhook } from "@flagstaff/core/schemas";
 /** A webhook as stored: without its backlog, which is read from its deliveries. */
 export type WebhookRecord = Omit<Webhook, "backlog">;
-
-export const CreatedWebhookSchema = Type.Object(
-  {
-    ...webhookFields,
-    secret: Type.String({
-      description: "The Standard Webhooks signing secret (whsec_…). Shown in this answer only; store it now.",
-    }),
-  },
-  { $id: "CreatedWebhook" },
-);
-export type CreatedWebhook = Static<typeof CreatedWebhookSchema>;
-
-export const CreateWebhookBody = Type.Object(
-  {
-    url: Url,
-    events: Type.Optional({ ...Patterns, description: 'Event patterns; default ["*"]' }),
-    description: Type.Optional(Description),
-    enabled: Type.Optional(Type.Boolean({ description: "Default true" })),
-  },
-  { additionalProperties: false },
-);
-export type CreateWebhookInput = Static<typeof CreateWebhookBody>;
-
-export const UpdateWebhookBody = Type.Object(
-  {
-    url: Type.Optional(Url),
-    events: Type.Optional(Patterns),
-    description: Type.Optional(Description),
-    enabled: Type.Optional(
-      Type.Boolean({ description: "true turns a disabled webhook back on; its pending deliveries resume" }),
-    ),
-  },
-  { additionalProperties: false },
-);
-export type UpdateWebhookInput = Static<typeof UpdateWebhookBody>;
-
-export type DeliveryStatus = "pending" | "succeeded" | "failed";
-const Status = Type.Union([Type.Literal("pending"), Type.Literal("succeeded"), Type.Literal("failed")]);
-
-export const DeliverySchema = Type.Object(
-  {
-    id: Type.String({ description: "dlv_ and a ULID" }),
-    webhookId: Type.String(),
-    eventId: Type.String({ description: "The event's id: the webhook-id header, the receiver's idempotency key" }),
-    eventType: Type.String({ description: "An event type, or ping for a test" }),
-    status: {
-      ...Status,
-      description: "pending (not sent yet, or waiting for a retry), succeeded (a 2xx answer), failed (gave up)",
-    },
-    attempts: Type.Integer({ minimum: 0 }),
-    nextAttemptAt: { ...NullableTimestamp, description: "When the next attempt is due; null once finished" },
-    lastAttemptAt: NullableTimestamp,
-    lastStatusCode: Type.Union([Type.Integer(), Type.Null()], {
-      description: "The HTTP status of the last attempt; null when it got none (refused, timeout, unsafe target)",
-    }),
-    lastError: Type.Union([Type.String(), Type.Null()]),
-    lastDurationMs: Type.Union([Type.Integer(), Type.Null()]),
-    createdAt: Timestamp,
-    finishedAt: NullableTimestamp,
-  },
-  { $id: "WebhookDelivery" },
-);
-export type Delivery = Static<typeof DeliverySchema>;
 
 export const WebhookParams = Type.Object({ projectId: Type.String(), webhookId: Type.String() });
 
 export const ListDeliveriesQuery = Type.Object(
   {
     ...PageQuerySchema,
-    status: Type.Optional(Status),
+    status: Type.Optional(DeliveryStatusSchema),
   },
   { additionalProperties: false },
 );

@@ -1,0 +1,34 @@
+import { ACTOR_ID_MAX_LENGTH } from "./limits.js";
+
+// The identifier rules of the API, as JSON Schema patterns (the server's schemas and /openapi.json use the
+// text) and as tests for clients that check before they ask. docs/api.md, Limits, says the same in prose.
+
+/** A project id: 1–64 of A–Z a–z 0–9 . _ -, other than `.` and `..` (clients resolve those as path steps). */
+export const PROJECT_ID_PATTERN = "^(?!\\.{1,2}$)[A-Za-z0-9._-]{1,64}$";
+export const PROJECT_ID_MAX_LENGTH = 64;
+
+/** A flag name: 1–128 of A–Z a–z 0–9 . _ - :, starting with a letter or digit. */
+export const FLAG_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
+export const FLAG_NAME_MAX_LENGTH = 128;
+
+/**
+ * An actor id: 1–256 characters (code points), no control characters (Unicode's Cc: C0, DEL and C1), other
+ * than `.` and `..`. The control characters are spelled out rather than written \P{Cc}, which needs the u
+ * flag: Ajv sets it, but Swagger UI's "Try it out" does not, and refused every id.
+ */
+export const ACTOR_ID_PATTERN = "^(?!\\.{1,2}$)[^\\u0000-\\u001F\\u007F-\\u009F]+$";
+
+/** A segment id as a reference (flags' addSegments, the history's segment filter): 1–128 characters. */
+export const SEGMENT_ID_MAX_LENGTH = 128;
+
+const PROJECT_ID = new RegExp(PROJECT_ID_PATTERN);
+const FLAG_NAME = new RegExp(FLAG_NAME_PATTERN);
+const ACTOR_ID = new RegExp(ACTOR_ID_PATTERN);
+
+export const isProjectId = (value: unknown): value is string => typeof value === "string" && PROJECT_ID.test(value);
+
+export const isFlagName = (value: unknown): value is string => typeof value === "string" && FLAG_NAME.test(value);
+
+/** Lengths count code points, as JSON Schema's maxLength does. */
+export const isActorId = (value: unknown): value is string =>
+  typeof value === "string" && ACTOR_ID.test(value) && [...value].length <= ACTOR_ID_MAX_LENGTH;

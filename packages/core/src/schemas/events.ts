@@ -1,0 +1,41 @@
+import { type Static, Type } from "typebox";
+import { EVENT_TYPES, KEY_ROLES, TARGET_KINDS } from "../contract/enums.js";
+import { oneOf, Timestamp } from "./common.js";
+
+const State = Type.Unsafe<Record<string, unknown> | null>(
+  Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+);
+
+export const EventSchema = Type.Object(
+  {
+    id: Type.String({ description: "evt_ and a ULID: ids sort by time" }),
+    type: oneOf(EVENT_TYPES),
+    projectId: Type.String(),
+    createdAt: Timestamp,
+    actor: Type.Union(
+      [
+        Type.Object({ keyId: Type.String(), keyName: Type.String(), role: oneOf(KEY_ROLES) }),
+        Type.Object({ system: Type.String({ description: "startup, admin-key-command or webhook-dispatcher" }) }),
+      ],
+      { description: "The key that made the write (with its name then), or the service itself" },
+    ),
+    target: Type.Object({
+      kind: oneOf(TARGET_KINDS),
+      id: Type.String(),
+      name: Type.String({ description: "Flag, segment, key or project name; the actor id for actors" }),
+    }),
+    before: { ...State, description: "The target's state before the write; null for a create" },
+    after: {
+      ...State,
+      description: "The target's state after the write; null for a delete. Updates add the ids added and removed",
+    },
+    requestId: Type.Union([Type.String(), Type.Null()], {
+      description: "The X-Request-Id of the request that made the write; null for the service's own writes",
+    }),
+  },
+  { $id: "Event" },
+);
+/** One entry of a project's history: who changed what, when, and from what. */
+export type FlagstaffEvent = Static<typeof EventSchema>;
+/** Who made a write: a key (with its name then), or the service itself. */
+export type EventActor = FlagstaffEvent["actor"];

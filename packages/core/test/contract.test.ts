@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { Value } from "typebox/value";
+import { isActorId, isFlagName, isProjectId } from "../src/index.js";
+import { Limits } from "../src/schemas/index.js";
+
+// Clients check ids with the contract's predicates; the server validates them with the contract's schemas.
+// Both must take the same ids, or a client refuses what the server accepts (or the other way round).
+
+const idCharacters = fc.constantFrom(..."aZ09._-:/ \u0000\u001f\u007f\u009f\u00e9\u{1F600}".split(""), "\u{1F600}");
+const idLike = fc.oneof(
+  fc.string({ unit: idCharacters, maxLength: 300 }),
+  fc.string({ maxLength: 300 }),
+  fc.constantFrom(".", "..", "...", "", "a".repeat(64), "a".repeat(65), "a".repeat(128), "a".repeat(129)),
+  fc.constantFrom("a".repeat(256), "a".repeat(257), "\u{1F600}".repeat(256), "\u{1F600}".repeat(257)),
+);
+
+describe("the contract's id predicates", () => {
+  for (const [name, predicate, schema] of [
+    ["project id", isProjectId, Limits.projectId],
+    ["flag name", isFlagName, Limits.flagName],
+    ["actor id", isActorId, Limits.actorId],
+  ] as const) {
+    it(`take exactly the ${name}s the schema takes`, () => {
+      fc.assert(
+        fc.property(idLike, (id) => predicate(id) === Value.Check(schema, id)),
+        { numRuns: 2000 },
+      );
+    });
+  }
+
+  it("count an actor id's length in characters, as the server does", () => {
+    assert.equal(isActorId("\u{1F600}".repeat(256)), true);
+    assert.equal(isActorId("\u{1F600}".repeat(257)), false);
+    assert.equal(isActorId(".."), false);
+    assert.equal(isActorId("a\u0085b"), false);
+  });
+
+  it("refuse what is not a string", () => {
+    for (const value of [undefined, null, 1, ["a"], { id: "a" }]) {
+      assert.equal(isProjectId(value) || isFlagName(value) || isActorId(value), false);
+    }
+  });
+});
