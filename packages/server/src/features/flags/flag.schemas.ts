@@ -62,6 +62,10 @@ export const UpdateFlagBody = Type.Object(
 );
 export type UpdateFlagInput = Static<typeof UpdateFlagBody>;
 
+/** The orders the project's flag list offers; each also descending with a leading "-". */
+export const FLAG_SORTS = ["name", "createdAt", "updatedAt", "latestCheckedAt"] as const;
+export type FlagSort = (typeof FLAG_SORTS)[number] | `-${(typeof FLAG_SORTS)[number]}`;
+
 export const ListFlagsQuery = Type.Object(
   {
     ...PageQuerySchema,
@@ -69,7 +73,24 @@ export const ListFlagsQuery = Type.Object(
     q: Type.Optional(
       Type.String({ maxLength: 1024, description: "Case-insensitive substring of name or description" }),
     ),
+    status: Type.Optional(
+      Type.Union([Type.Literal("enabled"), Type.Literal("disabled"), Type.Literal("conditional")], {
+        description: "Only flags of this status. Extension.",
+      }),
+    ),
+    sort: Type.Optional(
+      Type.Union(
+        FLAG_SORTS.flatMap((s) => [Type.Literal(s), Type.Literal(`-${s}`)]),
+        {
+          description:
+            "Order: name (default), createdAt, updatedAt or latestCheckedAt; a leading - for descending. Ties by name; never-checked flags count as checked earliest. Extension.",
+        },
+      ),
+    ),
+    total: Type.Optional(
+      Type.Boolean({ description: "true: the answer also holds `total`, the number of flags that match. Extension." }),
+    ),
   },
   { additionalProperties: false },
 );
-export type FlagFilter = { name?: string; q?: string };
+export type FlagFilter = { name?: string; q?: string; status?: Flag["status"] };
