@@ -104,6 +104,28 @@ export const DeliverySchema = Type.Object(
 );
 export type Delivery = Static<typeof DeliverySchema>;
 
+/** One delivery with the JSON body it POSTs (the same on every attempt). */
+export const DeliveryWithPayloadSchema = Type.Object(
+  {
+    ...DeliverySchema.properties,
+    payload: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description: "The JSON body POSTed: the event as the history shows it, or a ping",
+      },
+    ),
+  },
+  { $id: "WebhookDeliveryWithPayload" },
+);
+export type DeliveryWithPayload = Static<typeof DeliveryWithPayloadSchema>;
+
+export const DeliveryParams = Type.Object({
+  projectId: Type.String(),
+  webhookId: Type.String(),
+  deliveryId: Type.String(),
+});
+
 export const WebhookParams = Type.Object({ projectId: Type.String(), webhookId: Type.String() });
 
 export const ListDeliveriesQuery = Type.Object(
