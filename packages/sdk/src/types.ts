@@ -149,6 +149,8 @@ export interface Pagination {
 export interface Page<T> {
   data: T[];
   pagination: Pagination;
+  /** How many items match in all: only on lists that count, when asked (`flags.list` with `total: true`). */
+  total?: number;
 }
 
 /** Which page to fetch: at most one of `before` and `after`, and a size of 1–100 (server default 20). */
@@ -169,7 +171,24 @@ export interface FlagListOptions extends ListOptions {
   name?: string;
   /** Only flags whose name or description contains this text. */
   q?: string;
+  /** Only flags of this status. */
+  status?: FlagStatus;
+  /** The order (default `name`): `name`, `createdAt`, `updatedAt` or `latestCheckedAt`; a leading `-` for descending. */
+  sort?: FlagSort;
+  /** Each page also carries `total`, how many flags match. */
+  total?: boolean;
 }
+
+/** The orders of the project's flag list. */
+export type FlagSort =
+  | "name"
+  | "-name"
+  | "createdAt"
+  | "-createdAt"
+  | "updatedAt"
+  | "-updatedAt"
+  | "latestCheckedAt"
+  | "-latestCheckedAt";
 
 /** Kinds of event the history records. */
 export type EventType =
@@ -286,6 +305,11 @@ export interface WebhookDelivery {
  */
 export interface WebhookPayload extends Omit<FlagstaffEvent, "type"> {
   type: EventType | "ping";
+}
+
+/** One delivery with the JSON body it POSTs (the same on every attempt). */
+export interface WebhookDeliveryWithPayload extends WebhookDelivery {
+  payload: WebhookPayload;
 }
 
 /** Options of a webhook's delivery list: a status filter, and the page size used while iterating. */
