@@ -137,7 +137,17 @@ export function App() {
           )}
           <span data-testid="signed-in">
             Key <code>{maskKey(session.key)}</code>
-            {session.name ? ` (${session.name})` : ""} · role <strong>{session.role}</strong>
+            {session.name && (
+              <>
+                {" "}
+                (
+                <span className="key-name" title={session.name}>
+                  {session.name}
+                </span>
+                )
+              </>
+            )}{" "}
+            · role <strong>{session.role}</strong>
           </span>
           <button type="button" onClick={() => signOut()}>
             Sign out
