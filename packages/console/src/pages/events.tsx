@@ -1,7 +1,7 @@
 // The history as people read it: field labels instead of property names, segment names instead of ids,
 // and the changed thing as a link to its page.
 import { type FlagstaffEvent, isFlagstaffError } from "@flagstaff/sdk";
-import { type ReactNode, useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { enc, Link, useApp, when } from "../ui.js";
 
 /** What each recorded property is called on the console's own forms. */
@@ -123,15 +123,6 @@ function targetLink(e: FlagstaffEvent, project: string, isAdmin: boolean): strin
   }
 }
 
-const KINDS: Record<string, string> = {
-  flag: "Flag",
-  segment: "Segment",
-  actor: "Actor",
-  webhook: "Webhook",
-  key: "Key",
-  project: "Project",
-};
-
 export function EventList(props: { events: FlagstaffEvent[] }) {
   const { project, isAdmin } = useApp();
   const segmentName = useSegmentNames(segmentIds(props.events));
@@ -149,17 +140,11 @@ export function EventList(props: { events: FlagstaffEvent[] }) {
       <tbody>
         {props.events.map((e) => {
           const to = targetLink(e, project, isAdmin);
-          const label: ReactNode = (
-            <>
-              <span className="visually-hidden">{KINDS[e.target.kind] ?? e.target.kind} </span>
-              {e.target.name}
-            </>
-          );
           return (
             <tr key={e.id}>
               <td>{when(e.createdAt)}</td>
               <td>{e.type}</td>
-              <td>{to ? <Link to={to}>{label}</Link> : label}</td>
+              <td>{to ? <Link to={to}>{e.target.name}</Link> : e.target.name}</td>
               <td>{"keyName" in e.actor ? `${e.actor.keyName} (${e.actor.role})` : e.actor.system}</td>
               <td className="small">
                 {describeChange(e, segmentName).map((line) => (
