@@ -135,19 +135,14 @@ export function App() {
               Project <strong>{project}</strong>
             </span>
           )}
-          <span data-testid="signed-in">
-            Key <code>{maskKey(session.key)}</code>
-            {session.name && (
-              <>
-                {" "}
-                (
-                <span className="key-name" title={session.name}>
-                  {session.name}
-                </span>
-                )
-              </>
-            )}{" "}
-            · role <strong>{session.role}</strong>
+          <span data-testid="signed-in" className="signed-in">
+            <span className="key" title={session.name}>
+              Key <code>{maskKey(session.key)}</code>
+              {session.name ? ` (${session.name})` : ""}
+            </span>
+            <span>
+              · role <strong>{session.role}</strong>
+            </span>
           </span>
           <button type="button" onClick={() => signOut()}>
             Sign out

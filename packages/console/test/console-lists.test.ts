@@ -337,8 +337,28 @@ describe(`the console's lists in Chromium [${dialect}]`, { skip: browserSkip }, 
       assert.equal(rows.scroll, 0, "nothing sticks out");
       // The name is cut short on screen, whole on hover and to assistive technology.
       assert.match(await page.getByTestId("signed-in").innerText(), /rotated every 90 days/);
-      await page.getByRole("button", { name: "Sign out" }).isVisible();
       await screenshot(page, "lists-header-1280.png");
+
+      // An admin has the most sections; at 1152 px as well, one row, and Sign out whole and in view.
+      await page.setViewportSize({ width: 1152, height: 800 });
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await signIn(page, url(), server.config.adminApiKey!);
+      await page.goto(`${url()}/console/p/${project}/flags`);
+      await page.getByRole("link", { name: "Webhooks" }).waitFor();
+      const admin = await header.evaluate((h) => {
+        // What must stay whole: the links, the project, the role and Sign out (the key's name may be cut).
+        const boxes = [...h.querySelectorAll("a, button, strong")].map((e) => e.getBoundingClientRect());
+        return {
+          height: h.getBoundingClientRect().height,
+          right: Math.max(...boxes.map((b) => b.right)),
+          overlaps: boxes.some((a, i) =>
+            boxes.some((b, j) => i < j && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom),
+          ),
+        };
+      });
+      assert.ok(admin.height < 60, `one row high for an admin at 1152 px: ${JSON.stringify(admin)}`);
+      assert.ok(admin.right <= 1152, `nothing past the right edge: ${JSON.stringify(admin)}`);
+      assert.equal(admin.overlaps, false, "no link, button or name drawn over another");
     });
   });
 });
