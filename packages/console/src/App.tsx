@@ -158,9 +158,14 @@ export function App() {
               Project <strong>{project}</strong>
             </span>
           )}
-          <span data-testid="signed-in">
-            Key <code>{maskKey(session.key)}</code>
-            {session.name ? ` (${session.name})` : ""} · role <strong>{session.role}</strong>
+          <span data-testid="signed-in" className="signed-in">
+            <span className="key" title={session.name}>
+              Key <code>{maskKey(session.key)}</code>
+              {session.name ? ` (${session.name})` : ""}
+            </span>
+            <span>
+              · role <strong>{session.role}</strong>
+            </span>
           </span>
           <button type="button" onClick={() => signOut()}>
             Sign out

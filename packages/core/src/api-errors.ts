@@ -9,6 +9,7 @@ export const API_ERROR_CODES = [
   "key_not_found",
   "actor_not_found",
   "webhook_not_found",
+  "delivery_not_found",
   "not_found",
   "method_not_allowed",
   "project_exists",

@@ -35,6 +35,7 @@ import type {
   UpdateWebhookInput,
   Webhook,
   WebhookDelivery,
+  WebhookDeliveryWithPayload,
   WhoAmI,
   WriteOptions,
 } from "./types.js";
@@ -246,11 +247,15 @@ export class FlagsApi {
     return (await this.http.request<FlagExplanation>({ method: "GET", path, query })).body;
   }
 
-  /** Lists the project's flags by name, optionally filtered by `name` and `q` (`GET /projects/{projectId}/flags`). */
+  /**
+   * Lists the project's flags by name (or by `sort`), optionally filtered by `name`, `q` and `status`
+   * (`GET /projects/{projectId}/flags`); with `total: true` each page also says how many match.
+   */
   list(projectId: string, options: FlagListOptions = {}): PageList<Flag> {
     return new PageList(async (page) => {
       const path = `/projects/${param("projectId", projectId)}/flags`;
-      const query = { name: options.name, q: options.q, ...pageQuery(page) };
+      const { name, q, status, sort } = options;
+      const query = { name, q, status, sort, total: options.total ? "true" : undefined, ...pageQuery(page) };
       return (await this.http.request<Page<Flag>>({ method: "GET", path, query })).body;
     }, options.limit);
   }
@@ -515,6 +520,12 @@ export class WebhooksApi {
       const query = { status: options.status, ...pageQuery(page) };
       return (await this.http.request<Page<WebhookDelivery>>({ method: "GET", path, query })).body;
     }, options.limit);
+  }
+
+  /** One delivery with the JSON body it POSTs (`GET …/deliveries/{deliveryId}`); 404 delivery_not_found. */
+  async delivery(projectId: string, webhookId: string, deliveryId: string): Promise<WebhookDeliveryWithPayload> {
+    const path = `${this.path(projectId, webhookId)}/deliveries/${param("deliveryId", deliveryId)}`;
+    return (await this.http.request<WebhookDeliveryWithPayload>({ method: "GET", path })).body;
   }
 
   /**

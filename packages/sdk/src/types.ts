@@ -2,12 +2,13 @@
 // and serialises with (@flagstaff/core/schemas, the same that make /openapi.json), so a change to one is a
 // change to both. Imported as types only: no schema library reaches a browser bundle. What is written
 // here is the client's own: options, pages as the client walks them, and answers outside the schemas.
-import type { DeliveryStatus, EventType } from "@flagstaff/core";
-import type { CreatedApiKey, FlagstaffEvent, Pagination } from "@flagstaff/core/schemas";
+import type { DeliveryStatus, EventType, FlagSort, FlagStatus } from "@flagstaff/core";
+import type { CreatedApiKey, FlagstaffEvent, Pagination, WebhookDelivery } from "@flagstaff/core/schemas";
 
 export type {
   DeliveryStatus as WebhookDeliveryStatus,
   EventType,
+  FlagSort,
   FlagStatus,
   Percentage,
   ProjectRole as KeyRole,
@@ -70,6 +71,8 @@ export interface WriteOptions {
 export interface Page<T> {
   data: T[];
   pagination: Pagination;
+  /** How many items match in all: only on lists that count, when asked (`flags.list` with `total: true`). */
+  total?: number;
 }
 
 /** Which page to fetch: at most one of `before` and `after`, and a size of 1–100 (server default 20). */
@@ -90,6 +93,12 @@ export interface FlagListOptions extends ListOptions {
   name?: string;
   /** Only flags whose name or description contains this text. */
   q?: string;
+  /** Only flags of this status. */
+  status?: FlagStatus;
+  /** The order (default `name`): `name`, `createdAt`, `updatedAt` or `latestCheckedAt`; a leading `-` for descending. */
+  sort?: FlagSort;
+  /** Each page also carries `total`, how many flags match. */
+  total?: boolean;
 }
 
 /** Filters of a history list, and the page size used while iterating. */
@@ -112,6 +121,11 @@ export interface EventListOptions extends ListOptions {
  */
 export interface WebhookPayload extends Omit<FlagstaffEvent, "type"> {
   type: EventType | "ping";
+}
+
+/** One delivery with the JSON body it POSTs (the same on every attempt). */
+export interface WebhookDeliveryWithPayload extends WebhookDelivery {
+  payload: WebhookPayload;
 }
 
 /** Options of a webhook's delivery list: a status filter, and the page size used while iterating. */

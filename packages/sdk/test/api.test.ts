@@ -16,6 +16,7 @@ import {
 import {
   type FetchLike,
   type Flag,
+  type FlagListOptions,
   FlagstaffClient,
   FlagstaffError,
   isFlagstaffError,
@@ -185,6 +186,22 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await names({ q: "CHECKOUT FLOW" }), ["new-checkout"]);
       assert.deepEqual(await names({ name: "dark" }), ["dark-mode"]);
       assert.deepEqual(await names({ name: "dark", q: "checkout" }), []);
+      // The order, the status filter and the count (extensions).
+      const list = (options: FlagListOptions) => admin.flags.list(projectId, options);
+      assert.deepEqual(
+        (await list({ sort: "-name" }).toArray()).map((f) => f.name),
+        ["new-checkout", "dark-mode"],
+      );
+      assert.deepEqual(
+        (await list({ status: "conditional" }).toArray()).map((f) => f.name),
+        ["new-checkout"],
+      );
+      const counted = await list({ status: "disabled", total: true }).page();
+      assert.deepEqual([counted.data.map((f) => f.name), counted.total], [["dark-mode"], 1]);
+      assert.equal((await list({}).page()).total, undefined, "no total unless asked");
+      const oldest = (await list({ sort: "createdAt" }).toArray()).map((f) => f.id);
+      const newest = (await list({ sort: "-createdAt", limit: 1 }).toArray()).map((f) => f.id);
+      assert.deepEqual(newest, [...oldest].reverse(), "paged by one, newest first, each once");
 
       assert.equal(await admin.flags.delete(projectId, "dark-mode"), undefined);
       await rejectsWith(admin.flags.get(projectId, "dark-mode"), 404, "flag_not_found");
@@ -594,6 +611,9 @@ for (const dialect of DIALECTS) {
       assert.equal(payload.id, ping.eventId);
       assert.deepEqual([payload.before, payload.after], [null, null]);
       assert.deepEqual(payload.target, { kind: "webhook", id: second.id, name: second.url });
+      const opened = await admin.webhooks.delivery(projectId, second.id, ping.id);
+      assert.deepEqual(opened.payload, payload, "the delivery's payload is the body the receiver got");
+      await rejectsWith(admin.webhooks.delivery(projectId, second.id, "dlv_nope"), 404, "delivery_not_found");
       await waitFor("the ping recorded as succeeded", () => admin.webhooks.deliveries(projectId, second.id).toArray(), {
         until: (list) => list.length === 1 && list[0]!.status === "succeeded",
       });

@@ -49,7 +49,12 @@ import { SegmentService } from "./features/segments/segment.service.js";
 import { WebhookDispatcher } from "./features/webhooks/dispatcher.js";
 import { pruneDeliveries } from "./features/webhooks/webhook.repository.js";
 import { webhookRoutes } from "./features/webhooks/webhook.routes.js";
-import { CreatedWebhookSchema, DeliverySchema, WebhookSchema } from "./features/webhooks/webhook.schemas.js";
+import {
+  CreatedWebhookSchema,
+  DeliverySchema,
+  DeliveryWithPayloadSchema,
+  WebhookSchema,
+} from "./features/webhooks/webhook.schemas.js";
 import { WebhookService } from "./features/webhooks/webhook.service.js";
 import { StreamTokens } from "./features/ofrep/stream-tokens.js";
 import { ProjectStreams } from "./features/stream/project-streams.js";
@@ -323,6 +328,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     WebhookSchema,
     CreatedWebhookSchema,
     DeliverySchema,
+    DeliveryWithPayloadSchema,
     Membership,
     ExplanationSchema,
   ]) {

@@ -8,6 +8,7 @@ import {
   ManualClock,
   startServer,
   type TestServer,
+  waitFor,
 } from "@flagstaff/test-harness";
 
 interface Page {
@@ -653,6 +654,145 @@ for (const dialect of DIALECTS) {
         byName,
       );
       await assertWalks(server, `/projects/${project}/flags?name=match&q=z`, ["Match_z", "zz-match"], byName, 1);
+    });
+
+    test("flags sorted by createdAt, updatedAt, latestCheckedAt and name, each way: walks visit every flag once, ties by name", async () => {
+      const project = await createProject(server);
+      const checkKey = (await createKey(server, project, "check")).key;
+      // Created a minute apart, two of them in the same millisecond (a tie broken by name).
+      const created = ["m-first", "b-second", "z-third", "a-tied", "c-tied", "k-last"];
+      for (const name of created) {
+        if (name !== "c-tied") clock.advance(60_000);
+        await createFlag(project, name);
+      }
+      // Updated later, in another order; k-last and m-first are never updated after creation.
+      for (const name of ["z-third", "a-tied", "b-second", "c-tied"]) {
+        clock.advance(60_000);
+        const res = await server.request("PATCH", `/projects/${project}/flags/${name}`, {
+          body: { percentageCalls: 5 },
+        });
+        assert.equal(res.status, 200, res.text);
+      }
+      // Checked in yet another order; a-tied and c-tied never.
+      for (const name of ["k-last", "b-second", "m-first", "z-third"]) {
+        clock.advance(60_000);
+        const res = await server.request("GET", `/projects/${project}/flags/${name}/check`, { key: checkKey });
+        assert.equal(res.status, 200, res.text);
+      }
+      const path = `/projects/${project}/flags`;
+      const byCreated = created;
+      const byUpdated = ["m-first", "k-last", "z-third", "a-tied", "b-second", "c-tied"];
+      const byChecked = ["a-tied", "c-tied", "k-last", "b-second", "m-first", "z-third"];
+      const byNameOrder = sortedBytewise(created);
+      const reversed = (names: string[], ties: string[][] = []) => {
+        // Descending keeps ties in name order (the tie-breaker is always ascending).
+        const out = [...names].reverse();
+        for (const tie of ties) {
+          const at = out.indexOf(tie[tie.length - 1]!);
+          out.splice(at, tie.length, ...tie);
+        }
+        return out;
+      };
+      await assertWalks(server, `${path}?sort=createdAt`, byCreated, byName, 2);
+      await assertWalks(server, `${path}?sort=-createdAt`, reversed(byCreated, [["a-tied", "c-tied"]]), byName, 2);
+      await assertWalks(server, `${path}?sort=updatedAt`, byUpdated, byName, 4);
+      await assertWalks(server, `${path}?sort=-updatedAt`, reversed(byUpdated), byName, 4);
+      // latestCheckedAt is written within a second of the check (CHECK_FLUSH_INTERVAL_MS): wait for it.
+      await waitFor("the check times are stored", async () => {
+        const page = await getPage(server, path, { sort: "latestCheckedAt" });
+        return JSON.stringify(page.data.map(byName)) === JSON.stringify(byChecked);
+      });
+      await assertWalks(server, `${path}?sort=latestCheckedAt`, byChecked, byName, 3);
+      await assertWalks(
+        server,
+        `${path}?sort=-latestCheckedAt`,
+        reversed(byChecked, [["a-tied", "c-tied"]]),
+        byName,
+        3,
+      );
+      await assertWalks(server, `${path}?sort=name`, byNameOrder, byName, 5);
+      await assertWalks(server, `${path}?sort=-name`, [...byNameOrder].reverse(), byName, 5);
+      // sort=name is the default, with the very same cursors.
+      const plain = await getPage(server, path, { limit: "2" });
+      assert.deepEqual(await getPage(server, path, { limit: "2", sort: "name" }), plain);
+    });
+
+    test("flags filtered by status, with search, sorted; total=true counts every match on every page", async () => {
+      const project = await createProject(server);
+      const conditional = ["c1", "c2", "c3", "checkout"];
+      for (const name of conditional) {
+        clock.advance(1000);
+        await createFlag(project, name, "", { status: "conditional" });
+      }
+      for (const name of ["e1", "e2"]) await createFlag(project, name, "", { status: "enabled" });
+      for (const name of ["d1", "d2", "d3"]) await createFlag(project, name);
+      const path = `/projects/${project}/flags`;
+      await assertWalks(server, `${path}?status=conditional`, conditional, byName, 2);
+      await assertWalks(server, `${path}?status=enabled&sort=-name`, ["e2", "e1"], byName, 1);
+      await assertWalks(
+        server,
+        `${path}?status=conditional&name=c&sort=-createdAt`,
+        [...conditional].reverse(),
+        byName,
+        3,
+      );
+      await assertWalks(server, `${path}?status=disabled&q=checkout`, [], byName);
+
+      const withTotal = async (params: Record<string, string>) => {
+        const res = await server.request("GET", withQuery(path, { ...params, total: "true" }));
+        assert.equal(res.status, 200, res.text);
+        assert.deepEqual(Object.keys(res.body).sort(), ["data", "pagination", "total"]);
+        return res.body as Page & { total: number };
+      };
+      const first = await withTotal({ limit: "2" });
+      assert.equal(first.total, 9);
+      const second = await withTotal({ limit: "2", after: first.pagination.after! });
+      assert.equal(second.total, 9, "the total is the same on every page");
+      assert.equal((await withTotal({ status: "conditional", sort: "updatedAt" })).total, 4);
+      assert.equal((await withTotal({ status: "disabled", q: "d" })).total, 3);
+      assert.equal((await withTotal({ name: "nothing" })).total, 0);
+      // Without total=true (or with total=false) the answer is the plain page, as it always was.
+      await getPage(server, path, { total: "false" });
+      await getPage(server, path, { status: "enabled" });
+    });
+
+    test("flags list: an unknown sort or status, a bad total, and a cursor of another order are 400", async () => {
+      const project = await createProject(server);
+      for (const name of ["f1", "f2", "f3"]) await createFlag(project, name);
+      const path = `/projects/${project}/flags`;
+      for (const [query, at] of [
+        ["sort=size", "/query/sort"],
+        ["sort=-", "/query/sort"],
+        ["sort=Name", "/query/sort"],
+        ["status=on", "/query/status"],
+        ["total=maybe", "/query/total"],
+      ] as const) {
+        const res = await server.request("GET", `${path}?${query}`);
+        expectProblem(res, 400, "invalid_request");
+        assert.ok(
+          res.body.errors.some((e: { path: string }) => e.path === at),
+          `${query}: ${JSON.stringify(res.body.errors)}`,
+        );
+      }
+      const byNamePage = await getPage(server, path, { limit: "1" });
+      const byCreatedPage = await getPage(server, path, { limit: "1", sort: "createdAt" });
+      const byUpdatedPage = await getPage(server, path, { limit: "1", sort: "updatedAt" });
+      const refused: Record<string, string>[] = [
+        { sort: "createdAt", after: byNamePage.pagination.after! },
+        { sort: "name", after: byCreatedPage.pagination.after! },
+        { sort: "createdAt", after: byUpdatedPage.pagination.after! },
+        { sort: "-createdAt", before: byCreatedPage.pagination.after! },
+      ];
+      for (const params of refused) {
+        const res = await server.request("GET", withQuery(path, params));
+        expectProblem(res, 400, "invalid_request");
+        const parameter = "after" in params ? "after" : "before";
+        assert.deepEqual(
+          res.body.errors.map((e: { path: string }) => e.path),
+          [`/query/${parameter}`],
+          JSON.stringify(params),
+        );
+      }
     });
   });
 }

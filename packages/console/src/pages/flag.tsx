@@ -1,12 +1,4 @@
-import type {
-  Flag,
-  FlagExplanation,
-  FlagStatus,
-  FlagstaffEvent,
-  Percentage,
-  Segment,
-  UpdateFlagInput,
-} from "@flagstaff/sdk";
+import type { Flag, FlagExplanation, FlagStatus, Percentage, Segment, UpdateFlagInput } from "@flagstaff/sdk";
 import { useEffect, useRef, useState } from "react";
 import { baseUrl } from "../api/session.js";
 import {
@@ -31,6 +23,7 @@ import {
   useTagged,
   when,
 } from "../ui.js";
+import { EventList } from "./events.js";
 import { attachedSummary, rolloutSummary, staleReason } from "./flags.js";
 import { MembersPanel } from "./members.js";
 
@@ -644,49 +637,6 @@ function Snippets(props: { flag: Flag }) {
       ))}
     </section>
   );
-}
-
-export function EventList(props: { events: FlagstaffEvent[] }) {
-  return (
-    <table aria-label="Events">
-      <thead>
-        <tr>
-          <th scope="col">When</th>
-          <th scope="col">What</th>
-          <th scope="col">Target</th>
-          <th scope="col">Who</th>
-          <th scope="col">Change</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.events.map((e) => (
-          <tr key={e.id}>
-            <td>{when(e.createdAt)}</td>
-            <td>{e.type}</td>
-            <td>{e.target.name}</td>
-            <td>{"keyName" in e.actor ? `${e.actor.keyName} (${e.actor.role})` : e.actor.system}</td>
-            <td className="small">{describeChange(e)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
-function describeChange(e: FlagstaffEvent): string {
-  const before = e.before ?? {};
-  const after = e.after ?? {};
-  const parts: string[] = [];
-  for (const key of ["name", "description", "status", "percentageActors", "percentageCalls", "url", "enabled"]) {
-    if (key in after && before[key] !== after[key] && e.before !== null)
-      parts.push(`${key}: ${String(before[key])} → ${String(after[key])}`);
-  }
-  for (const key of ["addedActors", "removedActors", "addedSegments", "removedSegments"]) {
-    const ids = after[key];
-    if (Array.isArray(ids) && ids.length > 0)
-      parts.push(`${key} ${ids.length > 5 ? `${ids.slice(0, 5).join(", ")} … (${ids.length})` : ids.join(", ")}`);
-  }
-  return parts.join("; ") || (e.before === null ? "created" : e.after === null ? "deleted" : "");
 }
 
 function FlagHistory(props: { flag: Flag }) {

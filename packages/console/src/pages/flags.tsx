@@ -1,4 +1,4 @@
-import type { Flag } from "@flagstaff/sdk";
+import type { Flag, FlagSort } from "@flagstaff/sdk";
 import { useState } from "react";
 import {
   ago,
@@ -15,7 +15,9 @@ import {
   useAction,
   useApp,
   useData,
+  when,
 } from "../ui.js";
+import { oneOf, useUrlQuery } from "../url-state.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const STALE_DAYS = 30;
@@ -48,24 +50,74 @@ export function rolloutSummary(flag: Flag): string {
   return parts.join(", ");
 }
 
+/** The orders offered, as `sort` values of the API, with their labels. */
+const SORTS: [FlagSort, string][] = [
+  ["name", "Name (A–Z)"],
+  ["-name", "Name (Z–A)"],
+  ["-createdAt", "Newest first"],
+  ["createdAt", "Oldest first"],
+  ["-updatedAt", "Recently updated"],
+  ["updatedAt", "Least recently updated"],
+  ["-latestCheckedAt", "Recently checked"],
+  ["latestCheckedAt", "Least recently checked"],
+];
+const SORT_VALUES = SORTS.map(([value]) => value);
+const STATUSES = ["", "enabled", "disabled", "conditional"] as const;
+const FIELDS = ["name", "q"] as const;
+const COUNT_POLL_MS = 30_000;
+
 export function FlagsPage() {
   const { conn, project, canWrite } = useApp();
-  const [search, setSearch] = useState("");
-  const [field, setField] = useState<"name" | "q">("name");
-  const [cursor, setCursor] = useState<Cursor>({});
+  // Page, search, filters and order live in the URL: Back from a flag returns to them.
+  const [query, setQuery] = useUrlQuery();
+  const search = query.get("search") ?? "";
+  const field = oneOf(query.get("in"), FIELDS, "name");
+  const status = oneOf(query.get("status"), STATUSES, "");
+  const sort = oneOf(query.get("sort"), SORT_VALUES, "name");
+  const cursor: Cursor = { after: query.get("after") ?? undefined, before: query.get("before") ?? undefined };
+  const firstPage = { after: undefined, before: undefined };
   const [creating, setCreating] = useState(false);
+  const filters = {
+    ...(field === "name" ? { name: search || undefined } : { q: search || undefined }),
+    status: status || undefined,
+  };
   const list = useData(
     () =>
       conn.client.flags
-        .list(project, field === "name" ? { name: search || undefined } : { q: search || undefined })
+        .list(project, { ...filters, sort: sort === "name" ? undefined : sort })
         .page({ limit: 20, ...cursor }),
-    [project, search, field, cursor.before, cursor.after],
+    [project, search, field, status, sort, cursor.before, cursor.after],
   );
+  // The count scans every flag that matches, so it is asked when the filters change and then every 30 s,
+  // not with each 4-second poll of the page (a search in 100,000 flags would double the poll's cost).
+  const count = useData(
+    async () => (await conn.client.flags.list(project, { ...filters, total: true }).page({ limit: 1 })).total,
+    [project, search, field, status],
+    COUNT_POLL_MS,
+  );
+  const filtered = search !== "" || status !== "";
+  const total = count.data;
+  const timeColumn = sort.endsWith("createdAt") ? "Created" : sort.endsWith("updatedAt") ? "Updated" : undefined;
+  const sortedBy = (column: string) => {
+    const field = sort.replace(/^-/, "");
+    const match =
+      (column === "Name" && field === "name") ||
+      (column === "Last checked" && field === "latestCheckedAt") ||
+      (column === timeColumn && timeColumn !== undefined);
+    if (!match) return undefined;
+    return sort.startsWith("-") ? "descending" : "ascending";
+  };
 
   return (
     <section aria-labelledby="flags-title">
       <div className="title-row">
         <h1 id="flags-title">Flags</h1>
+        {total !== undefined && (
+          <span className="count" data-testid="flags-total" aria-live="polite">
+            {total.toLocaleString()} {total === 1 ? "flag" : "flags"}
+            {filtered ? " match" : ""}
+          </span>
+        )}
         <button
           type="button"
           className="primary"
@@ -85,26 +137,35 @@ export function FlagsPage() {
       <search className="filters" aria-label="Flag search">
         <label>
           Search flags
-          <input
-            type="search"
-            value={search}
-            onChange={(e) => {
-              setSearch(e.target.value);
-              setCursor({});
-            }}
-          />
+          <input type="search" value={search} onChange={(e) => setQuery({ search: e.target.value, ...firstPage })} />
         </label>
         <label>
           Search in
-          <select
-            value={field}
-            onChange={(e) => {
-              setField(e.target.value as "name" | "q");
-              setCursor({});
-            }}
-          >
+          <select value={field} onChange={(e) => setQuery({ in: e.target.value, ...firstPage }, true)}>
             <option value="name">Name</option>
             <option value="q">Name or description</option>
+          </select>
+        </label>
+        <label>
+          Status
+          <select value={status} onChange={(e) => setQuery({ status: e.target.value, ...firstPage }, true)}>
+            <option value="">Any status</option>
+            <option value="enabled">Enabled</option>
+            <option value="disabled">Disabled</option>
+            <option value="conditional">Conditional</option>
+          </select>
+        </label>
+        <label>
+          Sort by
+          <select
+            value={sort}
+            onChange={(e) => setQuery({ sort: e.target.value === "name" ? "" : e.target.value, ...firstPage }, true)}
+          >
+            {SORTS.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
           </select>
         </label>
       </search>
@@ -112,22 +173,32 @@ export function FlagsPage() {
       {list.data === undefined && list.loading ? (
         <Loading what="flags" />
       ) : list.data && list.data.data.length === 0 ? (
-        <p>{search ? "No flag matches." : "No flags yet."}</p>
+        <p>{filtered ? "No flag matches." : "No flags yet."}</p>
       ) : (
         list.data && (
           <table aria-label="Flags">
             <thead>
               <tr>
-                <th scope="col">Name</th>
+                <th scope="col" aria-sort={sortedBy("Name")}>
+                  Name
+                </th>
                 <th scope="col">Status</th>
                 <th scope="col">Rollout</th>
                 <th scope="col">Attached</th>
-                <th scope="col">Last checked</th>
+                {timeColumn && (
+                  <th scope="col" aria-sort={sortedBy(timeColumn)}>
+                    {timeColumn}
+                  </th>
+                )}
+                <th scope="col" aria-sort={sortedBy("Last checked")}>
+                  Last checked
+                </th>
               </tr>
             </thead>
             <tbody>
               {list.data.data.map((flag) => {
                 const stale = staleReason(flag);
+                const time = timeColumn === "Created" ? flag.createdAt : flag.updatedAt;
                 return (
                   <tr key={flag.id}>
                     <td>
@@ -144,6 +215,13 @@ export function FlagsPage() {
                     </td>
                     <td>{rolloutSummary(flag)}</td>
                     <td>{attachedSummary(flag)}</td>
+                    {timeColumn && (
+                      <td>
+                        <time dateTime={time} title={when(time)}>
+                          {ago(time)}
+                        </time>
+                      </td>
+                    )}
                     <td>
                       <time dateTime={flag.latestCheckedAt ?? undefined}>{ago(flag.latestCheckedAt)}</time>
                     </td>
@@ -157,8 +235,8 @@ export function FlagsPage() {
       <Pager
         page={list.data}
         label="Flags"
-        onPrevious={(before) => setCursor({ before })}
-        onNext={(after) => setCursor({ after })}
+        onPrevious={(before) => setQuery({ before, after: undefined }, true)}
+        onNext={(after) => setQuery({ after, before: undefined }, true)}
       />
     </section>
   );

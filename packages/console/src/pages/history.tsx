@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { type Cursor, ErrorText, Loading, Pager, useApp, useData } from "../ui.js";
-import { EventList } from "./flag.js";
+import { EventList } from "./events.js";
 
 const TYPES = [
   "",

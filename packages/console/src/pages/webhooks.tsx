@@ -1,6 +1,7 @@
-import type { CreatedWebhook, Webhook, WebhookEventPattern } from "@flagstaff/sdk";
-import { useState } from "react";
+import type { CreatedWebhook, Webhook, WebhookDelivery, WebhookEventPattern } from "@flagstaff/sdk";
+import { Fragment, useState } from "react";
 import {
+  ago,
   Confirm,
   CopyButton,
   type Cursor,
@@ -104,6 +105,7 @@ export function WebhooksPage() {
               {w.enabled ? "enabled" : "disabled"}
             </span>
           </h2>
+          <DeliveryHealth id={w.id} />
           <p className="muted">
             {w.events.join(", ")} {w.description && `· ${w.description}`}{" "}
             {w.disabledReason && `· turned off: ${w.disabledReason}`}
@@ -173,9 +175,77 @@ export function WebhooksPage() {
   );
 }
 
+/** How many of the newest deliveries the health badge looks at. */
+const RECENT = 5;
+
+/**
+ * Whether the webhook's receiver is failing: of its newest deliveries, every one that was tried has
+ * failed (given up, or waiting for a retry after a failed attempt). Then the last error and when the next
+ * attempt is due, so a broken receiver is seen on the list without opening the deliveries.
+ */
+export function deliveryHealth(
+  recent: readonly WebhookDelivery[],
+):
+  | { failing: false }
+  | { failing: true; lastError: string; lastAttemptAt: string | null; nextAttemptAt: string | null } {
+  const tried = recent.filter((d) => d.attempts > 0 && d.lastAttemptAt !== null);
+  if (tried.length === 0 || tried.some((d) => d.status === "succeeded")) return { failing: false };
+  const newest = [...tried].sort((a, b) => (b.lastAttemptAt ?? "").localeCompare(a.lastAttemptAt ?? ""))[0]!;
+  const retries = tried
+    .filter((d) => d.status === "pending" && d.nextAttemptAt !== null)
+    .map((d) => d.nextAttemptAt as string)
+    .sort();
+  return {
+    failing: true,
+    lastError: newest.lastError ?? (newest.lastStatusCode === null ? "no answer" : `HTTP ${newest.lastStatusCode}`),
+    lastAttemptAt: newest.lastAttemptAt,
+    nextAttemptAt: retries[0] ?? null,
+  };
+}
+
+/** "in 12 s", "in 3 min", or "now" for a time due already. */
+function dueIn(iso: string, now = Date.now()): string {
+  const seconds = Math.round((Date.parse(iso) - now) / 1000);
+  if (seconds <= 0) return "now";
+  if (seconds < 90) return `in ${seconds} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 90) return `in ${minutes} min`;
+  return `in ${Math.round(minutes / 60)} h`;
+}
+
+function DeliveryHealth(props: { id: string }) {
+  const { conn, project } = useApp();
+  const recent = useData(
+    () => conn.client.webhooks.deliveries(project, props.id).page({ limit: RECENT }),
+    [project, props.id],
+  );
+  if (!recent.data) return null;
+  const health = deliveryHealth(recent.data.data);
+  if (!health.failing) return null;
+  return (
+    <p className="failing-note" data-testid="webhook-failing">
+      <span className="badge failing">failing</span> Its recent deliveries all failed. Last error:{" "}
+      <strong>{health.lastError}</strong>
+      {health.lastAttemptAt && ` (${ago(health.lastAttemptAt)})`}.{" "}
+      {health.nextAttemptAt ? (
+        <>
+          Next retry{" "}
+          <time dateTime={health.nextAttemptAt} title={when(health.nextAttemptAt)}>
+            {dueIn(health.nextAttemptAt)}
+          </time>
+          .
+        </>
+      ) : (
+        "No retry is pending: those deliveries were given up."
+      )}
+    </p>
+  );
+}
+
 function Deliveries(props: { id: string }) {
   const { conn, project } = useApp();
   const [cursor, setCursor] = useState<Cursor>({});
+  const [opened, setOpened] = useState<string | undefined>(undefined);
   const list = useData(
     () => conn.client.webhooks.deliveries(project, props.id).page({ limit: 10, ...cursor }),
     [project, props.id, cursor.before, cursor.after],
@@ -193,18 +263,41 @@ function Deliveries(props: { id: string }) {
               <th scope="col">Status</th>
               <th scope="col">Attempts</th>
               <th scope="col">Last answer</th>
+              <th scope="col">Next attempt</th>
               <th scope="col">Created</th>
+              <th scope="col">Payload</th>
             </tr>
           </thead>
           <tbody>
             {list.data.data.map((d) => (
-              <tr key={d.id}>
-                <td>{d.eventType}</td>
-                <td>{d.status}</td>
-                <td>{d.attempts}</td>
-                <td>{d.lastStatusCode ?? d.lastError ?? "—"}</td>
-                <td>{when(d.createdAt)}</td>
-              </tr>
+              <Fragment key={d.id}>
+                <tr>
+                  <td>{d.eventType}</td>
+                  <td>{d.status}</td>
+                  <td>{d.attempts}</td>
+                  <td>{d.lastError ?? d.lastStatusCode ?? "—"}</td>
+                  <td>{d.nextAttemptAt ? when(d.nextAttemptAt) : "—"}</td>
+                  <td>{when(d.createdAt)}</td>
+                  <td>
+                    <button
+                      type="button"
+                      aria-expanded={opened === d.id}
+                      aria-controls={opened === d.id ? `payload-${d.id}` : undefined}
+                      aria-label={`Payload of ${d.eventType} ${d.id}`}
+                      onClick={() => setOpened(opened === d.id ? undefined : d.id)}
+                    >
+                      {opened === d.id ? "Hide" : "Open"}
+                    </button>
+                  </td>
+                </tr>
+                {opened === d.id && (
+                  <tr>
+                    <td colSpan={7} id={`payload-${d.id}`}>
+                      <Payload webhookId={props.id} deliveryId={d.id} />
+                    </td>
+                  </tr>
+                )}
+              </Fragment>
             ))}
           </tbody>
         </table>
@@ -218,4 +311,17 @@ function Deliveries(props: { id: string }) {
       />
     </div>
   );
+}
+
+/** The JSON body a delivery POSTs (GET …/deliveries/{id}); it never changes, so it is loaded once. */
+function Payload(props: { webhookId: string; deliveryId: string }) {
+  const { conn, project } = useApp();
+  const delivery = useData(
+    () => conn.client.webhooks.delivery(project, props.webhookId, props.deliveryId),
+    [project, props.webhookId, props.deliveryId],
+    0,
+  );
+  if (delivery.error) return <ErrorText error={delivery.error} />;
+  if (!delivery.data) return <Loading what="the payload" />;
+  return <pre data-testid="payload">{JSON.stringify(delivery.data.payload, null, 2)}</pre>;
 }

@@ -4,6 +4,10 @@
 export const FLAG_STATUSES = ["enabled", "disabled", "conditional"] as const;
 export type FlagStatus = (typeof FLAG_STATUSES)[number];
 
+/** The orders of a project's flag list; each also descending with a leading "-". */
+export const FLAG_SORTS = ["name", "createdAt", "updatedAt", "latestCheckedAt"] as const;
+export type FlagSort = (typeof FLAG_SORTS)[number] | `-${(typeof FLAG_SORTS)[number]}`;
+
 /**
  * Why an evaluation came out as it did; the names follow OpenFeature's resolution reasons.
  * DISABLED: status disabled. STATIC: status enabled. TARGETING_MATCH: an actor is attached directly or

@@ -127,3 +127,20 @@ export const DeliverySchema = Type.Object(
 );
 /** One event's delivery to one webhook: its attempts and how the last one went. */
 export type WebhookDelivery = Static<typeof DeliverySchema>;
+
+/** One delivery with the JSON body it POSTs (the same on every attempt). */
+export const DeliveryWithPayloadSchema = Type.Object(
+  {
+    ...DeliverySchema.properties,
+    payload: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description: "The JSON body POSTed: the event as the history shows it, or a ping",
+      },
+    ),
+  },
+  { $id: "WebhookDeliveryWithPayload" },
+);
+/** One delivery with the JSON body it POSTs, as the server stores it. */
+export type WebhookDeliveryWithPayload = Static<typeof DeliveryWithPayloadSchema>;

@@ -12,6 +12,7 @@ const TITLES: Record<ErrorCode, string> = {
   key_not_found: "API key not found",
   actor_not_found: "Actor not found",
   webhook_not_found: "Webhook not found",
+  delivery_not_found: "Delivery not found",
   not_found: "Not found",
   method_not_allowed: "Method not allowed",
   project_exists: "Project already exists",

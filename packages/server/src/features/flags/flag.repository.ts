@@ -1,8 +1,8 @@
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
-import { beyondKey, keysetPage } from "../../db/keyset.js";
+import { beyondKey, type KeyColumn, keysetPage } from "../../db/keyset.js";
 import type { Database, FlagsTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
-import type { Flag, FlagFilter } from "./flag.schemas.js";
+import type { Flag, FlagFilter, FlagSort } from "./flag.schemas.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -164,11 +164,48 @@ function flagsQuery(db: Executor, projectId: string, filter: FlagFilter) {
       sql<boolean>`(lower(name) like ${pattern} escape '\\' or lower(description) like ${pattern} escape '\\')`,
     );
   }
+  if (filter.status !== undefined) query = query.where("status", "=", filter.status);
   return query;
 }
 
-export async function listFlags(db: Executor, projectId: string, filter: FlagFilter, page: PageQuery): Promise<Flag[]> {
-  const rows = await keysetPage(flagsQuery(db, projectId, filter).selectAll(), ["name"], page).execute();
+/**
+ * How the list is ordered for each `sort`: its key columns, and an item's key in the same terms. Every
+ * order but the name's breaks ties by name (unique in a project), so a key names one flag. A flag never
+ * checked has the empty string as its time, which sorts before every timestamp.
+ */
+export interface FlagOrder {
+  readonly columns: readonly KeyColumn[];
+  keyOf(flag: Flag): SortKey;
+}
+
+const TIME_COLUMNS = {
+  createdAt: "created_at",
+  updatedAt: "updated_at",
+  latestCheckedAt: "latest_checked_at",
+} as const;
+
+export function flagOrder(sort: FlagSort): FlagOrder {
+  const descending = sort.startsWith("-");
+  const field = (descending ? sort.slice(1) : sort) as keyof typeof TIME_COLUMNS | "name";
+  if (field === "name") return { columns: [{ ref: "name", descending }], keyOf: (f) => [f.name] };
+  const column = TIME_COLUMNS[field];
+  const ref = field === "latestCheckedAt" ? sql<string>`coalesce(${sql.ref(column)}, '')` : column;
+  return {
+    columns: [{ ref, descending }, "name"],
+    keyOf: (f) => [f[field] ?? "", f.name],
+  };
+}
+
+const BY_NAME = flagOrder("name");
+
+export async function listFlags(
+  db: Executor,
+  projectId: string,
+  filter: FlagFilter,
+  page: PageQuery,
+  order: FlagOrder = BY_NAME,
+): Promise<Flag[]> {
+  const rows = await keysetPage(flagsQuery(db, projectId, filter).selectAll(), order.columns, page).execute();
   return rows.map(toFlag);
 }
 
@@ -178,6 +215,17 @@ export async function flagsBeyond(
   filter: FlagFilter,
   side: "before" | "after",
   key: SortKey,
+  order: FlagOrder = BY_NAME,
 ) {
-  return (await beyondKey(flagsQuery(db, projectId, filter).select("id"), ["name"], side, key).execute()).length > 0;
+  return (
+    (await beyondKey(flagsQuery(db, projectId, filter).select("id"), order.columns, side, key).execute()).length > 0
+  );
+}
+
+/** How many flags match the filter, whatever the page. */
+export async function countFlags(db: Executor, projectId: string, filter: FlagFilter): Promise<number> {
+  const row = await flagsQuery(db, projectId, filter)
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as("count"))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
 }

@@ -5,12 +5,25 @@ import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
 import { entityTag } from "../../http/preconditions.js";
 import { IfMatchHeaders, Limits, MAX_ACTORS, MembersQuery } from "../../http/schemas.js";
-import { CreateFlagBody, CreateFlagParams, FlagParams, ListFlagsQuery, UpdateFlagBody } from "./flag.schemas.js";
+import {
+  CreateFlagBody,
+  CreateFlagParams,
+  FlagParams,
+  type FlagSort,
+  ListFlagsQuery,
+  UpdateFlagBody,
+} from "./flag.schemas.js";
 
 export { ExplanationSchema } from "./flag.schemas.js";
 import type { FlagService } from "./flag.service.js";
 
 const Flag = Type.Ref("Flag");
+
+/** A page of flags; `total` only when the request asked for it (`total=true`). */
+const FlagPage = Type.Object({
+  ...PageOf(Flag).properties,
+  total: Type.Optional(Type.Integer({ minimum: 0, description: "How many flags match, on every page. Extension." })),
+});
 
 const ExplainQuery = Type.Object(
   {
@@ -31,15 +44,15 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
       config: { access: "read" },
       schema: {
         tags: ["flags"],
-        summary: "List flags of a project, ordered by name",
+        summary: "List flags of a project, ordered by name (or by sort), filtered by name, q and status",
         params: Type.Object({ projectId: Type.String() }),
         querystring: ListFlagsQuery,
-        response: { 200: PageOf(Flag), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+        response: { 200: FlagPage, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
     async (request) => {
-      const { name, q, ...page } = request.query;
-      return flags.list(request.params.projectId, { name, q }, toPageQuery(page, 1));
+      const { name, q, status, sort, total, ...page } = request.query;
+      return flags.list(request.params.projectId, { name, q, status }, page, sort as FlagSort | undefined, total);
     },
   );
 

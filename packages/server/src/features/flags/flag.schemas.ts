@@ -1,7 +1,10 @@
-import { DESCRIPTION_MAX_LENGTH, FLAG_NAME_MAX_LENGTH } from "@flagstaff/core";
+import { DESCRIPTION_MAX_LENGTH, FLAG_NAME_MAX_LENGTH, FLAG_SORTS, FLAG_STATUSES } from "@flagstaff/core";
+import { oneOf } from "@flagstaff/core/schemas";
 import type { Flag as FlagShape } from "@flagstaff/core/schemas";
 import { Type } from "typebox";
 import { Limits, PageQuerySchema } from "../../http/schemas.js";
+
+export type { FlagSort } from "@flagstaff/core";
 
 // The flag's shapes are the API's contract, shared with the clients: @flagstaff/core/schemas.
 export {
@@ -31,7 +34,20 @@ export const ListFlagsQuery = Type.Object(
         description: "Case-insensitive substring of name or description",
       }),
     ),
+    status: Type.Optional(oneOf(FLAG_STATUSES, { description: "Only flags of this status. Extension." })),
+    sort: Type.Optional(
+      oneOf(
+        FLAG_SORTS.flatMap((s) => [s, `-${s}` as const]),
+        {
+          description:
+            "Order: name (default), createdAt, updatedAt or latestCheckedAt; a leading - for descending. Ties by name; never-checked flags count as checked earliest. Extension.",
+        },
+      ),
+    ),
+    total: Type.Optional(
+      Type.Boolean({ description: "true: the answer also holds `total`, the number of flags that match. Extension." }),
+    ),
   },
   { additionalProperties: false },
 );
-export type FlagFilter = { name?: string; q?: string };
+export type FlagFilter = { name?: string; q?: string; status?: Flag["status"] };

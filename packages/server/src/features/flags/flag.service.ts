@@ -5,7 +5,7 @@ import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
 import { AppError, type FieldError, flagNotFound, invalid, projectNotFound, segmentNotFound } from "../../errors.js";
 import { newId } from "../../ids.js";
-import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
+import { assemblePage, type Page, type PageQuery, toPageQuery } from "../../pagination.js";
 import { ensureActors } from "../actors/actor.repository.js";
 import type { Change } from "../evaluation/changes.js";
 import type { CheckRecorder } from "../evaluation/check-recorder.js";
@@ -19,7 +19,7 @@ import { anyNameBeyond, pageOfNames } from "../evaluation/name-scan.js";
 import { findProject } from "../projects/project.repository.js";
 import { existingSegmentIds, findSegment } from "../segments/segment.repository.js";
 import * as repo from "./flag.repository.js";
-import type { CreateFlagInput, Flag, FlagFilter, UpdateFlagInput } from "./flag.schemas.js";
+import type { CreateFlagInput, Flag, FlagFilter, FlagSort, UpdateFlagInput } from "./flag.schemas.js";
 
 const unique = (ids: readonly string[] | undefined): string[] => [...new Set(ids ?? [])];
 
@@ -256,16 +256,43 @@ export class FlagService {
     return listMembers(this.db, "flag", flag.id, q, page);
   }
 
-  async list(projectId: string, filter: FlagFilter, page: PageQuery): Promise<Page<Flag>> {
+  /**
+   * A page of the project's flags in the given order, filtered; with `withTotal`, also how many match.
+   * The name order keeps the cursors it always had (the name alone); every other order's cursors start
+   * with the order's own name, so a cursor from one order is refused by another instead of misleading it.
+   */
+  async list(
+    projectId: string,
+    filter: FlagFilter,
+    paging: { limit?: number; before?: string; after?: string },
+    sort: FlagSort = "name",
+    withTotal = false,
+  ): Promise<Page<Flag> & { total?: number }> {
+    const order = repo.flagOrder(sort);
+    const tagged = sort !== "name";
+    const parsed = toPageQuery(paging, order.columns.length + (tagged ? 1 : 0));
+    let page = parsed;
+    if (tagged && parsed.direction !== "first") {
+      const [token, ...key] = parsed.key;
+      if (token !== sort) {
+        const parameter = parsed.direction;
+        throw invalid(`The ${parameter} cursor belongs to another sort order than sort=${sort}.`, [
+          { path: `/query/${parameter}`, message: "must be a cursor from a previous page of the same sort" },
+        ]);
+      }
+      page = { ...parsed, key };
+    }
     await this.requireProject(this.db, projectId);
-    const rows = await repo.listFlags(this.db, projectId, filter, page);
+    const rows = await repo.listFlags(this.db, projectId, filter, page, order);
     const result = await assemblePage(
       page,
       rows,
-      (f) => [f.name],
-      (side, key) => repo.flagsBeyond(this.db, projectId, filter, side, key),
+      (f) => (tagged ? [sort, ...order.keyOf(f)] : order.keyOf(f)),
+      (side, key) => repo.flagsBeyond(this.db, projectId, filter, side, tagged ? key.slice(1) : key, order),
     );
-    return { ...result, data: result.data.map((f) => this.present(f)) };
+    const data = result.data.map((f) => this.present(f));
+    if (!withTotal) return { ...result, data };
+    return { ...result, data, total: await repo.countFlags(this.db, projectId, filter) };
   }
 
   /**

@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
 import type { Database, WebhookDeliveriesTable, WebhooksTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
-import type { Backlog, Delivery, DeliveryStatus, WebhookRecord } from "./webhook.schemas.js";
+import type { Backlog, Delivery, DeliveryStatus, DeliveryWithPayload, WebhookRecord } from "./webhook.schemas.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -179,6 +179,21 @@ export async function insertDeliveries(db: Executor, deliveries: readonly NewDel
 export async function findDelivery(db: Executor, id: string): Promise<Delivery | undefined> {
   const row = await db.selectFrom("webhook_deliveries").selectAll().where("id", "=", id).executeTakeFirst();
   return row && toDelivery(row);
+}
+
+/** One of a webhook's deliveries with the body it sends, parsed. */
+export async function findDeliveryWithPayload(
+  db: Executor,
+  webhookId: string,
+  id: string,
+): Promise<DeliveryWithPayload | undefined> {
+  const row = await db
+    .selectFrom("webhook_deliveries")
+    .selectAll()
+    .where("webhook_id", "=", webhookId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row && { ...toDelivery(row), payload: JSON.parse(row.payload) as Record<string, unknown> };
 }
 
 /** A webhook's deliveries, newest first (ids sort by time), optionally of one status. */

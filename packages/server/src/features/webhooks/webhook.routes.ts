@@ -3,7 +3,13 @@ import { errorResponses, NoContent, PageOf, PageQuery, ProjectParams } from "../
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
-import { CreateWebhookBody, ListDeliveriesQuery, UpdateWebhookBody, WebhookParams } from "./webhook.schemas.js";
+import {
+  CreateWebhookBody,
+  DeliveryParams,
+  ListDeliveriesQuery,
+  UpdateWebhookBody,
+  WebhookParams,
+} from "./webhook.schemas.js";
 import type { WebhookService } from "./webhook.service.js";
 
 const tags = ["webhooks"];
@@ -115,6 +121,23 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
         request.query.status,
         toPageQuery(request.query, 1),
       ),
+  );
+
+  app.get(
+    "/projects/:projectId/webhooks/:webhookId/deliveries/:deliveryId",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags,
+        summary: "One delivery with the JSON body it POSTs (extension; admin)",
+        params: DeliveryParams,
+        response: {
+          200: Type.Ref("WebhookDeliveryWithPayload"),
+          ...errorResponses(400, 401, 403, 404, 429, 500, 503),
+        },
+      },
+    },
+    async (request) => webhooks.delivery(request.params.projectId, request.params.webhookId, request.params.deliveryId),
   );
 
   app.post(

@@ -10,7 +10,9 @@ export {
   CreateWebhookBody,
   type CreateWebhookInput,
   DeliverySchema,
+  DeliveryWithPayloadSchema,
   type WebhookDelivery as Delivery,
+  type WebhookDeliveryWithPayload as DeliveryWithPayload,
   UpdateWebhookBody,
   type UpdateWebhookInput,
   type Webhook,
@@ -21,6 +23,12 @@ export {
 import type { Webhook } from "@flagstaff/core/schemas";
 /** A webhook as stored: without its backlog, which is read from its deliveries. */
 export type WebhookRecord = Omit<Webhook, "backlog">;
+
+export const DeliveryParams = Type.Object({
+  projectId: Type.String(),
+  webhookId: Type.String(),
+  deliveryId: Type.String(),
+});
 
 export const WebhookParams = Type.Object({ projectId: Type.String(), webhookId: Type.String() });
 

@@ -15,6 +15,7 @@ import type {
   CreatedWebhook,
   CreateWebhookInput,
   Delivery,
+  DeliveryWithPayload,
   DeliveryStatus,
   UpdateWebhookInput,
   Webhook,
@@ -206,6 +207,16 @@ export class WebhookService {
       (d) => [d.id],
       (side, key) => repo.deliveriesBeyond(this.db, id, status, side, key),
     );
+  }
+
+  /** One delivery of the webhook, with the body it POSTs. */
+  async delivery(projectId: string, id: string, deliveryId: string): Promise<DeliveryWithPayload> {
+    await this.find(projectId, id);
+    const delivery = await repo.findDeliveryWithPayload(this.db, id, deliveryId);
+    if (!delivery) {
+      throw new AppError(404, "delivery_not_found", `Delivery "${deliveryId}" does not exist for webhook "${id}".`);
+    }
+    return delivery;
   }
 
   /**

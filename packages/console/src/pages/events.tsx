@@ -1,0 +1,160 @@
+// The history as people read it: field labels instead of property names, segment names instead of ids,
+// and the changed thing as a link to its page.
+import { type FlagstaffEvent, isFlagstaffError } from "@flagstaff/sdk";
+import { useEffect, useState } from "react";
+import { enc, Link, useApp, when } from "../ui.js";
+
+/** What each recorded property is called on the console's own forms. */
+const LABELS: Record<string, string> = {
+  name: "Name",
+  description: "Description",
+  status: "Status",
+  percentageActors: "Percentage of actors",
+  percentageCalls: "Percentage of calls",
+  url: "URL",
+  events: "Events",
+  enabled: "Enabled",
+  disabledReason: "Turned off because",
+  imageURL: "Image URL",
+  role: "Role",
+};
+
+const LISTS: [key: string, label: string, segments: boolean][] = [
+  ["addedActors", "Actors added", false],
+  ["removedActors", "Actors removed", false],
+  ["addedSegments", "Segments added", true],
+  ["removedSegments", "Segments removed", true],
+];
+
+/** A value as a person reads it: yes/no, lists joined, nothing as "—". */
+function show(value: unknown): string {
+  if (value === null || value === undefined || value === "") return "—";
+  if (typeof value === "boolean") return value ? "yes" : "no";
+  if (Array.isArray(value)) return value.map(String).join(", ");
+  return String(value);
+}
+
+/** Ids shown as at most five, then the count. */
+function few(items: string[]): string {
+  return items.length > 5 ? `${items.slice(0, 5).join(", ")} … (${items.length})` : items.join(", ");
+}
+
+/** The lines of one event's change, with segment ids named by `segmentName`. */
+export function describeChange(e: FlagstaffEvent, segmentName: (id: string) => string): string[] {
+  if (e.before === null) return ["created"];
+  if (e.after === null) return ["deleted"];
+  const before = e.before;
+  const after = e.after;
+  const parts: string[] = [];
+  for (const [key, label] of Object.entries(LABELS)) {
+    if (key in after && JSON.stringify(before[key]) !== JSON.stringify(after[key])) {
+      parts.push(`${label}: ${show(before[key])} → ${show(after[key])}`);
+    }
+  }
+  for (const [key, label, segments] of LISTS) {
+    const ids = after[key];
+    if (Array.isArray(ids) && ids.length > 0) {
+      parts.push(`${label}: ${few(ids.map((id) => (segments ? segmentName(String(id)) : String(id))))}`);
+    }
+  }
+  return parts;
+}
+
+/** Segment ids of the events' segment lists. */
+function segmentIds(events: FlagstaffEvent[]): string[] {
+  const ids = new Set<string>();
+  for (const e of events) {
+    for (const key of ["addedSegments", "removedSegments"]) {
+      const list = e.after?.[key];
+      if (Array.isArray(list)) for (const id of list) ids.add(String(id));
+    }
+  }
+  return [...ids].sort();
+}
+
+/**
+ * Names of segments by id, fetched once each (GET …/segments/{id}); a deleted one is named from its id.
+ * A segment renamed meanwhile shows its current name: the id is what the event recorded.
+ */
+function useSegmentNames(ids: string[]): (id: string) => string {
+  const { conn, project } = useApp();
+  const [names, setNames] = useState<ReadonlyMap<string, string>>(new Map());
+  const key = ids.join(" ");
+  useEffect(() => {
+    const missing = ids.filter((id) => !names.has(id));
+    if (missing.length === 0) return;
+    let live = true;
+    void Promise.all(
+      missing.map(async (id): Promise<[string, string]> => {
+        try {
+          return [id, (await conn.client.segments.get(project, id)).name];
+        } catch (error) {
+          return [id, isFlagstaffError(error) && error.status === 404 ? `${id} (deleted)` : id];
+        }
+      }),
+    ).then((found) => {
+      if (live) setNames((previous) => new Map([...previous, ...found]));
+    });
+    return () => {
+      live = false;
+    };
+  }, [project, key]);
+  return (id) => names.get(id) ?? id;
+}
+
+/** Where the changed thing lives in the console, when it has a page this key may open. */
+function targetLink(e: FlagstaffEvent, project: string, isAdmin: boolean): string | undefined {
+  const p = `/p/${enc(project)}`;
+  switch (e.target.kind) {
+    case "flag":
+      return `${p}/flags/${enc(e.target.name)}`;
+    case "segment":
+      return `${p}/segments/${enc(e.target.id)}`;
+    case "actor":
+      return `${p}/actors/${enc(e.target.id)}`;
+    case "webhook":
+      return isAdmin ? `${p}/webhooks` : undefined;
+    case "key":
+      return isAdmin ? `${p}/keys` : undefined;
+    case "project":
+      return isAdmin ? "/projects" : undefined;
+    default:
+      return undefined;
+  }
+}
+
+export function EventList(props: { events: FlagstaffEvent[] }) {
+  const { project, isAdmin } = useApp();
+  const segmentName = useSegmentNames(segmentIds(props.events));
+  return (
+    <table aria-label="Events">
+      <thead>
+        <tr>
+          <th scope="col">When</th>
+          <th scope="col">What</th>
+          <th scope="col">Target</th>
+          <th scope="col">Who</th>
+          <th scope="col">Change</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.events.map((e) => {
+          const to = targetLink(e, project, isAdmin);
+          return (
+            <tr key={e.id}>
+              <td>{when(e.createdAt)}</td>
+              <td>{e.type}</td>
+              <td>{to ? <Link to={to}>{e.target.name}</Link> : e.target.name}</td>
+              <td>{"keyName" in e.actor ? `${e.actor.keyName} (${e.actor.role})` : e.actor.system}</td>
+              <td className="small">
+                {describeChange(e, segmentName).map((line) => (
+                  <div key={line}>{line}</div>
+                ))}
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
