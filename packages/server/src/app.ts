@@ -5,7 +5,6 @@ import Fastify, {
   type FastifyInstance,
   type FastifyRequest,
   type FastifyServerOptions,
-  LogController,
   type preValidationHookHandler,
 } from "fastify";
 import { type Clock, isoTime, type RandomSource, systemClock } from "./clock.js";
@@ -64,6 +63,7 @@ import { registerConsole } from "./http/console.js";
 import { corsHeadersWithoutOrigin, registerCors } from "./http/cors.js";
 import { installMethodNotAllowed } from "./http/method-not-allowed.js";
 import { registerApiReference, registerOpenApi } from "./http/openapi.js";
+import { RequestLogController } from "./http/request-log.js";
 import { answerClientError } from "./http/client-errors.js";
 import { errorHandler, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
@@ -163,9 +163,10 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       return server;
     },
     bodyLimit: BODY_LIMIT,
-    // Routes that set `config.requestLogging: false` (the check: logging each at info level would cost
-    // more than answering it) are not logged per request; see the onRoute hook below.
-    logController: new LogController({
+    // One line per request, at `debug` for reads answered well (see RequestLogController). Routes that set
+    // `config.requestLogging: false` (the check: logging each would cost more than answering it) are not
+    // logged per request; see the onRoute hook below.
+    logController: new RequestLogController({
       disableRequestLogging: (request) =>
         (request as Partial<FastifyRequest>).routeOptions?.config.requestLogging === false,
     }),

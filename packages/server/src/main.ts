@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The server's entry point: `npm start`, the `flagstaff-server` command and the Docker image's CMD. Without
 // arguments it serves; `admin-key <create|list|revoke>` manages admin keys in the database instead.
-import { pino } from "pino";
+import { destination, pino } from "pino";
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
@@ -14,7 +14,10 @@ Settings: HOST, PORT, DATABASE_URL, ADMIN_API_KEY, LOG_LEVEL and more; see the R
 
 async function serve(): Promise<void> {
   const config = loadConfig();
-  const logger = pino({ level: config.logLevel });
+  // The logger's own destination (as pino makes by default: standard output, asynchronous), kept so that the
+  // admin-key box below is written through it, in order after the log lines before it.
+  const output = destination({ dest: 1, minLength: 0 });
+  const logger = pino({ level: config.logLevel }, output);
   const database = openDatabase(config, {
     onPoolError: (error) => logger.warn({ err: error }, "database connection lost"),
   });
@@ -45,6 +48,23 @@ async function serve(): Promise<void> {
 
   const address = await service.app.listen({ host: config.host, port: config.port });
   logger.info({ address, database: config.dialect }, "flagstaff is serving");
+  // Again, last, where it cannot have scrolled away yet: the first thing a newcomer needs from this output.
+  if (service.generatedAdminKey !== undefined) output.write(adminKeyBox(service.generatedAdminKey, address));
+}
+
+/** The generated admin key in a box, with where to use it. */
+function adminKeyBox(key: string, address: string): string {
+  const lines = [
+    "Your admin API key (shown at this start only; only its hash is stored):",
+    "",
+    `  ${key}`,
+    "",
+    `Use it as "Authorization: Bearer <key>" against ${address},`,
+    `or sign in with it at ${address}/console/`,
+  ];
+  const width = Math.max(...lines.map((line) => line.length));
+  const rule = "─".repeat(width + 2);
+  return `\n┌${rule}┐\n${lines.map((line) => `│ ${line.padEnd(width)} │`).join("\n")}\n└${rule}┘\n\n`;
 }
 
 function startFailed(error: unknown): void {

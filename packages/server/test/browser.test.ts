@@ -320,6 +320,41 @@ describe(`in Chromium: /docs over plain HTTP on a host name other than localhost
     { timeout: 30_000 },
   );
 
+  test("the page loads without a console error or a Content-Security-Policy violation", {
+    timeout: 60_000,
+  }, async () => {
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    const problems: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error" || message.type() === "warning")
+        problems.push(`${message.type()}: ${message.text()}`);
+    });
+    page.on("pageerror", (error) => problems.push(`pageerror: ${error.message}`));
+    // The violation itself, as the page sees it: a report names the directive and what it blocked.
+    await page.exposeFunction("reportViolation", (text: string) => problems.push(`violation: ${text}`));
+    await page.addInitScript(() => {
+      document.addEventListener("securitypolicyviolation", (event) => {
+        const report = (window as unknown as { reportViolation(text: string): void }).reportViolation;
+        report(
+          `${event.violatedDirective} blocked ${event.blockedURI || "an inline"} at ${event.sourceFile}:${event.lineNumber}:${event.columnNumber}`,
+        );
+      });
+    });
+    try {
+      await page.goto(`http://flagstaff.test:${new URL(server!.url).port}/docs/`);
+      await page.locator(".opblock").first().waitFor();
+      // Expanding an operation renders more of the UI (its own styles included).
+      await page.locator(".opblock-summary").first().click();
+      await page.locator(".opblock.is-open .opblock-body").first().waitFor();
+      await page.screenshot({ path: join(SCREENSHOTS, "docs-no-csp-errors.png") });
+      assert.deepEqual(problems, [], "nothing logged to the console");
+    } finally {
+      await context.close();
+    }
+  });
+
   test("the UI renders, and Try it out on the check sends an actor id and shows the 200", {
     timeout: 60_000,
   }, async () => {

@@ -49,7 +49,11 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
 export async function registerApiReference(app: FastifyInstance): Promise<void> {
   await app.register(swaggerUi, {
     routePrefix: "/docs",
-    uiConfig: { docExpansion: "list", deepLinking: true, persistAuthorization: true },
+    // BaseLayout: the reference without Swagger UI's top bar. That bar renders Swagger's logo as an inline SVG
+    // carrying a <style> element, which the policy below (style-src without 'unsafe-inline') blocks, so every
+    // load logged a CSP error before @fastify/swagger-ui swapped the logo for an image. The bar holds nothing
+    // else this page needs (one document, no URL to explore); Authorize and the operations are in the base.
+    uiConfig: { docExpansion: "list", deepLinking: true, persistAuthorization: true, layout: "BaseLayout" },
     staticCSP: true,
     // The stock policy ends in upgrade-insecure-requests, which sends every asset to https: opened over
     // plain HTTP on any host but localhost (which browsers never upgrade), /docs stayed blank. Only that
