@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { Database } from "../../db/schema.js";
 import type { WebhookQueueState } from "../metrics/metrics.js";
+import type { NewDelivery } from "./webhook.repository.js";
 
 /** The SQL of the webhook dispatcher: what it queues, claims, hands back and records. */
 
@@ -14,13 +15,7 @@ export interface HookToMatch {
 }
 
 /** A delivery taken under a lease, with what sending it needs. */
-export interface Claimed {
-  readonly id: string;
-  readonly webhookId: string;
-  readonly eventId: string;
-  readonly eventType: string;
-  readonly payload: string;
-  readonly createdAt: string;
+export interface Claimed extends Omit<NewDelivery, "leaseUntil"> {
   /** Attempts so far, this one included. */
   readonly attempts: number;
   /** The lease this dispatcher holds; an outcome is stored only while it still does. */
