@@ -204,9 +204,19 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       if (set.at !== undefined && set.origin !== work.instanceId) metrics.recordFeedLag((Date.now() - set.at) / 1000);
     },
   });
+  const dispatcher = new WebhookDispatcher(db, clock, app.log, metrics, {
+    postgres,
+    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    timeoutMs: config.webhookTimeoutMs,
+    retryBaseMs: config.webhookRetryBaseMs,
+    retryWindowMs: config.webhookRetryWindowMs,
+    concurrency: config.webhookConcurrency,
+    random,
+  });
   const work = new UnitOfWork(db, clock, app.log, {
     ...(postgres ? { announce: notifyChangeSet } : {}),
-    enqueue: (trx, events): Promise<void> => dispatcher.enqueue(trx, events),
+    // The outbox: a write's events become webhook deliveries in its own transaction.
+    enqueue: (trx, events, hooks) => dispatcher.enqueue(trx, events, hooks),
   });
   // This instance's own writes reach its snapshot and its metrics through the bus, after commit.
   work.bus.subscribe((committed) => feed.applyOwn(committed.changeSet));
@@ -227,26 +237,10 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   const events = new EventService(db);
   const webhooks = new WebhookService(db, work, clock, {
     allowPrivateNetworks: config.webhookAllowPrivateNetworks,
-    onQueued: () => dispatcher.kick(),
   });
-  const dispatcher = new WebhookDispatcher(
-    db,
-    clock,
-    app.log,
-    metrics,
-    (p, id, reason) => webhooks.disable(p, id, reason),
-    {
-      postgres,
-      allowPrivateNetworks: config.webhookAllowPrivateNetworks,
-      timeoutMs: config.webhookTimeoutMs,
-      retryBaseMs: config.webhookRetryBaseMs,
-      retryWindowMs: config.webhookRetryWindowMs,
-      concurrency: config.webhookConcurrency,
-      random,
-    },
-  );
-  // Every committed write may have events to deliver: look now rather than at the next poll.
-  work.bus.subscribe((committed) => dispatcher.onCommitted(committed.events));
+  // Signals, not calls, between the two: the dispatcher knows nothing of the service, nor it of the dispatcher.
+  webhooks.queued.subscribe(() => dispatcher.kick());
+  dispatcher.deadWebhooks.subscribe((dead) => webhooks.disable(dead.projectId, dead.webhookId, dead.reason));
   const generatedAdminKey = await keys.ensureAdminKey(config.adminApiKey);
 
   app.setValidatorCompiler(buildValidatorCompiler());

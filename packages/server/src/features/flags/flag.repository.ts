@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import { beyondKey, type KeyColumn, keysetPage } from "../../db/keyset.js";
+import { linkedNow, unlink } from "../../db/link-tables.js";
 import type { Database, FlagsTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
 import type { Flag, FlagFilter, FlagSort } from "./flag.schemas.js";
@@ -88,16 +89,9 @@ export async function deleteFlag(trx: Transaction<Database>, id: string): Promis
   await trx.deleteFrom("flags").where("id", "=", id).execute();
 }
 
-export async function attachedActors(trx: Executor, flagId: string, actorIds: readonly string[]): Promise<Set<string>> {
-  if (actorIds.length === 0) return new Set();
-  const rows = await trx
-    .selectFrom("flag_actors")
-    .select("actor_id")
-    .where("flag_id", "=", flagId)
-    .where("actor_id", "in", actorIds)
-    .execute();
-  return new Set(rows.map((r) => r.actor_id));
-}
+/** Which of these actors the flag has attached now. */
+export const attachedActors = (trx: Executor, flagId: string, actorIds: readonly string[]) =>
+  linkedNow(trx, "flagActors", flagId, actorIds);
 
 export async function attachActors(
   trx: Transaction<Database>,
@@ -112,25 +106,12 @@ export async function attachActors(
     .execute();
 }
 
-export async function detachActors(trx: Transaction<Database>, flagId: string, actorIds: readonly string[]) {
-  if (actorIds.length === 0) return;
-  await trx.deleteFrom("flag_actors").where("flag_id", "=", flagId).where("actor_id", "in", actorIds).execute();
-}
+export const detachActors = (trx: Transaction<Database>, flagId: string, actorIds: readonly string[]) =>
+  unlink(trx, "flagActors", flagId, actorIds);
 
-export async function attachedSegments(
-  trx: Executor,
-  flagId: string,
-  segmentIds: readonly string[],
-): Promise<Set<string>> {
-  if (segmentIds.length === 0) return new Set();
-  const rows = await trx
-    .selectFrom("flag_segments")
-    .select("segment_id")
-    .where("flag_id", "=", flagId)
-    .where("segment_id", "in", segmentIds)
-    .execute();
-  return new Set(rows.map((r) => r.segment_id));
-}
+/** Which of these segments the flag has attached now. */
+export const attachedSegments = (trx: Executor, flagId: string, segmentIds: readonly string[]) =>
+  linkedNow(trx, "flagSegments", flagId, segmentIds);
 
 export async function attachSegments(
   trx: Transaction<Database>,
@@ -145,10 +126,8 @@ export async function attachSegments(
     .execute();
 }
 
-export async function detachSegments(trx: Transaction<Database>, flagId: string, segmentIds: readonly string[]) {
-  if (segmentIds.length === 0) return;
-  await trx.deleteFrom("flag_segments").where("flag_id", "=", flagId).where("segment_id", "in", segmentIds).execute();
-}
+export const detachSegments = (trx: Transaction<Database>, flagId: string, segmentIds: readonly string[]) =>
+  unlink(trx, "flagSegments", flagId, segmentIds);
 
 /** `%`, `_` and `\` match themselves in a search, not as LIKE wildcards. */
 const likePattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -1,10 +1,11 @@
 import { Type } from "typebox";
-import { ActorParams, errorResponses, NoContent, PageOf, PageQuery } from "../../http/schemas.js";
+import { ActorParams, errorResponses, PageOf, PageQuery } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
+import { conditionalResourceRoutes } from "../../http/conditional-writes.js";
 import { entityTag } from "../../http/preconditions.js";
-import { IfMatchHeaders, Limits, MAX_ACTORS, MembersQuery } from "../../http/schemas.js";
+import { Limits, MAX_ACTORS, MembersQuery } from "../../http/schemas.js";
 import {
   CreateFlagBody,
   CreateFlagParams,
@@ -79,64 +80,22 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
     },
   );
 
-  app.get(
-    "/projects/:projectId/flags/:flagName",
-    {
-      config: { access: "read" },
-      schema: {
-        tags: ["flags"],
-        summary: "Retrieve a flag (with its ETag)",
-        params: FlagParams,
-        response: { 200: Flag, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
-      },
+  conditionalResourceRoutes(app, {
+    path: "/projects/:projectId/flags/:flagName",
+    tags: ["flags"],
+    noun: "flag",
+    params: FlagParams,
+    entity: Flag,
+    updateBody: UpdateFlagBody,
+    summaries: {
+      get: "Retrieve a flag (with its ETag)",
+      update: "Update a flag: fields, attached actors, attached segments; all in one transaction",
+      delete: "Delete a flag with its actor and segment links",
     },
-    async (request, reply) => {
-      const flag = await flags.get(request.params.projectId, request.params.flagName);
-      return reply.header("etag", entityTag(flag.id, flag.revision)).send(flag);
-    },
-  );
-
-  app.patch(
-    "/projects/:projectId/flags/:flagName",
-    {
-      config: { access: "write" },
-      schema: {
-        tags: ["flags"],
-        summary: "Update a flag: fields, attached actors, attached segments; all in one transaction",
-        description: "With If-Match, only when the flag still has that ETag; 412 otherwise (extension).",
-        params: FlagParams,
-        headers: IfMatchHeaders,
-        body: UpdateFlagBody,
-        response: { 200: Flag, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429, 500, 503) },
-      },
-    },
-    async (request, reply) => {
-      const { projectId, flagName } = request.params;
-      const ifMatch = request.headers["if-match"];
-      const flag = await flags.update(writeContext(request), projectId, flagName, request.body ?? {}, ifMatch);
-      return reply.header("etag", entityTag(flag.id, flag.revision)).send(flag);
-    },
-  );
-
-  app.delete(
-    "/projects/:projectId/flags/:flagName",
-    {
-      config: { access: "write" },
-      schema: {
-        tags: ["flags"],
-        summary: "Delete a flag with its actor and segment links",
-        description: "With If-Match, only when the flag still has that ETag; 412 otherwise (extension).",
-        params: FlagParams,
-        headers: IfMatchHeaders,
-        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429, 500, 503) },
-      },
-    },
-    async (request, reply) => {
-      const ifMatch = request.headers["if-match"];
-      await flags.delete(writeContext(request), request.params.projectId, request.params.flagName, ifMatch);
-      return reply.code(204).send(null);
-    },
-  );
+    get: (params) => flags.get(params.projectId, params.flagName),
+    update: (context, params, body, ifMatch) => flags.update(context, params.projectId, params.flagName, body, ifMatch),
+    delete: (context, params, ifMatch) => flags.delete(context, params.projectId, params.flagName, ifMatch),
+  });
 
   app.get(
     "/projects/:projectId/flags/:flagName/explain",

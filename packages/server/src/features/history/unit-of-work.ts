@@ -26,6 +26,20 @@ export interface CommittedWrite {
   readonly changeSet: ChangeSet;
 }
 
+/**
+ * What a write's work may leave for when its transaction is over: work that belongs after the commit
+ * (telling the dispatcher there is something to send) or that gives back what the write held in memory.
+ */
+export interface WriteHooks {
+  /**
+   * Runs `fn` once the write committed and its bus listeners ran (so this instance's snapshot has the
+   * change), in the order the hooks were added. A hook that throws is logged; the write stays committed.
+   */
+  afterCommit(fn: () => void): void;
+  /** Runs `fn` when the write rolled back instead (an error, or no event): nothing of it was stored. */
+  afterRollback(fn: () => void): void;
+}
+
 export interface UnitOfWorkLogger {
   warn(obj: object, msg: string): void;
 }
@@ -34,7 +48,7 @@ export interface UnitOfWorkOptions {
   /** Announces a change set to other instances, inside the write transaction (PostgreSQL NOTIFY). */
   readonly announce?: (trx: Transaction<Database>, set: ChangeSet) => Promise<void>;
   /** Queues what the stored events must cause later (webhook deliveries), inside the write transaction. */
-  readonly enqueue?: (trx: Transaction<Database>, events: readonly StoredEvent[]) => Promise<void>;
+  readonly enqueue?: (trx: Transaction<Database>, events: readonly StoredEvent[], hooks: WriteHooks) => Promise<void>;
 }
 
 /**
@@ -59,7 +73,8 @@ class NothingChanged<T> {
  * the same transaction stores them in the history, queues their webhook deliveries, records the change set under
  * the stream's next version and announces it; after commit they are published on `bus`, which the
  * snapshot, the metrics and (later) webhooks and streams follow. A write that reports no event is rolled
- * back: it stores nothing and moves no version.
+ * back: it stores nothing and moves no version. What belongs after the transaction (sending what it queued,
+ * giving back what it held in memory) the work and `enqueue` leave as `WriteHooks`, run once it is over.
  */
 export class UnitOfWork {
   readonly bus = new EventBus<CommittedWrite>();
@@ -84,9 +99,15 @@ export class UnitOfWork {
   async write<T>(
     context: WriteContext,
     stream: string,
-    work: (trx: Transaction<Database>) => Promise<WorkOutcome<T>>,
+    work: (trx: Transaction<Database>, hooks: WriteHooks) => Promise<WorkOutcome<T>>,
   ): Promise<T> {
     const release = await this.takeTurn(stream);
+    const committedHooks: (() => void)[] = [];
+    const rolledBackHooks: (() => void)[] = [];
+    const hooks: WriteHooks = {
+      afterCommit: (fn) => void committedHooks.push(fn),
+      afterRollback: (fn) => void rolledBackHooks.push(fn),
+    };
     let committed: CommittedWrite;
     let result: T;
     try {
@@ -94,7 +115,7 @@ export class UnitOfWork {
         // Taken first: its row lock serialises writes to one stream across instances. A write that
         // changes nothing rolls back, and the version with it.
         const version = await nextStreamVersion(trx, stream);
-        const outcome = await work(trx);
+        const outcome = await work(trx, hooks);
         if (outcome.events.length === 0) {
           if ((outcome.changes ?? []).length > 0) throw new Error("a write changed evaluation state without an event");
           throw new NothingChanged(outcome.result);
@@ -109,7 +130,7 @@ export class UnitOfWork {
           requestId: context.requestId,
         }));
         await insertEvents(trx, events);
-        await this.options.enqueue?.(trx, events);
+        await this.options.enqueue?.(trx, events, hooks);
         const changeSet: ChangeSet = {
           stream,
           version,
@@ -122,6 +143,7 @@ export class UnitOfWork {
         return { committed: { context, events, changeSet }, result: outcome.result };
       }));
     } catch (error) {
+      this.runHooks(rolledBackHooks, "an after-rollback hook failed");
       if (error instanceof NothingChanged) return error.result as T;
       throw error;
     } finally {
@@ -133,7 +155,19 @@ export class UnitOfWork {
       // The write is committed: a failing listener must not turn it into an error for the caller.
       this.logger.warn({ err: error }, "a listener failed on a committed write");
     }
+    this.runHooks(committedHooks, "an after-commit hook failed");
     return result;
+  }
+
+  /** Runs every hook, each apart: one that throws is logged and keeps none of the others from running. */
+  private runHooks(hooks: readonly (() => void)[], message: string): void {
+    for (const hook of hooks) {
+      try {
+        hook();
+      } catch (error) {
+        this.logger.warn({ err: error }, message);
+      }
+    }
   }
 
   /**

@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
+import { linkedNow, unlink } from "../../db/link-tables.js";
 import type { Selectable } from "kysely";
 import type { Database, SegmentsTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
@@ -117,20 +118,9 @@ export async function deleteSegment(trx: Transaction<Database>, id: string): Pro
   await trx.deleteFrom("segments").where("id", "=", id).execute();
 }
 
-export async function currentMembers(
-  db: Executor,
-  segmentId: string,
-  actorIds: readonly string[],
-): Promise<Set<string>> {
-  if (actorIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom("segment_actors")
-    .select("actor_id")
-    .where("segment_id", "=", segmentId)
-    .where("actor_id", "in", actorIds)
-    .execute();
-  return new Set(rows.map((r) => r.actor_id));
-}
+/** Which of these actors are members of the segment now. */
+export const currentMembers = (db: Executor, segmentId: string, actorIds: readonly string[]) =>
+  linkedNow(db, "segmentMembers", segmentId, actorIds);
 
 /** Adds members in the given order; later ones count as more recently added. */
 export async function addMembers(
@@ -154,14 +144,8 @@ export async function addMembers(
     .execute();
 }
 
-export async function removeMembers(trx: Transaction<Database>, segmentId: string, actorIds: readonly string[]) {
-  if (actorIds.length === 0) return;
-  await trx
-    .deleteFrom("segment_actors")
-    .where("segment_id", "=", segmentId)
-    .where("actor_id", "in", actorIds)
-    .execute();
-}
+export const removeMembers = (trx: Transaction<Database>, segmentId: string, actorIds: readonly string[]) =>
+  unlink(trx, "segmentMembers", segmentId, actorIds);
 
 /** The latest actors of several segments in one query, newest first. */
 export async function latestActors(db: Executor, segmentIds: readonly string[]): Promise<Map<string, Actor[]>> {

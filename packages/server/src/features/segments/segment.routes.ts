@@ -1,10 +1,11 @@
 import { Type } from "typebox";
-import { ActorParams, errorResponses, NoContent, PageOf, PageQuery, ProjectParams } from "../../http/schemas.js";
+import { ActorParams, errorResponses, PageOf, PageQuery, ProjectParams } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
+import { conditionalResourceRoutes } from "../../http/conditional-writes.js";
 import { entityTag } from "../../http/preconditions.js";
-import { IfMatchHeaders, MembersQuery } from "../../http/schemas.js";
+import { MembersQuery } from "../../http/schemas.js";
 import { CreateSegmentBody, SegmentParams, UpdateSegmentBody } from "./segment.schemas.js";
 import type { SegmentService } from "./segment.service.js";
 
@@ -49,64 +50,25 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
     },
   );
 
-  app.get(
-    "/projects/:projectId/segments/:segmentId",
-    {
-      config: { access: "read" },
-      schema: {
-        tags: ["segments"],
-        summary: "Retrieve a segment (with its ETag)",
-        params: SegmentParams,
-        response: { 200: Segment, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
-      },
+  conditionalResourceRoutes(app, {
+    path: "/projects/:projectId/segments/:segmentId",
+    tags: ["segments"],
+    noun: "segment",
+    params: SegmentParams,
+    entity: Segment,
+    updateBody: UpdateSegmentBody,
+    summaries: {
+      get: "Retrieve a segment (with its ETag)",
+      update: "Update a segment: name, description, members; all in one transaction",
+      delete: "Delete a segment and detach it from every flag (extension)",
     },
-    async (request, reply) => {
-      const segment = await segments.get(request.params.projectId, request.params.segmentId);
-      return reply.header("etag", entityTag(segment.id, segment.revision)).send(segment);
-    },
-  );
-
-  app.patch(
-    "/projects/:projectId/segments/:segmentId",
-    {
-      config: { access: "write" },
-      schema: {
-        tags: ["segments"],
-        summary: "Update a segment: name, description, members; all in one transaction",
-        description: "With If-Match, only when the segment still has that ETag; 412 otherwise (extension).",
-        params: SegmentParams,
-        headers: IfMatchHeaders,
-        body: UpdateSegmentBody,
-        response: { 200: Segment, ...errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 429, 500, 503) },
-      },
-    },
-    async (request, reply) => {
-      const { projectId, segmentId } = request.params;
-      const ifMatch = request.headers["if-match"];
-      const segment = await segments.update(writeContext(request), projectId, segmentId, request.body ?? {}, ifMatch);
-      return reply.header("etag", entityTag(segment.id, segment.revision)).send(segment);
-    },
-  );
-
-  app.delete(
-    "/projects/:projectId/segments/:segmentId",
-    {
-      config: { access: "write" },
-      schema: {
-        tags: ["segments"],
-        summary: "Delete a segment and detach it from every flag (extension)",
-        description: "With If-Match, only when the segment still has that ETag; 412 otherwise.",
-        params: SegmentParams,
-        headers: IfMatchHeaders,
-        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429, 500, 503) },
-      },
-    },
-    async (request, reply) => {
-      const ifMatch = request.headers["if-match"];
-      await segments.delete(writeContext(request), request.params.projectId, request.params.segmentId, ifMatch);
-      return reply.code(204).send(null);
-    },
-  );
+    deleteDescription: "With If-Match, only when the segment still has that ETag; 412 otherwise.",
+    updateErrors: [409],
+    get: (params) => segments.get(params.projectId, params.segmentId),
+    update: (context, params, body, ifMatch) =>
+      segments.update(context, params.projectId, params.segmentId, body, ifMatch),
+    delete: (context, params, ifMatch) => segments.delete(context, params.projectId, params.segmentId, ifMatch),
+  });
 
   app.get(
     "/projects/:projectId/segments/:segmentId/actors",

@@ -6,6 +6,7 @@ import type { Database } from "../../db/schema.js";
 import { AppError, invalid, projectNotFound } from "../../errors.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import { type DomainEvent, WEBHOOK_DISPATCHER, type WriteContext } from "../history/domain-events.js";
+import { EventBus } from "../history/event-bus.js";
 import type { UnitOfWork } from "../history/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./webhook.repository.js";
@@ -57,12 +58,17 @@ function webhookEvent(
 
 export interface WebhookServiceOptions {
   readonly allowPrivateNetworks: boolean;
-  /** Called when a delivery was queued, so the dispatcher sends it now rather than at its next poll. */
-  readonly onQueued?: () => void;
 }
 
-/** Webhooks: who gets told about a project's changes. Delivery itself is the dispatcher's. */
+/**
+ * Webhooks: who gets told about a project's changes. Delivery itself is the dispatcher's: this service
+ * only says, on `queued`, that deliveries may be due (a ping, a webhook turned back on), and turns off a
+ * webhook the dispatcher found dead (`disable`).
+ */
 export class WebhookService {
+  /** Deliveries may be due now (committed): the dispatcher looks now rather than at its next poll. */
+  readonly queued = new EventBus<void>();
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly work: UnitOfWork,
@@ -142,7 +148,7 @@ export class WebhookService {
   /** Changes a webhook; an update that changes nothing records nothing. */
   async update(context: WriteContext, projectId: string, id: string, input: UpdateWebhookInput): Promise<Webhook> {
     const url = input.url === undefined ? undefined : await this.target(input.url);
-    const updated = await this.work.write(context, projectId, async (trx) => {
+    const updated = await this.work.write(context, projectId, async (trx, hooks) => {
       if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
       const before = await repo.findWebhook(trx, projectId, id);
       if (!before) throw webhookNotFound(projectId, id);
@@ -160,7 +166,8 @@ export class WebhookService {
       if (unchanged) return { result: repo.publicWebhook(before), events: [] };
       const updated = { ...after, updatedAt: isoTime(this.clock.now()) };
       await repo.updateWebhook(trx, updated);
-      if (enabled && !before.enabled) this.options.onQueued?.();
+      // Its waiting deliveries are due again, once the write is committed.
+      if (enabled && !before.enabled) hooks.afterCommit(() => this.announceQueued());
       const [b, a] = [repo.publicWebhook(before), repo.publicWebhook(updated)];
       return { result: a, events: [webhookEvent("webhook.updated", b, a)] };
     });
@@ -250,7 +257,13 @@ export class WebhookService {
     // Read back before the dispatcher is told, so the answer shows it as queued, not already claimed.
     const queued = await repo.findDelivery(this.db, delivery.id);
     if (!queued) throw new Error("a queued ping delivery could not be read back");
-    this.options.onQueued?.();
+    this.announceQueued();
     return queued;
+  }
+
+  private announceQueued(): void {
+    this.queued.publish().catch(() => {
+      // A listener only hurries the dispatcher along: its poll finds the deliveries all the same.
+    });
   }
 }

@@ -1,0 +1,111 @@
+import type { Static, TObject, TSchema } from "typebox";
+import type { WriteContext } from "../features/history/domain-events.js";
+import { entityTag } from "./preconditions.js";
+import { errorResponses, IfMatchHeaders, NoContent } from "./schemas.js";
+import type { TypedApp } from "./typed-app.js";
+import { writeContext } from "./write-context.js";
+
+/** An entity with a revision: its answers carry an ETag, and its writes honour If-Match (preconditions.ts). */
+interface Revised {
+  readonly id: string;
+  readonly revision: number;
+}
+
+export interface ConditionalResource<P extends TObject, B extends TSchema> {
+  /** The one entity's path, e.g. `/projects/:projectId/flags/:flagName`. */
+  readonly path: string;
+  readonly tags: string[];
+  /** "flag", "segment": as the descriptions name it. */
+  readonly noun: string;
+  readonly params: P;
+  readonly entity: TSchema;
+  readonly updateBody: B;
+  readonly summaries: { readonly get: string; readonly update: string; readonly delete: string };
+  /** Where DELETE's description differs from the usual one. */
+  readonly deleteDescription?: string;
+  /** Statuses PATCH may answer beyond those of every conditional write (409 for a name taken). */
+  readonly updateErrors?: readonly number[];
+  readonly get: (params: Static<P>) => Promise<Revised>;
+  readonly update: (
+    context: WriteContext,
+    params: Static<P>,
+    body: Static<B>,
+    ifMatch: string | undefined,
+  ) => Promise<Revised>;
+  readonly delete: (context: WriteContext, params: Static<P>, ifMatch: string | undefined) => Promise<void>;
+}
+
+/**
+ * GET (with the ETag), PATCH and DELETE (with If-Match, 412 when it does not match) of one entity that
+ * has a revision: the routes every such entity has, written once.
+ */
+export function conditionalResourceRoutes<P extends TObject, B extends TSchema>(
+  app: TypedApp,
+  resource: ConditionalResource<P, B>,
+): void {
+  const precondition = `With If-Match, only when the ${resource.noun} still has that ETag; 412 otherwise (extension).`;
+  const writeErrors = [400, 401, 403, 404, 412, 413, 415, 429, 500, 503];
+  const withEtag = <T extends Revised>(entity: T) => entityTag(entity.id, entity.revision);
+
+  app.get(
+    resource.path,
+    {
+      config: { access: "read" },
+      schema: {
+        tags: resource.tags,
+        summary: resource.summaries.get,
+        params: resource.params,
+        response: { 200: resource.entity, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const entity = await resource.get(request.params as Static<P>);
+      return reply.header("etag", withEtag(entity)).send(entity);
+    },
+  );
+
+  app.patch(
+    resource.path,
+    {
+      config: { access: "write" },
+      schema: {
+        tags: resource.tags,
+        summary: resource.summaries.update,
+        description: precondition,
+        params: resource.params,
+        headers: IfMatchHeaders,
+        body: resource.updateBody,
+        response: {
+          200: resource.entity,
+          ...errorResponses(...[...writeErrors, ...(resource.updateErrors ?? [])].sort((a, b) => a - b)),
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = (request.body ?? {}) as Static<B>;
+      const ifMatch = request.headers["if-match"];
+      const entity = await resource.update(writeContext(request), request.params as Static<P>, body, ifMatch);
+      return reply.header("etag", withEtag(entity)).send(entity);
+    },
+  );
+
+  app.delete(
+    resource.path,
+    {
+      config: { access: "write" },
+      schema: {
+        tags: resource.tags,
+        summary: resource.summaries.delete,
+        description: resource.deleteDescription ?? precondition,
+        params: resource.params,
+        headers: IfMatchHeaders,
+        response: { 204: NoContent, ...errorResponses(...writeErrors) },
+      },
+    },
+    async (request, reply) => {
+      const ifMatch = request.headers["if-match"];
+      await resource.delete(writeContext(request), request.params as Static<P>, ifMatch);
+      return reply.code(204).send(null);
+    },
+  );
+}
