@@ -447,12 +447,12 @@ for (const dialect of DIALECTS) {
           .tuple(
             plainMostly(project, fc.constantFrom(other, "nowhere")).chain(spelling),
             flag,
-            fc.constantFrom("", "/"),
-            query,
+            plainMostly("", fc.constant("/")),
+            plainMostly("", query),
           )
           .map(([p, f, slash, q]) => `/projects/${p}/flags/${f}/check${slash}${q}`);
         const ofrepPath = fc
-          .tuple(flag, fc.constantFrom("", "?flagConfigEtag=1", "/"))
+          .tuple(flag, plainMostly("", fc.constantFrom("?flagConfigEtag=1", "/")))
           .map(([f, tail]) => `/ofrep/v1/evaluate/flags/${f}${tail}`);
         const request = fc.oneof(
           fc.record({
