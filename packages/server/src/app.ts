@@ -19,7 +19,7 @@ import { ChangeFeed } from "./features/evaluation/change-feed.js";
 import { pruneChangeSets } from "./features/evaluation/feed.repository.js";
 import { notifyChangeSet, PostgresListener } from "./features/evaluation/postgres-notifications.js";
 import { checkRoutes } from "./features/evaluation/check.routes.js";
-import { CheckFastPath } from "./features/evaluation/check-fast-path.js";
+import { checkAnswers } from "./features/evaluation/answer-check.js";
 import { CheckRecorder } from "./features/evaluation/check-recorder.js";
 import { Checker } from "./features/evaluation/checker.js";
 import { Snapshot } from "./features/evaluation/snapshot.js";
@@ -31,7 +31,7 @@ import { UnitOfWork } from "./features/history/unit-of-work.js";
 import { ExplanationSchema, flagRoutes } from "./features/flags/flag.routes.js";
 import { Metrics } from "./features/metrics/metrics.js";
 import { metricsRoutes } from "./features/metrics/metrics.routes.js";
-import { OfrepFastPath } from "./features/ofrep/ofrep-fast-path.js";
+import { ofrepAnswers } from "./features/ofrep/answer-ofrep.js";
 import { ofrepRoutes } from "./features/ofrep/ofrep.routes.js";
 import { FlagSchema } from "./features/flags/flag.schemas.js";
 import { FlagService } from "./features/flags/flag.service.js";
@@ -60,7 +60,8 @@ import { ProjectStreams } from "./features/stream/project-streams.js";
 import { streamRoutes } from "./features/stream/stream.routes.js";
 import { authenticate, Credentials } from "./http/auth.js";
 import { registerConsole } from "./http/console.js";
-import { corsHeadersWithoutOrigin, registerCors } from "./http/cors.js";
+import { registerCors } from "./http/cors.js";
+import { NodeAdapter } from "./http/node-adapter.js";
 import { installMethodNotAllowed } from "./http/method-not-allowed.js";
 import { registerApiReference, registerOpenApi } from "./http/openapi.js";
 import { RequestLogController } from "./http/request-log.js";
@@ -96,11 +97,6 @@ export interface AppDeps {
   readonly database: DatabaseHandle;
   readonly clock?: Clock;
   readonly random?: RandomSource;
-  /**
-   * false: every check goes through Fastify's route, none through the fast path in front of it (the
-   * differential test compares the two). Default true.
-   */
-  readonly checkFastPath?: boolean;
   /** A pino logger or Fastify logger options; false for silence. */
   readonly logger?: FastifyServerOptions["loggerInstance"] | boolean;
 }
@@ -115,10 +111,6 @@ export interface Service {
   /** Prunes the change log and (with HISTORY_RETENTION_DAYS) the history now; the periodic timer calls it. */
   prune(): Promise<void>;
   readonly recorder: CheckRecorder;
-  /** The check's fast path in front of Fastify; undefined when it is off (rate limiting on, or turned off). */
-  readonly fastPath: CheckFastPath | undefined;
-  /** OFREP single evaluation's fast path, on and off with the check's. */
-  readonly ofrepFastPath: OfrepFastPath | undefined;
   /** The admin key created at this start because none existed, to be shown once; otherwise undefined. */
   readonly generatedAdminKey: string | undefined;
   /** Stops accepting, finishes in-flight requests, flushes pending writes and closes the database. */
@@ -139,21 +131,21 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
 
   const loggerOptions =
     typeof deps.logger === "object" ? { loggerInstance: deps.logger } : { logger: deps.logger ?? false };
-  // Checks that will be answered 200 are answered in front of Fastify (see CheckFastPath); set once the
-  // services exist, below. Until then, and for every other request, Fastify's own handler runs.
-  let fastPath: CheckFastPath | undefined;
-  let ofrepFastPath: OfrepFastPath | undefined;
+  // Checks and OFREP evaluations the node:http adapter is sure of are answered in front of Fastify (see
+  // NodeAdapter); set once the services exist, below. Until then, and for every other request, Fastify's
+  // own handler runs.
+  let adapter: NodeAdapter | undefined;
   let fastifyHandler: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
   const app = Fastify({
     ...loggerOptions,
     // Fastify's documented way to supply the server: the same node:http server it would create, with the
-    // same settings (as in Fastify's getServerInstance), and the check's and OFREP's fast paths in front
-    // of its handler.
+    // same settings (as in Fastify's getServerInstance), and the node:http adapter of the check and OFREP's
+    // single evaluation in front of its handler.
     serverFactory: (handler, options) => {
       fastifyHandler = handler;
       const server = createServer(options.http ?? {}, (request, response) => {
-        if (fastPath?.serve(request, response) === true || ofrepFastPath?.serve(request, response) === true) return;
-        handler(request, response);
+        if (adapter === undefined) handler(request, response);
+        else adapter.listener(request, response);
       });
       server.keepAliveTimeout = options.keepAliveTimeout as number;
       server.requestTimeout = options.requestTimeout as number;
@@ -292,10 +284,6 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     });
   }
   app.addHook("onRequest", setResponseHeaders);
-  app.addHook("onRequest", (request, reply, done) => {
-    reply.header("x-request-id", request.id);
-    done();
-  });
   // Before authentication: preflights carry no key and are answered by the CORS hook itself.
   await registerCors(app, config.corsAllowedOrigins);
   const streamTokens = new StreamTokens(feed.snapshot, clock);
@@ -333,22 +321,21 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   projectRoutes(app, projects);
   keyRoutes(app, keys);
   flagRoutes(app, flags);
-  checkRoutes(app, checker, metrics);
+  // The check's and the single OFREP evaluation's answers, one each, called by their Fastify routes and
+  // by the node:http adapter alike.
+  const answerCheck = checkAnswers(checker, metrics);
+  const answerOfrep = ofrepAnswers(checker, metrics);
+  checkRoutes(app, answerCheck);
   // Rate limiting counts every request in its plugin's hook, so with it on every check and evaluation
   // goes through Fastify.
-  if (config.rateLimitPerMinute === 0 && deps.checkFastPath !== false) {
-    const options = {
-      cors: config.corsAllowedOrigins.length > 0,
-      corsHeaders: Object.entries(corsHeadersWithoutOrigin(config.corsAllowedOrigins)).flat(),
-    };
-    fastPath = new CheckFastPath(checker, metrics, credentials, options);
-    const handOff = fastifyHandler as (request: IncomingMessage, response: ServerResponse) => void;
-    ofrepFastPath = new OfrepFastPath(checker, metrics, credentials, options, handOff);
+  if (config.rateLimitPerMinute === 0) {
+    const deps = { answerCheck, answerOfrep, checker, credentials, metrics, corsOrigins: config.corsAllowedOrigins };
+    const door = new NodeAdapter(deps, fastifyHandler as (request: IncomingMessage, response: ServerResponse) => void);
     app.addHook("preClose", (done) => {
-      fastPath?.close();
-      ofrepFastPath?.close();
+      door.close();
       done();
     });
+    adapter = door;
   }
   metricsRoutes(app, metrics, config.metricsPublic);
   const streams = new ProjectStreams(db, feed.snapshot, app.log, {
@@ -366,6 +353,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     tokens: streamTokens,
     awaitVersion: (projectId, version) => feed.reach(projectId, version, OFREP_FRESHNESS_WAIT_MS),
     bodyLimit: config.ofrepBodyLimitBytes,
+    answerOfrep,
   });
   segmentRoutes(app, segments);
   actorRoutes(app, actors);
@@ -431,5 +419,5 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
 
   await app.ready();
   dispatcher.start();
-  return { app, feed, work, dispatcher, prune, recorder, fastPath, ofrepFastPath, generatedAdminKey, close };
+  return { app, feed, work, dispatcher, prune, recorder, generatedAdminKey, close };
 }

@@ -36,8 +36,6 @@ export interface StartOptions {
   random?: RandomSource;
   /** A pino logger to log through (silence by default). */
   logger?: AppDeps["logger"];
-  /** false: every check goes through Fastify, none through the fast path (see AppDeps). */
-  checkFastPath?: boolean;
 }
 
 /** Starts a real server in this process on 127.0.0.1 (random port) over a fresh database of the given dialect. */
@@ -61,7 +59,6 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
       clock: options.clock,
       random: options.random,
       logger: options.logger ?? false,
-      ...(options.checkFastPath === undefined ? {} : { checkFastPath: options.checkFastPath }),
     });
     try {
       address = await service.app.listen({ host: "127.0.0.1", port: 0 });

@@ -2,8 +2,7 @@ import { Type } from "typebox";
 import { MAX_CACHE_SECONDS } from "@flagstaff/core";
 import { errorResponses, Limits, MAX_ACTORS } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
-import type { Metrics } from "../metrics/metrics.js";
-import type { Checker } from "./checker.js";
+import type { AnswerCheck } from "./answer-check.js";
 
 export const CheckQuery = Type.Object(
   {
@@ -26,10 +25,10 @@ export const CheckQuery = Type.Object(
 
 export const CheckResult = Type.Object({ enabled: Type.Boolean() }, { $id: "CheckResult" });
 
-/** The check's route; the fast path (check-fast-path.ts) answers it too and records metrics under it. */
+/** The check's route; the node:http adapter (http/node-adapter.ts) answers it too and records metrics under it. */
 export const CHECK_ROUTE = "/projects/:projectId/flags/:flagName/check";
 
-export function checkRoutes(app: TypedApp, checker: Checker, metrics: Metrics): void {
+export function checkRoutes(app: TypedApp, answerCheck: AnswerCheck): void {
   app.addSchema(CheckResult);
   app.get(
     CHECK_ROUTE,
@@ -50,18 +49,12 @@ export function checkRoutes(app: TypedApp, checker: Checker, metrics: Metrics): 
     (request, reply) => {
       const { projectId, flagName } = request.params;
       const { actorIds, cache } = request.query;
-      const result = checker.check(projectId, flagName, actorIds);
-      metrics.recordCheck(result.enabled);
-      reply.header("cache-control", cacheControl(cache));
-      return reply.send(result.enabled ? ENABLED : DISABLED);
+      const answer = answerCheck(projectId, flagName, actorIds, cache);
+      // The body is written out already: Fastify sends a string with a JSON type as it is.
+      reply.header("cache-control", answer.cacheControl).header("content-type", JSON_TYPE);
+      return reply.send(answer.body);
     },
   );
 }
 
-export const ENABLED = { enabled: true } as const;
-export const DISABLED = { enabled: false } as const;
-
-/** The check's Cache-Control: `no-store` unless the caller asked for `cache` seconds. */
-export function cacheControl(cache: number | undefined): string {
-  return cache === undefined ? "no-store" : `private, max-age=${Math.floor(cache)}`;
-}
+export const JSON_TYPE = "application/json; charset=utf-8";

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
-import type { Evaluation } from "@flagstaff/core";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 
 import { AppError } from "../../errors.js";
 import { errorHandler, toAppError } from "../../http/problem.js";
 import { errorResponses } from "../../http/schemas.js";
+import { JSON_TYPE } from "../evaluation/check.routes.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import type { Checker } from "../evaluation/checker.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
@@ -21,6 +21,7 @@ import {
   OfrepFailure,
   OfrepRequest,
 } from "./ofrep.schemas.js";
+import { type AnswerOfrep, success } from "./answer-ofrep.js";
 import { replayBufferedBody } from "./buffered-body.js";
 import { refuseOversizedContext } from "./context-limits.js";
 import type { StreamTokens } from "./stream-tokens.js";
@@ -37,6 +38,8 @@ export interface OfrepStreaming {
   awaitVersion(projectId: string, version: number): Promise<void>;
   /** The largest evaluation body read, in bytes (OFREP_BODY_LIMIT_BYTES). */
   readonly bodyLimit: number;
+  /** The single evaluation's answer, shared with the node:http adapter. */
+  readonly answerOfrep: AnswerOfrep;
 }
 
 const EVENT_STREAM_PATH = "/ofrep/v1/event-stream";
@@ -55,17 +58,8 @@ function actorsOf(body: OfrepBody | undefined): string[] {
   return actors;
 }
 
-/** The single evaluation's route; the fast path (ofrep-fast-path.ts) answers it too and records metrics under it. */
+/** The single evaluation's route; the node:http adapter (http/node-adapter.ts) answers it too and records metrics under it. */
 export const OFREP_EVALUATE_ROUTE = "/ofrep/v1/evaluate/flags/:key";
-
-/** A successful evaluation, as both the route and its fast path answer it. */
-export const success = (key: string, evaluation: Evaluation) => ({
-  key,
-  value: evaluation.enabled,
-  reason: evaluation.reason,
-  variant: evaluation.enabled ? ("on" as const) : ("off" as const),
-  metadata: {},
-});
 
 /**
  * An ETag for a bulk answer: a digest of the project, the version of its evaluation state and the
@@ -124,12 +118,12 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
   for (const schema of [OfrepEvaluation, OfrepFailure, OfrepEventStream, OfrepBulk, OfrepBulkFailure]) {
     app.addSchema(schema);
   }
-  const { snapshot, streams, tokens, bodyLimit } = streaming;
+  const { snapshot, streams, tokens, bodyLimit, answerOfrep } = streaming;
 
   app.post(
     OFREP_EVALUATE_ROUTE,
     {
-      // A body the fast path read and left to Fastify is given back here.
+      // A body the node:http adapter read and left to Fastify is given back here.
       preParsing: replayBufferedBody,
       // Any key may evaluate, browsers' included: bodies are small, and are refused past a context's
       // limits before anything else reads them (see context-limits.ts).
@@ -159,9 +153,9 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
     (request, reply) => {
       const projectId = request.principal?.projectId as string;
       const key = request.params.key;
-      const evaluation = checker.check(projectId, key, actorsOf(request.body as OfrepBody));
-      metrics.recordCheck(evaluation.enabled);
-      return reply.send(success(key, evaluation));
+      // The body is written out already: Fastify sends a string with a JSON type as it is.
+      const body = answerOfrep(projectId, key, actorsOf(request.body as OfrepBody));
+      return reply.header("content-type", JSON_TYPE).send(body);
     },
   );
 

@@ -1,0 +1,44 @@
+import type { Metrics } from "../metrics/metrics.js";
+import type { Checker } from "./checker.js";
+
+/** The check's answer: its JSON body, already written out, and its Cache-Control. */
+export interface CheckAnswer {
+  readonly enabled: boolean;
+  readonly body: string;
+  readonly cacheControl: string;
+}
+
+/**
+ * Answers a check whose request has been read and authorised: evaluates, counts the result and gives
+ * the answer. Throws the 404 of an unknown project or flag. The Fastify route and the node:http adapter
+ * (http/node-adapter.ts) both call it, so the check's answer has one home whichever door it came in by.
+ */
+export type AnswerCheck = (
+  projectId: string,
+  flagName: string,
+  actorIds: readonly string[] | undefined,
+  cache: number | undefined,
+) => CheckAnswer;
+
+/** The check's Cache-Control: `no-store` unless the caller asked for `cache` seconds. */
+export function cacheControl(cache: number | undefined): string {
+  return cache === undefined ? "no-store" : `private, max-age=${Math.floor(cache)}`;
+}
+
+const answerOf = (enabled: boolean, cache: number | undefined): CheckAnswer => ({
+  enabled,
+  body: JSON.stringify({ enabled }),
+  cacheControl: cacheControl(cache),
+});
+// Most checks ask for no cache: their two answers are made once.
+const ENABLED = answerOf(true, undefined);
+const DISABLED = answerOf(false, undefined);
+
+export function checkAnswers(checker: Checker, metrics: Metrics): AnswerCheck {
+  return (projectId, flagName, actorIds, cache) => {
+    const enabled = checker.check(projectId, flagName, actorIds).enabled;
+    metrics.recordCheck(enabled);
+    if (cache === undefined) return enabled ? ENABLED : DISABLED;
+    return answerOf(enabled, cache);
+  };
+}

@@ -1,0 +1,72 @@
+import { MAX_ACTORS, MAX_CACHE_SECONDS } from "@flagstaff/core";
+
+/**
+ * Actor ids the node:http adapter reads itself: characters that mean themselves in a query string (no
+ * `%`, no `+`, which reads as a space, no `&`, `=` or `#`), within the actor id rules. Others go to Fastify.
+ */
+const PLAIN_ACTOR_ID = /^[A-Za-z0-9._~:@!$*,()/-]{1,256}$/;
+
+/** Whether an actor id is one the node:http adapter reads itself (see PLAIN_ACTOR_ID; `.` and `..` are not ids). */
+export const isPlainActorId = (id: unknown): id is string =>
+  typeof id === "string" && PLAIN_ACTOR_ID.test(id) && id !== "." && id !== "..";
+
+/**
+ * The check's path as the adapter takes it: names spelled without percent-encoding, no trailing slash.
+ * The character classes are the widest the project id and flag name rules allow; any other spelling (one
+ * that needs decoding, say) goes to Fastify, whose router matches it to the same route.
+ */
+const CHECK_PATH = /^\/projects\/([A-Za-z0-9._-]{1,64})\/flags\/([A-Za-z0-9._:-]{1,128})\/check(?:\?|$)/;
+/** `cache` as the adapter reads it: whole seconds, plainly written. */
+const PLAIN_SECONDS = /^[0-9]{1,5}$/;
+
+/** A check request as the adapter read it: what the route would read from its params and query. */
+export interface PlainCheck {
+  projectId: string;
+  flagName: string;
+  actorIds: string[] | undefined;
+  cache: number | undefined;
+}
+
+/**
+ * Reads a check's URL (`/projects/p/flags/f/check?actorIds=a&actorIds[]=b&cache=60`) when the path and
+ * every part of the query are plainly written and valid; otherwise undefined, and Fastify reads it
+ * (decoding, coercion, the 400 for what is wrong). What it accepts is a strict subset of what the route's
+ * params and query schema accept, read to the same values.
+ */
+export function readPlainCheck(url: string): PlainCheck | undefined {
+  const match = CHECK_PATH.exec(url);
+  if (match === null) return undefined;
+  const read: PlainCheck = {
+    projectId: match[1] as string,
+    flagName: match[2] as string,
+    actorIds: undefined,
+    cache: undefined,
+  };
+  const text = url.slice(match[0].length);
+  if (text === "") return read;
+  // Fastify's parser groups `actorIds` and `actorIds[]` apart; a query that mixes them is left to it.
+  let spelling: string | undefined;
+  let start = 0;
+  while (start <= text.length) {
+    let end = text.indexOf("&", start);
+    if (end === -1) end = text.length;
+    const eq = text.indexOf("=", start);
+    if (eq === -1 || eq > end) return undefined;
+    const name = text.slice(start, eq);
+    const value = text.slice(eq + 1, end);
+    if (name === "actorIds" || name === "actorIds[]") {
+      spelling ??= name;
+      if (spelling !== name) return undefined;
+      if (!isPlainActorId(value)) return undefined;
+      read.actorIds ??= [];
+      if (read.actorIds.push(value) > MAX_ACTORS) return undefined;
+    } else if (name === "cache" && read.cache === undefined && PLAIN_SECONDS.test(value)) {
+      read.cache = Number(value);
+      if (read.cache > MAX_CACHE_SECONDS) return undefined;
+    } else {
+      return undefined;
+    }
+    start = end + 1;
+  }
+  return read;
+}
