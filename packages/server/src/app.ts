@@ -28,7 +28,7 @@ import { EventSchema } from "./features/history/event.schemas.js";
 import { pruneEvents } from "./features/history/event.repository.js";
 import { eventRoutes } from "./features/history/event.routes.js";
 import { EventService } from "./features/history/event.service.js";
-import { UnitOfWork } from "./features/history/unit-of-work.js";
+import { UnitOfWork } from "./write-path/unit-of-work.js";
 import { ExplanationSchema, flagRoutes } from "./features/flags/flag.routes.js";
 import { Metrics } from "./features/metrics/metrics.js";
 import { metricsRoutes } from "./features/metrics/metrics.routes.js";

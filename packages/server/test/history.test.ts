@@ -6,8 +6,8 @@ import { migrateToLatest } from "../src/db/migrate.js";
 import { GLOBAL_STREAM } from "../src/features/evaluation/changes.js";
 import { readStreamVersion } from "../src/features/evaluation/feed.repository.js";
 import { ADMIN_KEY_COMMAND, type StoredEvent, type WriteContext } from "../src/features/history/domain-events.js";
-import { EventBus } from "../src/features/history/event-bus.js";
-import { type CommittedWrite, UnitOfWork } from "../src/features/history/unit-of-work.js";
+import { EventBus } from "../src/write-path/event-bus.js";
+import { type CommittedWrite, UnitOfWork } from "../src/write-path/unit-of-work.js";
 import { offlineKeyService } from "../src/features/keys/admin-keys.js";
 import {
   ADMIN_KEY,

@@ -3,7 +3,7 @@ import { type Clock, isoTime } from "../../clock.js";
 import type { Database } from "../../db/schema.js";
 import { AppError, projectNotFound } from "../../errors.js";
 import type { DomainEvent, WriteContext } from "../history/domain-events.js";
-import type { UnitOfWork } from "../history/unit-of-work.js";
+import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./actor.repository.js";
 import type { Actor, PutActorInput } from "./actor.schemas.js";

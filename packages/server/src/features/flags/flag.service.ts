@@ -14,7 +14,7 @@ import { entityTag, requireMatch } from "../../http/preconditions.js";
 import { listMembers, type Membership } from "../actors/member-lists.js";
 import { segmentNames } from "../segments/segment.repository.js";
 import type { DomainEvent, WriteContext } from "../history/domain-events.js";
-import type { UnitOfWork } from "../history/unit-of-work.js";
+import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { anyNameBeyond, pageOfNames } from "../evaluation/name-scan.js";
 import { findProject } from "../projects/project.repository.js";
 import { existingSegmentIds, findSegment } from "../segments/segment.repository.js";

@@ -1,7 +1,7 @@
 import { systemClock } from "../../clock.js";
 import type { DatabaseHandle } from "../../db/database.js";
 import { notifyChangeSet } from "../evaluation/postgres-notifications.js";
-import { UnitOfWork } from "../history/unit-of-work.js";
+import { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { KeyService } from "./key.service.js";
 
 const quiet = { warn() {} };

@@ -6,7 +6,7 @@ import { hashApiKey, newApiKey, newKeyId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import { type Change, GLOBAL_STREAM } from "../evaluation/changes.js";
 import { type DomainEvent, STARTUP, type WriteContext } from "../history/domain-events.js";
-import type { UnitOfWork } from "../history/unit-of-work.js";
+import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./key.repository.js";
 import type { ApiKey, CreatedApiKey, CreateKeyInput } from "./key.schemas.js";

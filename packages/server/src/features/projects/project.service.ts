@@ -7,7 +7,7 @@ import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import { deleteChangeLog } from "../evaluation/feed.repository.js";
 import type { WriteContext } from "../history/domain-events.js";
 import { deleteProjectEvents } from "../history/event.repository.js";
-import type { UnitOfWork } from "../history/unit-of-work.js";
+import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import * as repo from "./project.repository.js";
 import type { CreateProjectInput, Project } from "./project.schemas.js";
 

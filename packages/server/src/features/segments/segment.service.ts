@@ -7,7 +7,7 @@ import { newId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import { ensureActors } from "../actors/actor.repository.js";
 import type { DomainEvent, WriteContext } from "../history/domain-events.js";
-import type { UnitOfWork } from "../history/unit-of-work.js";
+import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findFlag } from "../flags/flag.repository.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./segment.repository.js";

@@ -6,7 +6,7 @@ import type { Database } from "../../db/schema.js";
 import { AppError, invalid, projectNotFound } from "../../errors.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import { type DomainEvent, WEBHOOK_DISPATCHER, type WriteContext } from "../history/domain-events.js";
-import type { UnitOfWork } from "../history/unit-of-work.js";
+import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./webhook.repository.js";
 import { redactUrl } from "./redacted-url.js";

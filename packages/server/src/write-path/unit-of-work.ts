@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely, Transaction } from "kysely";
 import { monotonicFactory } from "ulid";
-import { type Clock, isoTime } from "../../clock.js";
-import type { Database } from "../../db/schema.js";
-import { busy } from "../../errors.js";
-import type { Change, ChangeSet } from "../evaluation/changes.js";
-import { nextStreamVersion, recordChangeSet } from "../evaluation/feed.repository.js";
-import type { DomainEvent, StoredEvent, WriteContext } from "./domain-events.js";
+import { type Clock, isoTime } from "../clock.js";
+import type { Database } from "../db/schema.js";
+import { busy } from "../errors.js";
+import type { Change, ChangeSet } from "../features/evaluation/changes.js";
+import { nextStreamVersion, recordChangeSet } from "../features/evaluation/feed.repository.js";
+import type { DomainEvent, StoredEvent, WriteContext } from "../features/history/domain-events.js";
 import { EventBus } from "./event-bus.js";
-import { insertEvents } from "./event.repository.js";
+import { insertEvents } from "../features/history/event.repository.js";
 
 /** What the work of a write answers: its result, its events, and what the evaluation snapshot must apply. */
 export interface WorkOutcome<T> {
