@@ -18,7 +18,7 @@ import { ActorSchema } from "./features/actors/actor.schemas.js";
 import { ActorService } from "./features/actors/actor.service.js";
 import { ChangeFeed } from "./features/evaluation/change-feed.js";
 import { pruneChangeSets } from "./features/evaluation/feed.repository.js";
-import { notifyChangeSet, PostgresListener } from "./features/evaluation/postgres-notifications.js";
+import { PostgresListener } from "./features/evaluation/postgres-notifications.js";
 import { checkRoutes } from "./features/evaluation/check.routes.js";
 import { CheckFastPath } from "./features/evaluation/check-fast-path.js";
 import { CheckRecorder } from "./features/evaluation/check-recorder.js";
@@ -28,7 +28,8 @@ import { EventSchema } from "./features/history/event.schemas.js";
 import { pruneEvents } from "./features/history/event.repository.js";
 import { eventRoutes } from "./features/history/event.routes.js";
 import { EventService } from "./features/history/event.service.js";
-import { UnitOfWork } from "./write-path/unit-of-work.js";
+import { createUnitOfWork } from "./write-path/create-unit-of-work.js";
+import type { UnitOfWork } from "./write-path/unit-of-work.js";
 import { ExplanationSchema, flagRoutes } from "./features/flags/flag.routes.js";
 import { Metrics } from "./features/metrics/metrics.js";
 import { metricsRoutes } from "./features/metrics/metrics.routes.js";
@@ -198,8 +199,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       if (set.at !== undefined && set.origin !== work.instanceId) metrics.recordFeedLag((Date.now() - set.at) / 1000);
     },
   });
-  const work = new UnitOfWork(db, clock, app.log, {
-    ...(postgres ? { announce: notifyChangeSet } : {}),
+  const work = createUnitOfWork(database, clock, app.log, {
     enqueue: (trx, events): Promise<void> => dispatcher.enqueue(trx, events),
   });
   // This instance's own writes reach its snapshot and its metrics through the bus, after commit.
