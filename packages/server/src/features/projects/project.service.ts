@@ -37,7 +37,6 @@ export class ProjectService {
               after: { id: project.id, name: project.name },
             },
           ],
-          changes: [{ kind: "project.created", projectId: project.id }],
         };
       });
     } catch (error) {
@@ -87,7 +86,6 @@ export class ProjectService {
             after: null,
           },
         ],
-        changes: [{ kind: "project.deleted", projectId: id }],
       };
     });
   }

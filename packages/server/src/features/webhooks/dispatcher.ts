@@ -1,8 +1,8 @@
 import { setMaxListeners } from "node:events";
 import { type Kysely, sql, type Transaction } from "kysely";
-import { monotonicFactory } from "ulid";
 import { type Clock, isoTime, type RandomSource } from "../../clock.js";
 import type { Database } from "../../db/schema.js";
+import { newDeliveryId } from "../../ids.js";
 import type { StoredEvent } from "../history/domain-events.js";
 import type { Metrics, WebhookQueueState } from "../metrics/metrics.js";
 import { insertDeliveries, type NewDelivery } from "./webhook.repository.js";
@@ -40,8 +40,6 @@ const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
 const OUTCOME_BATCH_MS = 20;
 /** How often the dispatcher looks for work it was not told about (other instances' events, lapsed leases). */
 const POLL_MS = 1000;
-
-const nextUlid = monotonicFactory();
 
 /** A retry window in words: "24 hours", "90 minutes", "2 seconds". */
 function describeWindow(ms: number): string {
@@ -196,7 +194,7 @@ export class WebhookDispatcher {
         if (hook.project_id !== event.projectId) continue;
         if (!matchesPatterns(JSON.parse(hook.events) as string[], event.type)) continue;
         const delivery = {
-          id: `dlv_${nextUlid(now)}`,
+          id: newDeliveryId(now),
           webhookId: hook.id,
           eventId: event.id,
           eventType: event.type,
