@@ -9,10 +9,12 @@ import {
   type Evaluation,
   type EvaluationReason,
   evaluate,
+  explain,
   FLAG_STATUSES,
   type FlagStatus,
   isEnabledForActor,
   isEnabledForSegment,
+  inCallRollout,
   isTargeted,
   type SegmentMembership,
 } from "../src/index.js";
@@ -417,5 +419,65 @@ describe("isEnabledForSegment", () => {
     assert.equal(isEnabledForSegment(base, "staff"), false);
     assert.equal(isEnabledForSegment({ ...base, status: "disabled" }, "beta"), false);
     assert.equal(isEnabledForSegment({ ...base, status: "enabled", segments: new Set() }, "staff"), true);
+  });
+});
+
+describe("explain agrees with evaluate", () => {
+  it("names the reason evaluate answers: for every draw when enabled, and for every draw outside the call rollout when not", () => {
+    fc.assert(
+      fc.property(scenarioArb(), (s) => {
+        const why = explain(s.flag, s.actorIds, s.isMember);
+        const evaluated = evaluate(s.flag, s.actorIds, s.isMember, () => s.draw);
+        if (why.enabled) {
+          assert.deepEqual(plain(evaluated), { enabled: true, reason: why.reason });
+        } else if (inCallRollout(why.callRolloutPercentage, s.draw)) {
+          // Only the call rollout, which explain leaves out, can turn it on.
+          assert.deepEqual(plain(evaluated), { enabled: true, reason: "SPLIT" });
+        } else {
+          assert.deepEqual(plain(evaluated), { enabled: false, reason: why.reason });
+        }
+        // The highest draw is outside every call rollout but 100%: then evaluate's answer is explain's.
+        if (why.callRolloutPercentage < 100) {
+          assert.deepEqual(plain(evaluate(s.flag, s.actorIds, s.isMember, () => BELOW_ONE)), {
+            enabled: why.enabled,
+            reason: why.reason,
+          });
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("the rule it names holds for the actor and segment it names, and no earlier rule held", () => {
+    fc.assert(
+      fc.property(scenarioArb(), (s) => {
+        const why = explain(s.flag, s.actorIds, s.isMember);
+        assert.equal(why.callRolloutPercentage, why.rule === "none" ? s.flag.percentageCalls : 0);
+        const targeted = s.actorIds.find((id) => isTargeted(s.flag, id, s.isMember));
+        switch (why.rule) {
+          case "status":
+            assert.notEqual(s.flag.status, "conditional");
+            break;
+          case "actor":
+            assert.equal(why.actorId, targeted);
+            assert.ok(s.flag.actors.has(why.actorId as string));
+            break;
+          case "segment":
+            assert.equal(why.actorId, targeted);
+            assert.ok(s.flag.segments.has(why.segmentId as string));
+            assert.ok(s.isMember(why.segmentId as string, why.actorId as string));
+            break;
+          case "actor_rollout":
+            assert.equal(targeted, undefined);
+            assert.ok(why.actors.find((a) => a.actorId === why.actorId)?.inRollout);
+            break;
+          case "none":
+            assert.equal(targeted, undefined);
+            assert.ok(why.actors.every((a) => !a.inRollout));
+            break;
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

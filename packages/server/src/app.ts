@@ -17,7 +17,7 @@ import { ActorSchema } from "./features/actors/actor.schemas.js";
 import { ActorService } from "./features/actors/actor.service.js";
 import { ChangeFeed } from "./features/evaluation/change-feed.js";
 import { pruneChangeSets } from "./features/evaluation/feed.repository.js";
-import { notifyChangeSet, PostgresListener } from "./features/evaluation/postgres-notifications.js";
+import { PostgresListener } from "./features/evaluation/postgres-notifications.js";
 import { checkRoutes } from "./features/evaluation/check.routes.js";
 import { checkAnswers } from "./features/evaluation/answer-check.js";
 import { CheckRecorder } from "./features/evaluation/check-recorder.js";
@@ -27,7 +27,8 @@ import { EventSchema } from "./features/history/event.schemas.js";
 import { pruneEvents } from "./features/history/event.repository.js";
 import { eventRoutes } from "./features/history/event.routes.js";
 import { EventService } from "./features/history/event.service.js";
-import { UnitOfWork } from "./features/history/unit-of-work.js";
+import { createUnitOfWork } from "./write-path/create-unit-of-work.js";
+import type { UnitOfWork } from "./write-path/unit-of-work.js";
 import { ExplanationSchema, flagRoutes } from "./features/flags/flag.routes.js";
 import { Metrics } from "./features/metrics/metrics.js";
 import { metricsRoutes } from "./features/metrics/metrics.routes.js";
@@ -205,8 +206,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     concurrency: config.webhookConcurrency,
     random,
   });
-  const work = new UnitOfWork(db, clock, app.log, {
-    ...(postgres ? { announce: notifyChangeSet } : {}),
+  const work = createUnitOfWork(database, clock, app.log, {
     // The outbox: a write's events become webhook deliveries in its own transaction.
     enqueue: (trx, events, hooks) => dispatcher.enqueue(trx, events, hooks),
   });

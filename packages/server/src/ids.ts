@@ -6,15 +6,29 @@ export function newId(prefix: "flg" | "seg"): string {
   return `${prefix}_${randomBytes(12).toString("base64url")}`;
 }
 
-// Shared by every instance in the process on purpose: ids only need to be unique and to increase.
+// The one ULID factory: every time-ordered id is minted here. Shared by every instance in the process on
+// purpose: ids only need to be unique and to increase, so ids made in the same millisecond still sort in
+// the order they were made.
 const nextUlid = monotonicFactory();
 
-/**
- * A key id such as `key_01JD3…`: a ULID, so ids made in the same millisecond still sort in the order
- * they were made, and keys list in creation order with the id as the tie-breaker.
- */
+/** A key id such as `key_01JD3…`: keys list in creation order with the id as the tie-breaker. */
 export function newKeyId(now: number): string {
   return `key_${nextUlid(now)}`;
+}
+
+/** An event id such as `evt_01JD3…`: the history pages by it, newest first. A ping's id is one too. */
+export function newEventId(now: number): string {
+  return `evt_${nextUlid(now)}`;
+}
+
+/** A webhook id such as `wh_01JD3…`. */
+export function newWebhookId(now: number): string {
+  return `wh_${nextUlid(now)}`;
+}
+
+/** A webhook delivery id such as `dlv_01JD3…`: a webhook's deliveries list and are claimed in this order. */
+export function newDeliveryId(now: number): string {
+  return `dlv_${nextUlid(now)}`;
 }
 
 /** Recognisable prefix of every API key, so secret scanners and people can spot one. */

@@ -6,8 +6,8 @@ import { migrateToLatest } from "../src/db/migrate.js";
 import { GLOBAL_STREAM } from "../src/features/evaluation/changes.js";
 import { readStreamVersion } from "../src/features/evaluation/feed.repository.js";
 import { ADMIN_KEY_COMMAND, type StoredEvent, type WriteContext } from "../src/features/history/domain-events.js";
-import { EventBus } from "../src/features/history/event-bus.js";
-import { type CommittedWrite, UnitOfWork } from "../src/features/history/unit-of-work.js";
+import { EventBus } from "../src/write-path/event-bus.js";
+import { type CommittedWrite, UnitOfWork } from "../src/write-path/unit-of-work.js";
 import { offlineKeyService } from "../src/features/keys/admin-keys.js";
 import {
   ADMIN_KEY,
@@ -74,6 +74,7 @@ for (const dialect of DIALECTS) {
         target: { kind: "key", id: name, name },
         before: null,
         after: { id: name, name, role: "admin" },
+        unpublished: { keyHash: `hash-of-${name}` },
       }) as const;
 
     test("a write with events stores them, moves the version once and publishes after commit", async () => {
@@ -89,6 +90,40 @@ for (const dialect of DIALECTS) {
       assert.equal(published.length, 1);
       assert.equal(published[0]!.events[0]!.id, stored[0]!.id);
       assert.equal(published[0]!.changeSet.version, v0 + 1);
+    });
+
+    test("an event's unpublished fields reach the change set, never the history or the bus's events", async () => {
+      const before = published.length;
+      await work.write(context, GLOBAL_STREAM, async () => ({ result: 1, events: [event("k-private")] }));
+      const write = published[before]!;
+      assert.deepEqual(write.changeSet.changes, [
+        {
+          kind: "key.created",
+          id: "k-private",
+          name: "k-private",
+          hash: "hash-of-k-private",
+          role: "admin",
+          projectId: null,
+        },
+      ]);
+      const event0 = write.events[0]!;
+      assert.deepEqual(Object.keys(event0), [
+        "id",
+        "type",
+        "projectId",
+        "target",
+        "before",
+        "after",
+        "createdAt",
+        "actor",
+        "requestId",
+      ]);
+      const row = await handle.db
+        .selectFrom("events")
+        .selectAll()
+        .where("id", "=", event0.id)
+        .executeTakeFirstOrThrow();
+      assert.ok(!JSON.stringify(row).includes("hash-of-k-private"), "the hash is not stored in the history");
     });
 
     test("a write without events stores nothing, keeps the version and publishes nothing", async () => {

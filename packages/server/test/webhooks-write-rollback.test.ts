@@ -6,7 +6,7 @@ import { loadConfig } from "../src/config.js";
 import { type DatabaseHandle, openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import type { WriteContext } from "../src/features/history/domain-events.js";
-import { UnitOfWork } from "../src/features/history/unit-of-work.js";
+import { UnitOfWork } from "../src/write-path/unit-of-work.js";
 import { Metrics } from "../src/features/metrics/metrics.js";
 import { Snapshot } from "../src/features/evaluation/snapshot.js";
 import { WebhookDispatcher } from "../src/features/webhooks/dispatcher.js";
@@ -78,7 +78,7 @@ for (const dialect of DIALECTS) {
         projectId: "p1",
         target: { kind: "flag", id: name, name },
         before: null,
-        after: { name },
+        after: { name, description: "", status: "disabled", percentageActors: 0, percentageCalls: 0 },
       }) as const;
 
     test("the slot comes back at once: the next write's delivery is sent right after its commit", async () => {

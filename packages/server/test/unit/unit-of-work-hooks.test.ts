@@ -6,7 +6,7 @@ import { type DatabaseHandle, openDatabase } from "../../src/db/database.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 import { GLOBAL_STREAM } from "../../src/features/evaluation/changes.js";
 import type { WriteContext } from "../../src/features/history/domain-events.js";
-import { UnitOfWork } from "../../src/features/history/unit-of-work.js";
+import { UnitOfWork } from "../../src/write-path/unit-of-work.js";
 
 const context: WriteContext = { actor: { system: "startup" }, requestId: null };
 const event = (name: string) =>
@@ -16,6 +16,7 @@ const event = (name: string) =>
     target: { kind: "key", id: name, name },
     before: null,
     after: { id: name, name, role: "admin" },
+    unpublished: { keyHash: `hash-of-${name}` },
   }) as const;
 
 for (const dialect of DIALECTS) {

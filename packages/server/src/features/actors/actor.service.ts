@@ -2,8 +2,8 @@ import type { Kysely } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import type { Database } from "../../db/schema.js";
 import { AppError, projectNotFound } from "../../errors.js";
-import type { DomainEvent, WriteContext } from "../history/domain-events.js";
-import type { UnitOfWork } from "../history/unit-of-work.js";
+import type { ActorProfile, DomainEvent, WriteContext } from "../history/domain-events.js";
+import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./actor.repository.js";
 import type { Actor, PutActorInput } from "./actor.schemas.js";
@@ -33,8 +33,8 @@ export class ActorService {
     actorId: string,
     input: PutActorInput,
   ): Promise<{ actor: Actor; created: boolean }> {
-    const profile = { name: input.name ?? null, imageURL: input.imageURL ?? null };
-    const event = (before: typeof profile | null): DomainEvent => ({
+    const profile: ActorProfile = { name: input.name ?? null, imageURL: input.imageURL ?? null };
+    const event = (before: ActorProfile | null): DomainEvent => ({
       type: "actor.updated",
       projectId,
       target: { kind: "actor", id: actorId, name: actorId },

@@ -7,14 +7,13 @@ import { AppError, type FieldError, flagNotFound, invalid, projectNotFound, segm
 import { newId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery, toPageQuery } from "../../pagination.js";
 import { ensureActors } from "../actors/actor.repository.js";
-import type { Change } from "../evaluation/changes.js";
 import type { CheckRecorder } from "../evaluation/check-recorder.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import { entityTag, requireMatch } from "../../http/preconditions.js";
 import { listMembers, type Membership } from "../actors/member-lists.js";
 import { segmentNames } from "../segments/segment.repository.js";
-import type { DomainEvent, WriteContext } from "../history/domain-events.js";
-import type { UnitOfWork } from "../history/unit-of-work.js";
+import type { FlagRecord, FlagUpdate, WriteContext } from "../history/domain-events.js";
+import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { anyNameBeyond, pageOfNames } from "../evaluation/name-scan.js";
 import { findProject } from "../projects/project.repository.js";
 import { existingSegmentIds, findSegment } from "../segments/segment.repository.js";
@@ -31,24 +30,8 @@ function contradictions(add: string[], remove: string[], field: string): FieldEr
     .map((id) => ({ path: `/${field}`, message: `"${id}" is both added and removed` }));
 }
 
-const upserted = (
-  flag: Flag,
-  delta: Omit<Extract<Change, { kind: "flag.upserted" }>, "kind" | "projectId" | "flag">,
-): Change => ({
-  kind: "flag.upserted",
-  projectId: flag.projectId,
-  flag: {
-    id: flag.id,
-    name: flag.name,
-    status: flag.status,
-    percentageActors: flag.percentageActors,
-    percentageCalls: flag.percentageCalls,
-  },
-  ...delta,
-});
-
 /** A flag's state as the history records it, before and after a write. */
-const flagState = (flag: Flag) => ({
+const flagState = (flag: Flag): FlagRecord => ({
   name: flag.name,
   description: flag.description,
   status: flag.status,
@@ -56,18 +39,7 @@ const flagState = (flag: Flag) => ({
   percentageCalls: flag.percentageCalls,
 });
 
-const flagEvent = (
-  type: "flag.created" | "flag.updated" | "flag.deleted",
-  flag: Flag,
-  before: Record<string, unknown> | null,
-  after: Record<string, unknown> | null,
-): DomainEvent => ({
-  type,
-  projectId: flag.projectId,
-  target: { kind: "flag", id: flag.id, name: flag.name },
-  before,
-  after,
-});
+const target = (flag: Flag) => ({ kind: "flag", id: flag.id, name: flag.name }) as const;
 
 export class FlagService {
   constructor(
@@ -116,8 +88,7 @@ export class FlagService {
         await repo.insertFlag(trx, flag);
         return {
           result: flag,
-          events: [flagEvent("flag.created", flag, null, flagState(flag))],
-          changes: [upserted(flag, { addActors: [], removeActors: [], addSegments: [], removeSegments: [] })],
+          events: [{ type: "flag.created", projectId, target: target(flag), before: null, after: flagState(flag) }],
         };
       });
     } catch (error) {
@@ -198,7 +169,7 @@ export class FlagService {
       await repo.detachActors(trx, next.id, delta.removeActors);
       await repo.attachSegments(trx, next.id, delta.addSegments, now);
       await repo.detachSegments(trx, next.id, delta.removeSegments);
-      const after = {
+      const after: FlagUpdate = {
         ...flagState(next),
         addedActors: delta.addActors,
         removedActors: delta.removeActors,
@@ -207,8 +178,7 @@ export class FlagService {
       };
       return {
         result: this.present(next),
-        events: [flagEvent("flag.updated", next, flagState(flag), after)],
-        changes: [upserted(next, delta)],
+        events: [{ type: "flag.updated", projectId, target: target(next), before: flagState(flag), after }],
       };
     });
   }
@@ -223,8 +193,7 @@ export class FlagService {
       await repo.deleteFlag(trx, flag.id);
       return {
         result: flag.id,
-        events: [flagEvent("flag.deleted", flag, flagState(flag), null)],
-        changes: [{ kind: "flag.deleted", projectId, id: flag.id }],
+        events: [{ type: "flag.deleted", projectId, target: target(flag), before: flagState(flag), after: null }],
       };
     });
     this.recorder.forget(id);

@@ -1,8 +1,8 @@
-import type { EventType, TargetKind } from "@flagstaff/core";
+import type { EVENT_TYPES as CONTRACT_EVENT_TYPES, FlagStatus, TargetKind } from "@flagstaff/core";
 import type { Role } from "../evaluation/changes.js";
 
-// The event types and target kinds are the API's contract, shared with the clients: @flagstaff/core.
-export { EVENT_TYPES, type EventType, type TargetKind } from "@flagstaff/core";
+// The target kinds are the API's contract, shared with the clients: @flagstaff/core.
+export type { TargetKind } from "@flagstaff/core";
 
 /** Who made a write: a key (with its name as it was then), or the service itself. */
 export type EventActor =
@@ -19,20 +19,118 @@ export const STARTUP: WriteContext = { actor: { system: "startup" }, requestId: 
 export const ADMIN_KEY_COMMAND: WriteContext = { actor: { system: "admin-key-command" }, requestId: null };
 export const WEBHOOK_DISPATCHER: WriteContext = { actor: { system: "webhook-dispatcher" }, requestId: null };
 
-/** What a write did, as its work reports it: the target, and its state before and after (never a secret). */
-export interface DomainEvent {
+// What the history records of each kind of target, before and after a write (never a secret). Type
+// aliases, not interfaces: a published event's states are plain JSON records.
+export type ProjectRecord = { readonly id: string; readonly name: string };
+export type KeyRecord = { readonly id: string; readonly name: string; readonly role: Role };
+export type FlagRecord = {
+  readonly name: string;
+  readonly description: string;
+  readonly status: FlagStatus;
+  readonly percentageActors: number;
+  readonly percentageCalls: number;
+};
+/** A flag after an update: its fields, and the actors and segments the update attached and detached. */
+export type FlagUpdate = FlagRecord & {
+  readonly addedActors: readonly string[];
+  readonly removedActors: readonly string[];
+  readonly addedSegments: readonly string[];
+  readonly removedSegments: readonly string[];
+};
+export type SegmentRecord = { readonly name: string; readonly description: string };
+/** A segment after an update: its fields, and the members the update added and removed. */
+export type SegmentUpdate = SegmentRecord & {
+  readonly addedActors: readonly string[];
+  readonly removedActors: readonly string[];
+};
+export type ActorProfile = { readonly name: string | null; readonly imageURL: string | null };
+/** A webhook as the history records it: no secret, and the URL without its credentials, query and fragment. */
+export type WebhookRecord = {
+  readonly id: string;
+  readonly url: string;
+  readonly events: readonly string[];
+  readonly description: string;
+  readonly enabled: boolean;
+  readonly disabledReason: string | null;
+};
+
+/** One kind of event: its type, the kind of its target, and the shapes of its before and after. */
+interface EventOf<Type extends string, Kind extends TargetKind, Before, After, Project = string> {
+  readonly type: Type;
+  /** null for admin keys, which belong to no project, and for `project.deleted` (kept apart from any project). */
+  readonly projectId: Project;
+  readonly target: { readonly kind: Kind; readonly id: string; readonly name: string };
+  readonly before: Before;
+  readonly after: After;
+}
+
+/**
+ * What a write did, as its work reports it: one member per event type. `unpublished` carries what the
+ * write path needs from an event but the history and webhooks must never see (a key's hash): the unit of
+ * work drops it before the event is stored or published.
+ */
+export type DomainEvent =
+  | EventOf<"project.created", "project", null, ProjectRecord>
+  | EventOf<"project.deleted", "project", ProjectRecord, null, null>
+  | (EventOf<"key.created", "key", null, KeyRecord, string | null> & {
+      readonly unpublished: { readonly keyHash: string };
+    })
+  | EventOf<"key.revoked", "key", KeyRecord, null, string | null>
+  | EventOf<"flag.created", "flag", null, FlagRecord>
+  | EventOf<"flag.updated", "flag", FlagRecord, FlagUpdate>
+  | EventOf<"flag.deleted", "flag", FlagRecord, null>
+  | EventOf<"segment.created", "segment", null, SegmentRecord>
+  | EventOf<"segment.updated", "segment", SegmentRecord, SegmentUpdate>
+  | EventOf<"segment.deleted", "segment", SegmentRecord, null>
+  | EventOf<"actor.updated", "actor", ActorProfile | null, ActorProfile>
+  | EventOf<"webhook.created", "webhook", null, WebhookRecord>
+  | EventOf<"webhook.updated", "webhook", WebhookRecord, WebhookRecord>
+  | EventOf<"webhook.deleted", "webhook", WebhookRecord, null>;
+
+export type EventType = DomainEvent["type"];
+
+/** One event type's member of DomainEvent. */
+export type EventOfType<T extends EventType> = Extract<DomainEvent, { type: T }>;
+
+/** Every kind of event a write can produce (the contract's list); the history filters by these and by their prefixes. */
+export { EVENT_TYPES } from "@flagstaff/core";
+// Compile-time check that the contract's list and this union name the same types, both ways.
+type ContractTypes = (typeof CONTRACT_EVENT_TYPES)[number];
+const sameTypes: [Exclude<EventType, ContractTypes>, Exclude<ContractTypes, EventType>] extends [never, never]
+  ? true
+  : never = true;
+void sameTypes;
+
+/** An event as stored in the history and published on the bus and to webhooks (never `unpublished`). */
+export interface StoredEvent {
+  readonly id: string;
   readonly type: EventType;
-  /** null for admin keys, which belong to no project. */
   readonly projectId: string | null;
   readonly target: { readonly kind: TargetKind; readonly id: string; readonly name: string };
   readonly before: Record<string, unknown> | null;
   readonly after: Record<string, unknown> | null;
-}
-
-/** An event as stored in the history and published on the bus. */
-export interface StoredEvent extends DomainEvent {
-  readonly id: string;
   readonly createdAt: string;
   readonly actor: EventActor;
   readonly requestId: string | null;
+}
+
+/**
+ * The published form of a reported event, as the history stores it and webhooks send it: the fields in
+ * this order (a webhook body is this object serialised), and nothing of `unpublished`.
+ */
+export function publishedEvent(
+  event: DomainEvent,
+  stored: { readonly id: string; readonly createdAt: string; readonly context: WriteContext },
+): StoredEvent {
+  return {
+    id: stored.id,
+    type: event.type,
+    projectId: event.projectId,
+    target: event.target,
+    before: event.before,
+    after: event.after,
+    createdAt: stored.createdAt,
+    actor: stored.context.actor,
+    requestId: stored.context.requestId,
+  };
 }

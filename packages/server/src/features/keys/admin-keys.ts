@@ -1,7 +1,6 @@
 import { systemClock } from "../../clock.js";
 import type { DatabaseHandle } from "../../db/database.js";
-import { notifyChangeSet } from "../evaluation/postgres-notifications.js";
-import { UnitOfWork } from "../history/unit-of-work.js";
+import { createUnitOfWork } from "../../write-path/create-unit-of-work.js";
 import { KeyService } from "./key.service.js";
 
 const quiet = { warn() {} };
@@ -12,7 +11,6 @@ const quiet = { warn() {} };
  * announces them as the server's do, so running instances pick them up; nothing here holds a snapshot.
  */
 export function offlineKeyService(handle: DatabaseHandle): KeyService {
-  const options = handle.dialect === "postgres" ? { announce: notifyChangeSet } : {};
-  const work = new UnitOfWork(handle.db, systemClock, quiet, options);
+  const work = createUnitOfWork(handle, systemClock, quiet);
   return new KeyService(handle.db, work, systemClock);
 }

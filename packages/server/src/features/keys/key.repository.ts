@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
 import type { ApiKeysTable, Database } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
+import type { Role } from "../evaluation/changes.js";
 import type { ApiKey } from "./key.schemas.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -35,13 +36,14 @@ export async function deleteKey(
   trx: Transaction<Database>,
   projectId: string,
   id: string,
-): Promise<{ name: string; role: string } | undefined> {
-  return trx
+): Promise<{ name: string; role: Role } | undefined> {
+  const row = await trx
     .deleteFrom("api_keys")
     .where("id", "=", id)
     .where("project_id", "=", projectId)
     .returning(["name", "role"])
     .executeTakeFirst();
+  return row && { name: row.name, role: row.role as Role };
 }
 
 export async function listKeys(db: Executor, projectId: string, page: PageQuery): Promise<ApiKey[]> {
@@ -78,11 +80,12 @@ export async function listAdminKeys(db: Executor): Promise<ApiKey[]> {
 export async function deleteAdminKey(
   trx: Transaction<Database>,
   id: string,
-): Promise<{ name: string; role: string } | undefined> {
-  return trx
+): Promise<{ name: string; role: Role } | undefined> {
+  const row = await trx
     .deleteFrom("api_keys")
     .where("id", "=", id)
     .where("role", "=", "admin")
     .returning(["name", "role"])
     .executeTakeFirst();
+  return row && { name: row.name, role: row.role as Role };
 }

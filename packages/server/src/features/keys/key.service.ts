@@ -4,28 +4,37 @@ import type { Database } from "../../db/schema.js";
 import { AppError, projectNotFound } from "../../errors.js";
 import { hashApiKey, newApiKey, newKeyId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
-import { type Change, GLOBAL_STREAM } from "../evaluation/changes.js";
-import { type DomainEvent, STARTUP, type WriteContext } from "../history/domain-events.js";
-import type { UnitOfWork } from "../history/unit-of-work.js";
+import { GLOBAL_STREAM, type Role } from "../evaluation/changes.js";
+import { type DomainEvent, type KeyRecord, STARTUP, type WriteContext } from "../history/domain-events.js";
+import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./key.repository.js";
 import type { ApiKey, CreatedApiKey, CreateKeyInput } from "./key.schemas.js";
 
-/** A key event: id, name and role before or after, never the secret or its hash. */
-function keyEvent(
-  type: "key.created" | "key.revoked",
-  projectId: string | null,
-  key: { id: string; name: string; role: string },
-): DomainEvent {
-  const state = { id: key.id, name: key.name, role: key.role };
-  return {
-    type,
-    projectId,
-    target: { kind: "key", id: key.id, name: key.name },
-    before: type === "key.created" ? null : state,
-    after: type === "key.created" ? state : null,
-  };
-}
+/** A key's state as the history records it: id, name and role, never the secret or its hash. */
+const keyState = (key: { id: string; name: string; role: Role }): KeyRecord => ({
+  id: key.id,
+  name: key.name,
+  role: key.role,
+});
+
+/** A key's creation; its hash goes along unpublished, for the snapshot that authenticates with it. */
+const keyCreated = (projectId: string | null, key: ApiKey, keyHash: string): DomainEvent => ({
+  type: "key.created",
+  projectId,
+  target: { kind: "key", id: key.id, name: key.name },
+  before: null,
+  after: keyState(key),
+  unpublished: { keyHash },
+});
+
+const keyRevoked = (projectId: string | null, key: { id: string; name: string; role: Role }): DomainEvent => ({
+  type: "key.revoked",
+  projectId,
+  target: { kind: "key", id: key.id, name: key.name },
+  before: keyState(key),
+  after: null,
+});
 
 export class KeyService {
   constructor(
@@ -44,8 +53,7 @@ export class KeyService {
       await repo.insertKey(trx, key, hash);
       return {
         result: { ...key, role: input.role, projectId, key: secret },
-        events: [keyEvent("key.created", projectId, key)],
-        changes: [{ kind: "key.created", id: key.id, name: key.name, hash, role: key.role, projectId }],
+        events: [keyCreated(projectId, key, hash)],
       };
     });
   }
@@ -71,8 +79,7 @@ export class KeyService {
       }
       return {
         result: undefined,
-        events: [keyEvent("key.revoked", projectId, { id: keyId, ...deleted })],
-        changes: [{ kind: "key.deleted", id: keyId }],
+        events: [keyRevoked(projectId, { id: keyId, ...deleted })],
       };
     });
   }
@@ -85,13 +92,13 @@ export class KeyService {
     return this.work.write(STARTUP, GLOBAL_STREAM, async (trx) => {
       if (configured !== undefined) {
         if (await repo.hasKeyWithHash(trx, hashApiKey(configured))) return { result: undefined, events: [] };
-        const { key, change } = await this.insertAdminKey(trx, "ADMIN_API_KEY", configured);
-        return { result: undefined, events: [keyEvent("key.created", null, key)], changes: [change] };
+        const { event } = await this.insertAdminKey(trx, "ADMIN_API_KEY", configured);
+        return { result: undefined, events: [event] };
       }
       if (await repo.hasAdminKey(trx)) return { result: undefined, events: [] };
       const secret = newApiKey();
-      const { key, change } = await this.insertAdminKey(trx, "generated at first start", secret);
-      return { result: secret, events: [keyEvent("key.created", null, key)], changes: [change] };
+      const { event } = await this.insertAdminKey(trx, "generated at first start", secret);
+      return { result: secret, events: [event] };
     });
   }
 
@@ -99,8 +106,8 @@ export class KeyService {
   async createAdminKey(context: WriteContext, name: string): Promise<ApiKey & { key: string }> {
     return this.work.write(context, GLOBAL_STREAM, async (trx) => {
       const secret = newApiKey();
-      const { key, change } = await this.insertAdminKey(trx, name, secret);
-      return { result: { ...key, key: secret }, events: [keyEvent("key.created", null, key)], changes: [change] };
+      const { key, event } = await this.insertAdminKey(trx, name, secret);
+      return { result: { ...key, key: secret }, events: [event] };
     });
   }
 
@@ -115,8 +122,7 @@ export class KeyService {
       if (!deleted) throw new AppError(404, "key_not_found", `No admin key "${keyId}".`);
       return {
         result: undefined,
-        events: [keyEvent("key.revoked", null, { id: keyId, ...deleted })],
-        changes: [{ kind: "key.deleted", id: keyId }],
+        events: [keyRevoked(null, { id: keyId, ...deleted })],
       };
     });
   }
@@ -126,7 +132,6 @@ export class KeyService {
     const now = this.clock.now();
     const key: ApiKey = { id: newKeyId(now), name, role: "admin", projectId: null, createdAt: isoTime(now) };
     await repo.insertKey(trx, key, hash);
-    const change: Change = { kind: "key.created", id: key.id, name, hash, role: "admin", projectId: null };
-    return { key, change };
+    return { key, event: keyCreated(null, key, hash) };
   }
 }

@@ -7,7 +7,7 @@ import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import { deleteChangeLog } from "../evaluation/feed.repository.js";
 import type { WriteContext } from "../history/domain-events.js";
 import { deleteProjectEvents } from "../history/event.repository.js";
-import type { UnitOfWork } from "../history/unit-of-work.js";
+import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import * as repo from "./project.repository.js";
 import type { CreateProjectInput, Project } from "./project.schemas.js";
 
@@ -37,7 +37,6 @@ export class ProjectService {
               after: { id: project.id, name: project.name },
             },
           ],
-          changes: [{ kind: "project.created", projectId: project.id }],
         };
       });
     } catch (error) {
@@ -87,7 +86,6 @@ export class ProjectService {
             after: null,
           },
         ],
-        changes: [{ kind: "project.deleted", projectId: id }],
       };
     });
   }

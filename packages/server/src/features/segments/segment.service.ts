@@ -7,8 +7,8 @@ import { AppError, flagNotFound, invalid, projectNotFound, segmentNotFound } fro
 import { newId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import { ensureActors } from "../actors/actor.repository.js";
-import type { DomainEvent, WriteContext } from "../history/domain-events.js";
-import type { UnitOfWork } from "../history/unit-of-work.js";
+import type { SegmentRecord, SegmentUpdate, WriteContext } from "../history/domain-events.js";
+import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findFlag } from "../flags/flag.repository.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./segment.repository.js";
@@ -33,15 +33,12 @@ const segmentExists = (name: string) =>
   new AppError(409, "segment_exists", `A segment named "${name}" already exists.`);
 
 /** A segment's state as the history records it. */
-const segmentState = (row: { name: string; description: string }) => ({ name: row.name, description: row.description });
+const segmentState = (row: { name: string; description: string }): SegmentRecord => ({
+  name: row.name,
+  description: row.description,
+});
 
-const segmentEvent = (
-  type: "segment.created" | "segment.updated" | "segment.deleted",
-  projectId: string,
-  row: { id: string; name: string },
-  before: Record<string, unknown> | null,
-  after: Record<string, unknown> | null,
-): DomainEvent => ({ type, projectId, target: { kind: "segment", id: row.id, name: row.name }, before, after });
+const target = (row: { id: string; name: string }) => ({ kind: "segment", id: row.id, name: row.name }) as const;
 
 export class SegmentService {
   constructor(
@@ -107,7 +104,7 @@ export class SegmentService {
             actorsCount: 0,
             revision: 1,
           },
-          events: [segmentEvent("segment.created", projectId, row, null, segmentState(row))],
+          events: [{ type: "segment.created", projectId, target: target(row), before: null, after: segmentState(row) }],
         };
       });
     } catch (error) {
@@ -174,14 +171,12 @@ export class SegmentService {
           await repo.removeMembers(trx, segmentId, removed);
         }
         const [segment] = await this.withLatestActors(trx, [next]);
-        const after = { ...segmentState(next), addedActors: added, removedActors: removed };
+        const after: SegmentUpdate = { ...segmentState(next), addedActors: added, removedActors: removed };
         return {
           result: segment as Segment,
-          events: changed ? [segmentEvent("segment.updated", projectId, next, segmentState(row), after)] : [],
-          changes:
-            added.length > 0 || removed.length > 0
-              ? [{ kind: "segment.members", projectId, segmentId, add: added, remove: removed }]
-              : [],
+          events: changed
+            ? [{ type: "segment.updated", projectId, target: target(next), before: segmentState(row), after }]
+            : [],
         };
       });
     } catch (error) {
@@ -201,8 +196,7 @@ export class SegmentService {
       await repo.deleteSegment(trx, segmentId);
       return {
         result: undefined,
-        events: [segmentEvent("segment.deleted", projectId, row, segmentState(row), null)],
-        changes: [{ kind: "segment.deleted", projectId, segmentId }],
+        events: [{ type: "segment.deleted", projectId, target: target(row), before: segmentState(row), after: null }],
       };
     });
   }

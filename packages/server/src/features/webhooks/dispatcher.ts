@@ -1,11 +1,11 @@
 import { setMaxListeners } from "node:events";
 import type { Kysely, Transaction } from "kysely";
-import { monotonicFactory } from "ulid";
 import { type Clock, isoTime, type RandomSource } from "../../clock.js";
 import type { Database } from "../../db/schema.js";
+import { newDeliveryId } from "../../ids.js";
 import type { StoredEvent } from "../history/domain-events.js";
-import { EventBus } from "../history/event-bus.js";
-import type { WriteHooks } from "../history/unit-of-work.js";
+import { EventBus } from "../../write-path/event-bus.js";
+import type { WriteHooks } from "../../write-path/unit-of-work.js";
 import type { Metrics } from "../metrics/metrics.js";
 import * as deliveries from "./delivery.repository.js";
 import type { Claimed, LeasedOutcome, Outcome } from "./delivery.repository.js";
@@ -46,8 +46,6 @@ export interface DeadWebhook {
 const OUTCOME_BATCH_MS = 20;
 /** How often the dispatcher looks for work it was not told about (other instances' events, lapsed leases). */
 const POLL_MS = 1000;
-
-const nextUlid = monotonicFactory();
 
 /** Whether a webhook's patterns (`*`, `flag.*`, `flag.updated`) take an event type. */
 export function matchesPatterns(patterns: readonly string[], type: string): boolean {
@@ -138,7 +136,7 @@ export class WebhookDispatcher {
         if (hook.project_id !== event.projectId) continue;
         if (!matchesPatterns(JSON.parse(hook.events) as string[], event.type)) continue;
         const delivery = {
-          id: `dlv_${nextUlid(now)}`,
+          id: newDeliveryId(now),
           webhookId: hook.id,
           eventId: event.id,
           eventType: event.type,

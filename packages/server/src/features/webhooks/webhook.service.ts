@@ -1,13 +1,18 @@
 import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
-import { monotonicFactory } from "ulid";
 import { type Clock, isoTime } from "../../clock.js";
 import type { Database } from "../../db/schema.js";
 import { AppError, invalid, projectNotFound } from "../../errors.js";
+import { newDeliveryId, newEventId, newWebhookId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
-import { type DomainEvent, WEBHOOK_DISPATCHER, type WriteContext } from "../history/domain-events.js";
-import { EventBus } from "../history/event-bus.js";
-import type { UnitOfWork } from "../history/unit-of-work.js";
+import {
+  type DomainEvent,
+  WEBHOOK_DISPATCHER,
+  type WebhookRecord as WebhookState,
+  type WriteContext,
+} from "../history/domain-events.js";
+import { EventBus } from "../../write-path/event-bus.js";
+import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./webhook.repository.js";
 import { redactUrl } from "./redacted-url.js";
@@ -23,8 +28,6 @@ import type {
   WebhookRecord,
 } from "./webhook.schemas.js";
 
-const nextUlid = monotonicFactory();
-
 export const webhookNotFound = (projectId: string, id: string) =>
   new AppError(404, "webhook_not_found", `Webhook "${id}" does not exist in project "${projectId}".`);
 
@@ -32,7 +35,7 @@ export const webhookNotFound = (projectId: string, id: string) =>
 const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`;
 
 /** The state a webhook event records: everything but the secret, and the URL without its secrets. */
-const state = (hook: WebhookRecord) => ({
+const state = (hook: WebhookRecord): WebhookState => ({
   id: hook.id,
   url: redactUrl(hook.url),
   events: hook.events,
@@ -41,20 +44,31 @@ const state = (hook: WebhookRecord) => ({
   disabledReason: hook.disabledReason,
 });
 
-function webhookEvent(
-  type: "webhook.created" | "webhook.updated" | "webhook.deleted",
-  before: WebhookRecord | null,
-  after: WebhookRecord | null,
-): DomainEvent {
-  const hook = (after ?? before) as WebhookRecord;
-  return {
-    type,
-    projectId: hook.projectId,
-    target: { kind: "webhook", id: hook.id, name: redactUrl(hook.url) },
-    before: before && state(before),
-    after: after && state(after),
-  };
-}
+const target = (hook: WebhookRecord) => ({ kind: "webhook", id: hook.id, name: redactUrl(hook.url) }) as const;
+
+const webhookCreated = (hook: WebhookRecord): DomainEvent => ({
+  type: "webhook.created",
+  projectId: hook.projectId,
+  target: target(hook),
+  before: null,
+  after: state(hook),
+});
+
+const webhookUpdated = (before: WebhookRecord, after: WebhookRecord): DomainEvent => ({
+  type: "webhook.updated",
+  projectId: after.projectId,
+  target: target(after),
+  before: state(before),
+  after: state(after),
+});
+
+const webhookDeleted = (hook: WebhookRecord): DomainEvent => ({
+  type: "webhook.deleted",
+  projectId: hook.projectId,
+  target: target(hook),
+  before: state(hook),
+  after: null,
+});
 
 export interface WebhookServiceOptions {
   readonly allowPrivateNetworks: boolean;
@@ -106,7 +120,7 @@ export class WebhookService {
       if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
       const now = this.clock.now();
       const hook: repo.StoredWebhook = {
-        id: `wh_${nextUlid(now)}`,
+        id: newWebhookId(now),
         projectId,
         url,
         events: input.events ?? ["*"],
@@ -118,7 +132,7 @@ export class WebhookService {
         secret: newSecret(),
       };
       await repo.insertWebhook(trx, hook);
-      return { result: hook, events: [webhookEvent("webhook.created", null, repo.publicWebhook(hook))] };
+      return { result: hook, events: [webhookCreated(repo.publicWebhook(hook))] };
     });
     return this.withBacklog(created);
   }
@@ -169,7 +183,7 @@ export class WebhookService {
       // Its waiting deliveries are due again, once the write is committed.
       if (enabled && !before.enabled) hooks.afterCommit(() => this.announceQueued());
       const [b, a] = [repo.publicWebhook(before), repo.publicWebhook(updated)];
-      return { result: a, events: [webhookEvent("webhook.updated", b, a)] };
+      return { result: a, events: [webhookUpdated(b, a)] };
     });
     return this.withBacklog(updated);
   }
@@ -181,7 +195,7 @@ export class WebhookService {
       const before = await repo.findWebhook(trx, projectId, id);
       if (!before) throw webhookNotFound(projectId, id);
       await repo.deleteWebhook(trx, id);
-      return { result: undefined, events: [webhookEvent("webhook.deleted", repo.publicWebhook(before), null)] };
+      return { result: undefined, events: [webhookDeleted(repo.publicWebhook(before))] };
     });
   }
 
@@ -196,7 +210,7 @@ export class WebhookService {
       const after = { ...before, enabled: false, disabledReason: reason, updatedAt: isoTime(this.clock.now()) };
       await repo.updateWebhook(trx, after);
       const [b, a] = [repo.publicWebhook(before), repo.publicWebhook(after)];
-      return { result: undefined, events: [webhookEvent("webhook.updated", b, a)] };
+      return { result: undefined, events: [webhookUpdated(b, a)] };
     });
   }
 
@@ -233,7 +247,7 @@ export class WebhookService {
   async ping(context: WriteContext, projectId: string, id: string): Promise<Delivery> {
     const hook = await this.find(projectId, id);
     const now = this.clock.now();
-    const eventId = `evt_${nextUlid(now)}`;
+    const eventId = newEventId(now);
     const body = {
       id: eventId,
       type: "ping",
@@ -246,7 +260,7 @@ export class WebhookService {
       requestId: context.requestId,
     };
     const delivery: repo.NewDelivery = {
-      id: `dlv_${nextUlid(now)}`,
+      id: newDeliveryId(now),
       webhookId: hook.id,
       eventId,
       eventType: "ping",

@@ -1,22 +1,29 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely, Transaction } from "kysely";
-import { monotonicFactory } from "ulid";
-import { type Clock, isoTime } from "../../clock.js";
-import type { Database } from "../../db/schema.js";
-import { busy } from "../../errors.js";
-import type { Change, ChangeSet } from "../evaluation/changes.js";
-import { nextStreamVersion, recordChangeSet } from "../evaluation/feed.repository.js";
-import type { DomainEvent, StoredEvent, WriteContext } from "./domain-events.js";
+import { type Clock, isoTime } from "../clock.js";
+import type { Database } from "../db/schema.js";
+import { busy } from "../errors.js";
+import { newEventId } from "../ids.js";
+import type { ChangeSet } from "../features/evaluation/changes.js";
+import { evaluationChanges } from "../features/evaluation/event-changes.js";
+import { nextStreamVersion, recordChangeSet } from "../features/evaluation/feed.repository.js";
+import {
+  type DomainEvent,
+  publishedEvent,
+  type StoredEvent,
+  type WriteContext,
+} from "../features/history/domain-events.js";
 import { EventBus } from "./event-bus.js";
-import { insertEvents } from "./event.repository.js";
+import { insertEvents } from "../features/history/event.repository.js";
 
-/** What the work of a write answers: its result, its events, and what the evaluation snapshot must apply. */
+/** What the work of a write answers: its result and its events. */
 export interface WorkOutcome<T> {
   readonly result: T;
-  /** None when the write changed nothing: then nothing is stored and no version is taken. */
+  /**
+   * None when the write changed nothing: then nothing is stored and no version is taken. What the
+   * evaluation snapshot must apply is derived from these (see evaluationChanges).
+   */
   readonly events: readonly DomainEvent[];
-  /** The evaluation deltas of these events (none when evaluation does not see them). */
-  readonly changes?: readonly Change[];
 }
 
 /** A committed write as the bus carries it, after commit. */
@@ -80,7 +87,6 @@ export class UnitOfWork {
   readonly bus = new EventBus<CommittedWrite>();
   /** Identifies this instance in the change sets it writes. */
   readonly instanceId = randomUUID();
-  private readonly nextUlid = monotonicFactory();
   /** Per stream: writes holding a slot, and the writes waiting for one, in arrival order. */
   private readonly writeSlots = new Map<string, { active: number; waiting: (() => void)[] }>();
 
@@ -116,25 +122,18 @@ export class UnitOfWork {
         // changes nothing rolls back, and the version with it.
         const version = await nextStreamVersion(trx, stream);
         const outcome = await work(trx, hooks);
-        if (outcome.events.length === 0) {
-          if ((outcome.changes ?? []).length > 0) throw new Error("a write changed evaluation state without an event");
-          throw new NothingChanged(outcome.result);
-        }
+        if (outcome.events.length === 0) throw new NothingChanged(outcome.result);
         const now = this.clock.now();
         const createdAt = isoTime(now);
-        const events: StoredEvent[] = outcome.events.map((event) => ({
-          id: `evt_${this.nextUlid(now)}`,
-          ...event,
-          createdAt,
-          actor: context.actor,
-          requestId: context.requestId,
-        }));
+        const events = outcome.events.map((event) =>
+          publishedEvent(event, { id: newEventId(now), createdAt, context }),
+        );
         await insertEvents(trx, events);
         await this.options.enqueue?.(trx, events, hooks);
         const changeSet: ChangeSet = {
           stream,
           version,
-          changes: outcome.changes ?? [],
+          changes: outcome.events.flatMap(evaluationChanges),
           at: now,
           origin: this.instanceId,
         };

@@ -1,0 +1,78 @@
+import type { DomainEvent, FlagRecord } from "../history/domain-events.js";
+import type { Change } from "./changes.js";
+
+/**
+ * What an event does to evaluation state: the changes the snapshot applies (and the change log records)
+ * for it. The one place they are derived, so a service reports what it did once, as events, and the
+ * snapshot cannot drift from the history. Events that evaluation does not see (actor profiles, webhooks,
+ * a segment's name or description) answer none.
+ */
+export function evaluationChanges(event: DomainEvent): Change[] {
+  switch (event.type) {
+    case "project.created":
+      return [{ kind: "project.created", projectId: event.target.id }];
+    case "project.deleted":
+      return [{ kind: "project.deleted", projectId: event.target.id }];
+    case "key.created":
+      return [
+        {
+          kind: "key.created",
+          id: event.target.id,
+          name: event.target.name,
+          hash: event.unpublished.keyHash,
+          role: event.after.role,
+          projectId: event.projectId,
+        },
+      ];
+    case "key.revoked":
+      return [{ kind: "key.deleted", id: event.target.id }];
+    case "flag.created":
+      return [
+        {
+          kind: "flag.upserted",
+          projectId: event.projectId,
+          flag: flagOf(event.target.id, event.after),
+          addActors: [],
+          removeActors: [],
+          addSegments: [],
+          removeSegments: [],
+        },
+      ];
+    case "flag.updated":
+      return [
+        {
+          kind: "flag.upserted",
+          projectId: event.projectId,
+          flag: flagOf(event.target.id, event.after),
+          addActors: event.after.addedActors,
+          removeActors: event.after.removedActors,
+          addSegments: event.after.addedSegments,
+          removeSegments: event.after.removedSegments,
+        },
+      ];
+    case "flag.deleted":
+      return [{ kind: "flag.deleted", projectId: event.projectId, id: event.target.id }];
+    case "segment.updated": {
+      const { addedActors: add, removedActors: remove } = event.after;
+      if (add.length === 0 && remove.length === 0) return [];
+      return [{ kind: "segment.members", projectId: event.projectId, segmentId: event.target.id, add, remove }];
+    }
+    case "segment.deleted":
+      return [{ kind: "segment.deleted", projectId: event.projectId, segmentId: event.target.id }];
+    case "segment.created":
+    case "actor.updated":
+    case "webhook.created":
+    case "webhook.updated":
+    case "webhook.deleted":
+      return [];
+  }
+}
+
+/** A flag as evaluation sees it, from its id and its recorded state. */
+const flagOf = (id: string, state: FlagRecord) => ({
+  id,
+  name: state.name,
+  status: state.status,
+  percentageActors: state.percentageActors,
+  percentageCalls: state.percentageCalls,
+});
