@@ -3,8 +3,8 @@
 // REQUIRE_POSTGRES=1 (set by .ci/run) turns a missing PostgreSQL into a failure instead of a skip.
 //
 // A run can neither hang nor leave anything behind. It has a time limit (FLAGSTAFF_TEST_TIMEOUT_MS,
-// default 15 min): past it, the runner prints what is still running and kills it. Each test file has its
-// own limit (FLAGSTAFF_TEST_FILE_TIMEOUT_MS, default 10 min; node 20 applies --test-timeout to each file
+// default 30 min): past it, the runner prints what is still running and kills it. Each test file has its
+// own limit (FLAGSTAFF_TEST_FILE_TIMEOUT_MS, default 20 min; node 20 applies --test-timeout to each file
 // as a whole). Every process of the run carries TEST_RUNNER_PID in its environment, so at the end the
 // runner finds any that outlived it, wherever it was re-parented, and fails the run; it does the same
 // for the run's PostgreSQL databases (named after its pid, see @flagstaff/test-harness/database-names).
@@ -18,8 +18,8 @@ import pg from "pg";
 import { dropLeftoverDatabases, runProcesses, signalAll } from "./leftovers.mjs";
 
 const postgresUrl = process.env.TEST_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/postgres";
-const RUN_TIMEOUT_MS = Number(process.env.FLAGSTAFF_TEST_TIMEOUT_MS || 15 * 60_000);
-const FILE_TIMEOUT_MS = Number(process.env.FLAGSTAFF_TEST_FILE_TIMEOUT_MS || 10 * 60_000);
+const RUN_TIMEOUT_MS = Number(process.env.FLAGSTAFF_TEST_TIMEOUT_MS || 30 * 60_000);
+const FILE_TIMEOUT_MS = Number(process.env.FLAGSTAFF_TEST_FILE_TIMEOUT_MS || 20 * 60_000);
 const CONCURRENCY = Number(process.env.FLAGSTAFF_TEST_CONCURRENCY || 2);
 /** How long processes get between SIGTERM and SIGKILL when the runner ends them. */
 const KILL_GRACE_MS = 5000;

@@ -54,6 +54,7 @@ const DEFAULT_PARAMS: Params = {
   actorId: "some-actor",
   keyId: "key_doesnotexist00000000",
   webhookId: "wh_doesnotexist00000000",
+  deliveryId: "dlv_doesnotexist00000000",
 };
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString("hex")}`;
@@ -84,6 +85,11 @@ const withWebhook = async (server: TestServer, projectId: string): Promise<Param
     events: ["segment.deleted"],
   });
   return { webhookId: res.body.id as string };
+};
+const withDelivery = async (server: TestServer, projectId: string): Promise<Params> => {
+  const { webhookId } = await withWebhook(server, projectId);
+  const res = await admin(server, "POST", `/projects/${projectId}/webhooks/${webhookId}/test`);
+  return { webhookId: webhookId as string, deliveryId: res.body.id as string };
 };
 const withKey = async (server: TestServer, projectId: string): Promise<Params> => {
   const res = await admin(server, "POST", `/projects/${projectId}/keys`, { role: "check", name: "victim" });
@@ -173,6 +179,13 @@ const OPERATIONS: readonly Operation[] = [
     roles: ADMIN_ONLY,
     success: 200,
     setup: withWebhook,
+  },
+  {
+    method: "GET",
+    route: "/projects/:projectId/webhooks/:webhookId/deliveries/:deliveryId",
+    roles: ADMIN_ONLY,
+    success: 200,
+    setup: withDelivery,
   },
   {
     method: "POST",
