@@ -9,6 +9,7 @@
 // runner finds any that outlived it, wherever it was re-parented, and fails the run; it does the same
 // for the run's PostgreSQL databases (named after its pid, see @flagstaff/test-harness/database-names).
 // FLAGSTAFF_TEST_CONCURRENCY sets how many test files run at once (default 2).
+import "./check-node.mjs";
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { loadavg } from "node:os";
