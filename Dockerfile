@@ -3,12 +3,10 @@
 # container engine runs there) and starts the result: keep it to the instructions that test understands.
 
 # Build stage: compile core, the server and the web console, then install the server's production
-# dependencies afresh (with the native SQLite driver) for the run stage.
-FROM node:20-bookworm-slim AS build
+# dependencies afresh for the run stage. The SQLite driver, better-sqlite3 13, ships prebuilt Node-API
+# binaries: nothing is compiled, so the image needs no build tools.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
-RUN apt-get update \
-  && apt-get install -y --no-install-recommends python3 make g++ \
-  && rm -rf /var/lib/apt/lists/*
 # npm ci checks every workspace the lockfile lists, so each one's package.json comes along; --workspace then
 # installs only what the server and the console need (and the root's dev tools: TypeScript; the console's:
 # Vite, React, the SDK it bundles). --ignore-scripts skips the root `prepare` build of every package.
@@ -42,11 +40,10 @@ RUN npx tsc -b packages/server \
 RUN rm -rf node_modules packages/core/node_modules packages/server/node_modules packages/console/node_modules \
     packages/sdk/node_modules packages/test-harness \
   && npm ci --workspace=@flagstaff/server --include-workspace-root --omit=dev --ignore-scripts --no-audit --no-fund \
-  && npm rebuild better-sqlite3 \
   && mkdir data
 
 # Run stage: the server's production dependencies and compiled code, as the unprivileged `node` user.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \

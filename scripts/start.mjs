@@ -4,6 +4,8 @@
 // when a source file or a TypeScript setting of core or the server is newer than the last build, so a restart
 // with nothing changed serves at once. `npm install` builds everything already (the root `prepare` script).
 // The same goes for the web console (packages/console, built by scripts/build-console.mjs).
+// First: on a Node.js too old for the project, stop with what to install before anything else loads.
+import "./check-node.mjs";
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync, utimesSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -9,10 +9,11 @@
 // runner finds any that outlived it, wherever it was re-parented, and fails the run; it does the same
 // for the run's PostgreSQL databases (named after its pid, see @flagstaff/test-harness/database-names).
 // FLAGSTAFF_TEST_CONCURRENCY sets how many test files run at once (default 2).
+import "./check-node.mjs";
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { loadavg } from "node:os";
-import { join } from "node:path";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join, relative } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import pg from "pg";
 import { dropLeftoverDatabases, runProcesses, signalAll } from "./leftovers.mjs";
@@ -78,6 +79,28 @@ async function endAll(group) {
   signalAll(runProcesses(process.pid) ?? [], "SIGKILL");
 }
 
+/** One line per test file whose results did not all arrive: no end of run, or fewer results than tests. */
+function lostTests(files, countsFile) {
+  let counts;
+  try {
+    counts = JSON.parse(readFileSync(countsFile, "utf8"));
+  } catch (error) {
+    return [`the counts of the run could not be read (${error.message})`];
+  }
+  const lost = [];
+  for (const file of files) {
+    const { enqueued = 0, reported = 0, summary } = counts[relative(process.cwd(), file)] ?? {};
+    if (summary === undefined) {
+      lost.push(
+        `${file}: its run never reached its end (${reported} result(s) reported, ${enqueued} test(s) announced)`,
+      );
+    } else if (reported < enqueued) {
+      lost.push(`${file}: ${reported} result(s) for ${enqueued} test(s)`);
+    }
+  }
+  return lost;
+}
+
 const only = process.argv.slice(2);
 const packages = readdirSync("packages").map((name) => join("packages", name, "dist", "test"));
 const files = only.length > 0 ? only : packages.filter((dir) => existsSync(dir)).flatMap(testFiles);
@@ -95,6 +118,10 @@ if (probe === true) {
 }
 console.log(`Load average at the start: ${load()}`);
 
+// Beside `spec`, a reporter counts each file's announced and reported tests (see test-count-reporter.mjs).
+const countsDir = mkdtempSync(join(tmpdir(), "flagstaff-test-counts-"));
+const countsFile = join(countsDir, "counts.json");
+
 const started = performance.now();
 // Its own process group, so that the runner can signal the whole run at once.
 const child = spawn(
@@ -108,6 +135,9 @@ const child = spawn(
     // about one run in ten on Node 20, and 34 of 71 evaluation tests on Node 24). A file whose event loop
     // stays alive is ended by the file time limit instead, and fails.
     "--test-reporter=spec",
+    "--test-reporter-destination=stdout",
+    `--test-reporter=${join(import.meta.dirname, "test-count-reporter.mjs")}`,
+    `--test-reporter-destination=${countsFile}`,
     ...files,
   ],
   {
@@ -145,6 +175,18 @@ await ending;
 const problems = [];
 if (timedOut) problems.push(`the run exceeded its time limit of ${RUN_TIMEOUT_MS / 1000} s`);
 else if (exit.code !== 0) problems.push(`node --test ended with ${exit.code ?? exit.signal}`);
+
+// Every test a file defines must have reported: node --test passes a file whose process ended (exit code 0)
+// before all its results were written, with only the results that arrived. Not checked after a time-out.
+if (!timedOut) {
+  const lost = lostTests(files, countsFile);
+  if (lost.length > 0) {
+    console.error(`\nTests went missing (a file's process ended before its results were all written):`);
+    for (const line of lost) console.error(`  ${line}`);
+    problems.push(`tests went missing in ${lost.length} file(s)`);
+  }
+}
+rmSync(countsDir, { recursive: true, force: true });
 
 // Whatever a test file started must have ended with it.
 const left = runProcesses(process.pid);

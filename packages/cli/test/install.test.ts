@@ -163,7 +163,7 @@ describe("the client packages, packed and installed like from npm", () => {
       assert.equal(manifest.private, undefined, `${name} is not private`);
       assert.equal(manifest.version, "0.1.0");
       assert.equal(manifest.license, "MIT");
-      assert.equal(manifest.engines?.node, ">=20.15");
+      assert.equal(manifest.engines?.node, ">=22.12");
       assert.equal(manifest.repository?.directory, `packages/${name}`);
       assert.equal(manifest.publishConfig?.access, "public");
       assert.ok(Array.isArray(manifest.keywords) && manifest.keywords.length > 0);

@@ -538,7 +538,7 @@ export class WebhooksApi {
   }
 }
 
-/** A client of the Flagstaff HTTP API, for Node 20+ and browsers (fetch only). */
+/** A client of the Flagstaff HTTP API, for Node.js 22.12+ and browsers (fetch only). */
 export class FlagstaffClient {
   /** Projects: create, get, list, delete. */
   readonly projects: ProjectsApi;

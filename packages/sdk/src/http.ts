@@ -95,6 +95,9 @@ export class Transport {
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     if (body !== undefined) headers["content-type"] = "application/json";
     let response: Response;
+    /** The body of an answer ky threw as an HTTPError: ky has read it already (parsed, when JSON). */
+    let readBody: string | undefined;
+    let attempts = 0;
     try {
       response = await ky(url, {
         method: spec.method,
@@ -110,10 +113,15 @@ export class Transport {
           backoffLimit: maxRetryDelayMs,
           delay: (attempt) => retryDelayMs * 2 ** (attempt - 1),
         },
+        // ky retries a status only by throwing an HTTPError, and reads the response's body into it (`data`,
+        // parsed when JSON). So it throws only for an answer it will retry; the last answer comes back as it
+        // is, its body unread, and is interpreted like any other.
+        throwHttpErrors: (status) => RETRY_STATUSES.has(status) && attempts <= retries,
         // ky hands fetch a Request; the client's FetchLike takes a URL and init, as `fetch` users expect.
         fetch: (input, init) => {
           const request = input instanceof Request ? input : undefined;
           const target = request ? request.url : String(input);
+          attempts += 1;
           return this.settings.fetch(target, {
             method: spec.method,
             headers,
@@ -125,6 +133,7 @@ export class Transport {
     } catch (error) {
       if (error instanceof HTTPError) {
         response = error.response;
+        readBody = typeof error.data === "string" ? error.data : (JSON.stringify(error.data) ?? "");
       } else if (error instanceof TimeoutError) {
         throw new FlagstaffError({
           status: 0,
@@ -145,7 +154,7 @@ export class Transport {
         });
       }
     }
-    const text = spec.method === "HEAD" ? "" : await response.text();
+    const text = spec.method === "HEAD" ? "" : (readBody ?? (await response.text()));
     const outcome = this.interpret<T>(spec, url, response, text);
     if (FlagstaffError.is(outcome)) throw outcome;
     return outcome;

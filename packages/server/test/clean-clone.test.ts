@@ -11,7 +11,7 @@
 //   into an empty folder per stage and its RUN lines in there, then the image's CMD with its ENV, the
 //   admin-key recovery command inside the image folder, and its HEALTHCHECK.
 //
-// The install and the Dockerfile's `npm ci` build better-sqlite3 from source (about a minute each), so the two
+// The install and the Dockerfile's build take a minute or more each (better-sqlite3 13 is prebuilt), so the two
 // tests run side by side.
 // Uncommitted changes are not in the clone: commit before running this file.
 import assert from "node:assert/strict";
@@ -246,7 +246,7 @@ describe("a clean clone of HEAD", { concurrency: true }, () => {
     const dirty = gitStatus(REPO);
     if (dirty !== "") t.diagnostic("the checkout has uncommitted changes; this tests HEAD, without them");
     const installing = performance.now();
-    // Compiling better-sqlite3 and building every package takes ~1.5 min on a quiet machine, several
+    // Fetching the packages and building every package takes about a minute on a quiet machine, several
     // times that on a loaded one: the bound is generous, this checks that it works, not how fast.
     // The README's command; the flags only keep npm off the network (this machine has none) and quiet.
     await runOk("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: clone, timeoutMs: 900_000 });

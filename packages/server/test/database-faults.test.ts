@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
 import { after, before, describe, test, type TestContext } from "node:test";
-import { SQLite } from "../src/db/sqlite-driver.js";
+import SQLite from "better-sqlite3";
 import { Kysely, SqliteDialect, sql } from "kysely";
 import pg from "pg";
 import { classifyDatabaseError, DatabaseBusyError } from "../src/db/database.js";

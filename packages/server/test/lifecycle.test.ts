@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { crc32 } from "node:zlib";
-import { SQLite } from "../src/db/sqlite-driver.js";
+import SQLite from "better-sqlite3";
 import pg from "pg";
 import type { Dialect } from "../src/config.js";
 import {

@@ -1,10 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import type { Config, Dialect } from "../config.js";
 import type { Database } from "./schema.js";
-import { SQLite } from "./sqlite-driver.js";
 
 export interface DatabaseHandle {
   readonly db: Kysely<Database>;
@@ -97,7 +97,12 @@ function openPostgres(
       throw error;
     }
   };
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }) });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({
+      // `Client` and `options`: Kysely opens a connection of its own with them to cancel a query.
+      pool: { connect, end: () => pool.end(), Client: pg.Client, options: pool.options },
+    }),
+  });
   return {
     db,
     dialect: "postgres",

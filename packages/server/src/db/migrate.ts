@@ -1,4 +1,4 @@
-import { type Migration, type MigrationProvider, Migrator } from "kysely";
+import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
 import type { Dialect } from "../config.js";
 import type { DatabaseHandle } from "./database.js";
 import { initialMigration } from "./migrations/001-initial.js";

@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, sql } from "kysely";
+import { type Kysely, sql } from "kysely";
+import type { Migration } from "kysely/migration";
 
 /**
  * What the console needs to read cheaply and to edit safely: each flag's and segment's membership counts,
