@@ -12,7 +12,10 @@
 // its counters are dumped; what its timers cost per second is then measured and taken out (see
 // measure). The three servers run side by side.
 //
-//   npm run bench:instructions [-- --requests=15000]
+//   npm run bench:instructions [-- --requests=15000] [-- --servers=check,fastify,bare]
+//
+// --servers runs fewer of them (the × bare column needs bare); with another Node.js, run this script with
+// that node (`/path/to/node bench/instructions.mjs`): the servers run on the node that runs the script.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -23,7 +26,13 @@ import { parseArgs } from "node:util";
 import { checkLoad, freshDatabase, seed } from "./fixtures.mjs";
 import { fail, freePort, MAIN, onInterrupt, sleep, track } from "./instances.mjs";
 
-const { values: args } = parseArgs({ options: { requests: { type: "string", default: "15000" } } });
+const { values: args } = parseArgs({
+  options: {
+    requests: { type: "string", default: "15000" },
+    servers: { type: "string", default: "check,fastify,bare" },
+  },
+});
+const SERVERS = new Set(args.servers.split(","));
 const REQUESTS = Number(args.requests);
 const WARMUP = REQUESTS;
 const TRICKLE_SECONDS = 10;
@@ -125,12 +134,13 @@ async function main() {
     await seed(database.url, { flags: 10, members: 1_000, checkKey: CHECK_KEY, adminKey: ADMIN_KEY });
     const load = { paths: checkLoad(1_000).paths, headers: { authorization: `Bearer ${CHECK_KEY}` } };
     console.log(
-      `Instructions per request (user space, callgrind), ${REQUESTS.toLocaleString("en-US")} requests after as many to warm up; 10 flags, a 1,000-member segment\n`,
+      `Instructions per request (user space, callgrind, Node ${process.version}), ${REQUESTS.toLocaleString("en-US")} requests after as many to warm up; 10 flags, a 1,000-member segment\n`,
     );
+    const only = (name, start) => (SERVERS.has(name) ? start() : undefined);
     const [check, fastify, bare] = await Promise.all([
-      measure("check", MAIN, { DATABASE_URL: database.url, ADMIN_API_KEY: ADMIN_KEY }, load, dir),
-      measure("fastify", bench("./fastify-server.mjs"), {}, load, dir),
-      measure("bare", bench("./bare-server.mjs"), {}, load, dir),
+      only("check", () => measure("check", MAIN, { DATABASE_URL: database.url, ADMIN_API_KEY: ADMIN_KEY }, load, dir)),
+      only("fastify", () => measure("fastify", bench("./fastify-server.mjs"), {}, load, dir)),
+      only("bare", () => measure("bare", bench("./bare-server.mjs"), {}, load, dir)),
     ]);
     const n = (x) => Math.round(x).toLocaleString("en-US");
     console.log(
@@ -142,7 +152,8 @@ async function main() {
       ["minimal Fastify route", fastify],
       ["bare node:http", bare],
     ]) {
-      const ratio = (value.own / bare.own).toFixed(2);
+      if (value === undefined) continue;
+      const ratio = bare === undefined ? "—" : (value.own / bare.own).toFixed(2);
       console.log(`| ${name} | ${n(value.own)} | ${ratio} | ${n(value.raw)} | ${n(value.timersPerSecond)} |`);
     }
   } finally {
