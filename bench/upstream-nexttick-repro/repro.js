@@ -1,10 +1,9 @@
 // process.nextTick's object literal loses its maps in a full GC and its property sites turn megamorphic.
 //
-//   node --allow-natives-syntax --expose-gc repro.js         # prints MEGAMORPHIC for the literal's sites
-//   node --allow-natives-syntax --expose-gc repro.js keep    # one tick object kept alive: MONOMORPHIC
+//   node --expose-gc repro.js         # prints MEGAMORPHIC for the literal's sites
+//   node --expose-gc repro.js keep    # one tick object kept alive: MONOMORPHIC
 //
 // No dependencies. See README.md in this folder.
-"use strict";
 
 if (process.argv[2] === "keep") {
   // The workaround: hold one real tick object for the life of the process, so that the maps of
@@ -40,7 +39,7 @@ function collectAndSpinAgain() {
 
 function report() {
   // Look for the DefineKeyedOwnPropertyInLiteral slots of `const tickObject = { … }`.
-  %DebugPrint(process.nextTick);
+  debugPrint(process.nextTick);
 }
 
 spin(collectAndSpinAgain);
