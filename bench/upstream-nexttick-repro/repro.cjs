@@ -1,9 +1,13 @@
 // process.nextTick's object literal loses its maps in a full GC and its property sites turn megamorphic.
 //
-//   node --expose-gc repro.js         # prints MEGAMORPHIC for the literal's sites
-//   node --expose-gc repro.js keep    # one tick object kept alive: MONOMORPHIC
+//   node --expose-gc repro.cjs         # prints MEGAMORPHIC for the literal's sites
+//   node --expose-gc repro.cjs keep    # one tick object kept alive: MONOMORPHIC
 //
 // No dependencies. See README.md in this folder.
+
+// Same as --allow-natives-syntax on the command line, for the code compiled below.
+require("node:v8").setFlagsFromString("--allow-natives-syntax");
+const debugPrint = new Function("value", "%DebugPrint(value)");
 
 if (process.argv[2] === "keep") {
   // The workaround: hold one real tick object for the life of the process, so that the maps of
