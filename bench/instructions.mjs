@@ -14,6 +14,9 @@
 // measure). The three servers run side by side.
 //
 //   npm run bench:instructions [-- --requests=15000] [--servers=check,route,fastify,bare]
+//
+// --servers runs fewer of them (bare always runs: it is the × bare column); with another Node.js, run this
+// script with that node (`/path/to/node bench/instructions.mjs`): the servers run on the node that runs it.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -140,7 +143,7 @@ async function main() {
     await seed(database.url, { flags: 10, members: 1_000, checkKey: CHECK_KEY, adminKey: ADMIN_KEY });
     const load = { paths: checkLoad(1_000).paths, headers: { authorization: `Bearer ${CHECK_KEY}` } };
     console.log(
-      `Instructions per request (user space, callgrind), ${REQUESTS.toLocaleString("en-US")} requests after as many to warm up; 10 flags, a 1,000-member segment\n`,
+      `Instructions per request (user space, callgrind, Node ${process.version}), ${REQUESTS.toLocaleString("en-US")} requests after as many to warm up; 10 flags, a 1,000-member segment\n`,
     );
     const serverEnv = { DATABASE_URL: database.url, ADMIN_API_KEY: ADMIN_KEY };
     const servers = {

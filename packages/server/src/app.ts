@@ -74,6 +74,7 @@ import { inspectRequestStrings } from "./http/request-strings.js";
 import { setResponseHeaders } from "./http/response-headers.js";
 import { Membership, NoQuery, Problem } from "./http/schemas.js";
 import { buildValidatorCompiler } from "./http/validation.js";
+import { keepNextTickMapsAlive } from "./next-tick-maps.js";
 
 export const API_VERSION = "1.0.0";
 const BODY_LIMIT = 1024 * 1024;
@@ -123,6 +124,8 @@ export interface Service {
  * `main.ts` share it, and several instances can live in one process.
  */
 export async function buildApp(deps: AppDeps): Promise<Service> {
+  // main.ts has done it already; a server built in-process gets it here (see next-tick-maps.ts).
+  keepNextTickMapsAlive();
   const { config, database } = deps;
   const clock = deps.clock ?? systemClock;
   const random = deps.random ?? Math.random;

@@ -5,6 +5,7 @@ import { destination, pino } from "pino";
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
+import { keepNextTickMapsAlive } from "./next-tick-maps.js";
 
 const USAGE = `Usage: flagstaff-server                                  Serve (settings from environment variables)
        flagstaff-server admin-key <create|list|revoke>  Manage admin keys in the database (--help for more)
@@ -13,6 +14,8 @@ Settings: HOST, PORT, DATABASE_URL, ADMIN_API_KEY, LOG_LEVEL and more; see the R
 `;
 
 async function serve(): Promise<void> {
+  // First, before the first full garbage collection can find no tick object alive: see next-tick-maps.ts.
+  keepNextTickMapsAlive();
   const config = loadConfig();
   // The logger's own destination (as pino makes by default: standard output, asynchronous), kept so that the
   // admin-key box below is written through it, in order after the log lines before it.
