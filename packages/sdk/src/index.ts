@@ -93,3 +93,4 @@ export {
   type LocalEvaluatorOptions,
   type LocalEvaluatorStatus,
 } from "./local-evaluator.js";
+export { systemTimers, type Timers } from "./timers.js";

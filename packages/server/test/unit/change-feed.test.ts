@@ -147,7 +147,14 @@ describe("change feed: others' change sets from the log (in-memory SQLite, fake 
     await createKey(other, clock, "p", "k2");
     const [, , third] = await readChangeSetsSince(handle.db, "p", 0);
     // Version 3 arrives (a notification) while 1 and 2 never did: it waits, then the feed reads the log.
-    assert.equal(await feed.deliver(third!), true);
+    // The feed's wait is an unref'd timer (it must not keep a server from exiting): the test holds the
+    // event loop open meanwhile.
+    const keepAlive = setInterval(() => {}, 1000);
+    try {
+      assert.equal(await feed.deliver(third!), true);
+    } finally {
+      clearInterval(keepAlive);
+    }
     assert.equal(version("p"), 3);
     assert.deepEqual(
       caughtUp.map((set) => set.version),
