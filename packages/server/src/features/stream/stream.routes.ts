@@ -4,9 +4,8 @@ import { errorResponses, ProjectParams } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import type { ProjectStreams } from "./project-streams.js";
+import { lastEventId, openEventStream } from "./event-stream-response.js";
 import { admitStream } from "./stream-admission.js";
-
-const LAST_EVENT_ID = /^\d{1,15}$/;
 
 export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: Snapshot): void {
   app.get(
@@ -46,22 +45,10 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
     async (request, reply) => {
       const { projectId } = request.params;
       if (!snapshot.projects.has(projectId)) throw projectNotFound(projectId);
-      const header = request.headers["last-event-id"];
-      const lastEventId = header !== undefined && LAST_EVENT_ID.test(header) ? Number(header) : undefined;
       // A principal is always there: the route requires a read key.
       const keyId = request.principal?.keyId ?? "";
       admitStream(streams, "state", keyId, reply);
-      reply.hijack();
-      const raw = reply.raw;
-      raw.writeHead(200, {
-        ...(reply.getHeaders() as Record<string, string>),
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-store",
-        // Proxies (nginx) must pass events on at once rather than buffer them.
-        "x-accel-buffering": "no",
-      });
-      raw.flushHeaders();
-      await streams.open(raw, projectId, keyId, lastEventId);
+      await streams.open(openEventStream(reply), projectId, keyId, lastEventId(request.headers["last-event-id"]));
     },
   );
 }
