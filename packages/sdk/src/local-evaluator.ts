@@ -1,4 +1,5 @@
 import {
+  ACTOR_ID_MAX_LENGTH,
   type Evaluation,
   evaluate as evaluateFlag,
   type FlagState,
@@ -98,7 +99,7 @@ function actorIdProblem(actorIds: unknown): string | undefined {
   for (const id of actorIds) {
     if (typeof id !== "string") return "actorIds must be an array of strings.";
     if (!isActorId(id)) {
-      return `${JSON.stringify(id)} is not an actor id (1–256 characters, no control characters, other than . and ..).`;
+      return `${JSON.stringify(id)} is not an actor id (1–${ACTOR_ID_MAX_LENGTH} characters, no control characters, other than . and ..).`;
     }
   }
   return undefined;
@@ -385,25 +386,13 @@ export class LocalEvaluator {
       case "aborted":
         return undefined;
       case "idle":
-        return {
-          fatal: false,
-          error: new FlagstaffError({
-            ...base,
-            status: 0,
-            code: "timeout",
-            detail: `The stream ${this.streamUrl} was silent for ${this.settings.idleTimeoutMs} ms.`,
-          }),
-        };
-      case "timeout":
-        return {
-          fatal: false,
-          error: new FlagstaffError({
-            ...base,
-            status: 0,
-            code: "timeout",
-            detail: `No answer from ${this.streamUrl} within ${this.settings.connectTimeoutMs} ms.`,
-          }),
-        };
+      case "timeout": {
+        const detail =
+          end.kind === "idle"
+            ? `The stream ${this.streamUrl} was silent for ${this.settings.idleTimeoutMs} ms.`
+            : `No answer from ${this.streamUrl} within ${this.settings.connectTimeoutMs} ms.`;
+        return { fatal: false, error: new FlagstaffError({ ...base, status: 0, code: "timeout", detail }) };
+      }
       case "network": {
         const cause = end.error instanceof Error ? end.error : undefined;
         const inner = cause?.cause instanceof Error ? `: ${cause.cause.message}` : "";

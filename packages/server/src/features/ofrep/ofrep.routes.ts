@@ -11,7 +11,13 @@ import type { Checker } from "../evaluation/checker.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { ProjectStreams } from "../stream/project-streams.js";
-import { lastEventId, openEventStream, VERSION } from "../stream/event-stream-response.js";
+import {
+  EventStreamAnswer,
+  LastEventIdHeaders,
+  lastEventId,
+  openEventStream,
+  VERSION,
+} from "../stream/event-stream-response.js";
 import { admitStream } from "../stream/stream-admission.js";
 import {
   OfrepBulk,
@@ -242,16 +248,9 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
           { token: Type.Optional(Type.String({ maxLength: 256, description: "A stream token from eventStreams" })) },
           { additionalProperties: false },
         ),
-        headers: Type.Object({
-          "last-event-id": Type.Optional(
-            Type.String({ maxLength: 64, description: "The id of the last event received, to resume after it" }),
-          ),
-        }),
+        headers: LastEventIdHeaders,
         response: {
-          200: {
-            description: "An event stream",
-            content: { "text/event-stream": { schema: Type.String() } },
-          },
+          200: EventStreamAnswer,
           ...errorResponses(400, 401, 403, 429, 500, 503),
         },
       },

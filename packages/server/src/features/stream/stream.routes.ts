@@ -1,10 +1,9 @@
-import { Type } from "typebox";
 import { projectNotFound } from "../../errors.js";
 import { errorResponses, ProjectParams } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import type { ProjectStreams } from "./project-streams.js";
-import { lastEventId, openEventStream } from "./event-stream-response.js";
+import { EventStreamAnswer, LastEventIdHeaders, lastEventId, openEventStream } from "./event-stream-response.js";
 import { admitStream } from "./stream-admission.js";
 
 export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: Snapshot): void {
@@ -28,16 +27,9 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
           "one of a deleted project of the same id, gets a fresh snapshot). A 401, 403 or 404 on reconnecting " +
           "means the key or the project is gone: stop. See docs/streaming.md.",
         params: ProjectParams,
-        headers: Type.Object({
-          "last-event-id": Type.Optional(
-            Type.String({ maxLength: 64, description: "The id of the last event received, to resume after it" }),
-          ),
-        }),
+        headers: LastEventIdHeaders,
         response: {
-          200: {
-            description: "An event stream",
-            content: { "text/event-stream": { schema: Type.String() } },
-          },
+          200: EventStreamAnswer,
           ...errorResponses(400, 401, 403, 404, 429, 500, 503),
         },
       },
