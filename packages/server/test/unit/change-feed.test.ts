@@ -1,31 +1,19 @@
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, test } from "node:test";
 import { ManualClock } from "@flagstaff/test-harness";
-import { loadConfig } from "../../src/config.js";
-import { type DatabaseHandle, openDatabase } from "../../src/db/database.js";
-import { migrateToLatest } from "../../src/db/migrate.js";
+import type { DatabaseHandle } from "../../src/db/database.js";
 import { isoTime } from "../../src/clock.js";
 import { ChangeFeed } from "../../src/features/evaluation/change-feed.js";
 import type { ChangeSet } from "../../src/features/evaluation/changes.js";
 import { pruneChangeSets, readChangeSetsSince } from "../../src/features/evaluation/feed.repository.js";
 import type { WriteContext } from "../../src/features/history/domain-events.js";
 import { UnitOfWork } from "../../src/write-path/unit-of-work.js";
+import { FakeLogger, memoryDatabase } from "./fakes.js";
 
 // Fast tests of the change feed without a server: one in-memory SQLite database (migrated, never a file)
 // that two units of work write to, this instance's and a fake "other instance" (no announce, no bus
 // listener: its change sets reach this feed only through the log), a manual clock for the log's times,
 // and a logger that keeps what it is told.
-
-class FakeLogger {
-  readonly warnings: string[] = [];
-  readonly errors: string[] = [];
-  warn(_obj: object, msg: string): void {
-    this.warnings.push(msg);
-  }
-  error(_obj: object, msg: string): void {
-    this.errors.push(msg);
-  }
-}
 
 const context: WriteContext = { actor: { keyId: "key_1", keyName: "tester", role: "admin" }, requestId: "r-1" };
 
@@ -92,8 +80,7 @@ describe("change feed: others' change sets from the log (in-memory SQLite, fake 
   let reloaded: string[];
 
   beforeEach(async () => {
-    handle = openDatabase(loadConfig({ DATABASE_URL: "file::memory:" }));
-    await migrateToLatest(handle);
+    handle = await memoryDatabase();
     clock = new ManualClock();
     logger = new FakeLogger();
     own = new UnitOfWork(handle.db, clock, logger);
