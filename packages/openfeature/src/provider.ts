@@ -1,4 +1,4 @@
-import { type FetchLike, FlagstaffClient, isFlagName, isFlagstaffError } from "@flagstaff/sdk";
+import { FLAG_NAME_MAX_LENGTH, type FetchLike, FlagstaffClient, isFlagName, isFlagstaffError } from "@flagstaff/sdk";
 import {
   ErrorCode,
   type EvaluationContext,
@@ -199,7 +199,7 @@ export class FlagstaffProvider implements Provider {
   ): Promise<ResolutionDetails<boolean>> {
     if (typeof flagKey !== "string" || !isFlagName(flagKey)) {
       throw new FlagNotFoundError(
-        `${JSON.stringify(flagKey)} is not a Flagstaff flag name (1–128 characters of A–Z a–z 0–9 . _ - :, ` +
+        `${JSON.stringify(flagKey)} is not a Flagstaff flag name (1–${FLAG_NAME_MAX_LENGTH} characters of A–Z a–z 0–9 . _ - :, ` +
           "starting with a letter or digit), so no flag has it.",
       );
     }

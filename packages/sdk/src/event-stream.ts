@@ -1,5 +1,6 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import type { FetchLike } from "./http.js";
+import { systemTimers, type Timers } from "./timers.js";
 
 /** One server-sent event: its type (`message` when unnamed), its id, and its data as text. */
 export interface StreamMessage {
@@ -25,6 +26,8 @@ export interface EventStreamRequest {
   onMessage: (message: StreamMessage) => void;
   /** Called for each comment (`: keep-alive`). */
   onComment?: () => void;
+  /** The timers of the two timeouts (default: the global ones). */
+  timers?: Timers;
 }
 
 /** How reading an event stream ended. */
@@ -60,10 +63,11 @@ export async function readEventStream(request: EventStreamRequest): Promise<Stre
   const onAbort = () => stop("aborted");
   if (request.signal.aborted) return { kind: "aborted" };
   request.signal.addEventListener("abort", onAbort, { once: true });
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timers = request.timers ?? systemTimers;
+  let timer: unknown;
   const arm = (ms: number, reason: "idle" | "timeout") => {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = ms > 0 && Number.isFinite(ms) ? setTimeout(() => stop(reason), ms) : undefined;
+    if (timer !== undefined) timers.clearTimeout(timer);
+    timer = ms > 0 && Number.isFinite(ms) ? timers.setTimeout(() => stop(reason), ms) : undefined;
   };
   const ended = (): StreamEnd => ({ kind: why ?? "aborted" });
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -121,7 +125,7 @@ export async function readEventStream(request: EventStreamRequest): Promise<Stre
     }
     return why !== undefined ? ended() : { kind: "ended" };
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    if (timer !== undefined) timers.clearTimeout(timer);
     request.signal.removeEventListener("abort", onAbort);
     // Whatever the outcome, the connection goes: nothing is left reading.
     controller.abort();

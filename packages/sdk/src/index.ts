@@ -1,14 +1,17 @@
 // The API's contract (identifier rules, limits, closed word sets), for clients that check before they ask.
 export {
+  ACTOR_ID_MAX_LENGTH,
   DELIVERY_STATUSES,
   EVALUATION_REASONS,
   EVENT_PATTERNS,
   EVENT_TYPES,
+  FLAG_NAME_MAX_LENGTH,
   FLAG_STATUSES,
   isActorId,
   isFlagName,
   isProjectId,
   MAX_ACTORS,
+  PROJECT_ID_MAX_LENGTH,
   PROJECT_ROLES,
 } from "@flagstaff/core";
 export {
@@ -93,3 +96,4 @@ export {
   type LocalEvaluatorOptions,
   type LocalEvaluatorStatus,
 } from "./local-evaluator.js";
+export { systemTimers, type Timers } from "./timers.js";

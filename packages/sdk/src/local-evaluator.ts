@@ -1,4 +1,5 @@
 import {
+  ACTOR_ID_MAX_LENGTH,
   type Evaluation,
   evaluate as evaluateFlag,
   type FlagState,
@@ -12,6 +13,7 @@ import {
 import { FlagstaffError, isProblemDetails } from "./errors.js";
 import { readEventStream, type StreamEnd, type StreamMessage } from "./event-stream.js";
 import type { FetchLike } from "./http.js";
+import { systemTimers, type Timers } from "./timers.js";
 
 /** Options of a local evaluator. */
 export interface LocalEvaluatorOptions {
@@ -45,6 +47,8 @@ export interface LocalEvaluatorOptions {
   pollWindowMs?: number;
   /** In polling mode, try streaming again after this many polls (default 10). */
   streamRetryPolls?: number;
+  /** The clock and timers of every delay and timeout (default: `Date.now` and the global timers); for tests. */
+  timers?: Timers;
 }
 
 /**
@@ -95,7 +99,7 @@ function actorIdProblem(actorIds: unknown): string | undefined {
   for (const id of actorIds) {
     if (typeof id !== "string") return "actorIds must be an array of strings.";
     if (!isActorId(id)) {
-      return `${JSON.stringify(id)} is not an actor id (1–256 characters, no control characters, other than . and ..).`;
+      return `${JSON.stringify(id)} is not an actor id (1–${ACTOR_ID_MAX_LENGTH} characters, no control characters, other than . and ..).`;
     }
   }
   return undefined;
@@ -152,12 +156,13 @@ export class LocalEvaluator {
   private settleReady: (error?: Error) => void = () => {};
   private readonly attempt = new AbortController();
   private wake: (() => void) | undefined;
-  private sleepTimer: ReturnType<typeof setTimeout> | undefined;
+  private sleepTimer: unknown;
   private readonly streamUrl: string;
   private readonly fetchImpl: FetchLike;
   private readonly random: () => number;
+  private readonly timers: Timers;
   private readonly settings: Required<
-    Omit<LocalEvaluatorOptions, "url" | "key" | "projectId" | "fetch" | "headers" | "random">
+    Omit<LocalEvaluatorOptions, "url" | "key" | "projectId" | "fetch" | "headers" | "random" | "timers">
   >;
   private readonly running: Promise<void>;
 
@@ -171,6 +176,7 @@ export class LocalEvaluator {
     this.streamUrl = `${options.url.replace(/\/+$/, "")}/projects/${encodeURIComponent(options.projectId)}/stream`;
     this.fetchImpl = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.random = options.random ?? Math.random;
+    this.timers = options.timers ?? systemTimers;
     this.settings = {
       retryDelayMs: options.retryDelayMs ?? 500,
       maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000,
@@ -222,7 +228,7 @@ export class LocalEvaluator {
   ready(timeoutMs?: number): Promise<void> {
     if (timeoutMs === undefined || !(timeoutMs > 0) || !Number.isFinite(timeoutMs)) return this.readyPromise;
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.timers.setTimeout(() => {
         reject(
           new FlagstaffError({
             status: 0,
@@ -231,7 +237,7 @@ export class LocalEvaluator {
           }),
         );
       }, timeoutMs);
-      this.readyPromise.then(resolve, reject).finally(() => clearTimeout(timer));
+      this.readyPromise.then(resolve, reject).finally(() => this.timers.clearTimeout(timer));
     });
   }
 
@@ -354,12 +360,12 @@ export class LocalEvaluator {
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       this.wake = resolve;
-      this.sleepTimer = setTimeout(resolve, ms);
+      this.sleepTimer = this.timers.setTimeout(resolve, ms);
     });
   }
 
   private interruptSleep(): void {
-    if (this.sleepTimer !== undefined) clearTimeout(this.sleepTimer);
+    if (this.sleepTimer !== undefined) this.timers.clearTimeout(this.sleepTimer);
     this.sleepTimer = undefined;
     this.wake?.();
     this.wake = undefined;
@@ -380,25 +386,13 @@ export class LocalEvaluator {
       case "aborted":
         return undefined;
       case "idle":
-        return {
-          fatal: false,
-          error: new FlagstaffError({
-            ...base,
-            status: 0,
-            code: "timeout",
-            detail: `The stream ${this.streamUrl} was silent for ${this.settings.idleTimeoutMs} ms.`,
-          }),
-        };
-      case "timeout":
-        return {
-          fatal: false,
-          error: new FlagstaffError({
-            ...base,
-            status: 0,
-            code: "timeout",
-            detail: `No answer from ${this.streamUrl} within ${this.settings.connectTimeoutMs} ms.`,
-          }),
-        };
+      case "timeout": {
+        const detail =
+          end.kind === "idle"
+            ? `The stream ${this.streamUrl} was silent for ${this.settings.idleTimeoutMs} ms.`
+            : `No answer from ${this.streamUrl} within ${this.settings.connectTimeoutMs} ms.`;
+        return { fatal: false, error: new FlagstaffError({ ...base, status: 0, code: "timeout", detail }) };
+      }
       case "network": {
         const cause = end.error instanceof Error ? end.error : undefined;
         const inner = cause?.cause instanceof Error ? `: ${cause.cause.message}` : "";
@@ -478,10 +472,11 @@ export class LocalEvaluator {
         headers: this.headers(),
         fetch: this.fetchImpl,
         signal: this.attempt.signal,
+        timers: this.timers,
         connectTimeoutMs: this.settings.connectTimeoutMs,
         idleTimeoutMs: this.settings.idleTimeoutMs,
         onOpen: () => {
-          openedAt = Date.now();
+          openedAt = this.timers.now();
           this.setStatus("streaming");
         },
         onMessage: (message) => {
@@ -496,7 +491,7 @@ export class LocalEvaluator {
         break;
       }
       if (received) failures = 0;
-      const cutShort = openedAt !== undefined && Date.now() - openedAt < this.settings.shortStreamMs;
+      const cutShort = openedAt !== undefined && this.timers.now() - openedAt < this.settings.shortStreamMs;
       if (end.kind === "not_event_stream" || (cutShort && end.kind !== "failed")) blocked++;
       else if (openedAt !== undefined) blocked = 0;
       // Start over from a snapshot: the state can no longer be trusted.
@@ -518,29 +513,34 @@ export class LocalEvaluator {
       const window = new AbortController();
       const onClose = () => window.abort();
       this.attempt.signal.addEventListener("abort", onClose, { once: true });
-      let quiet: ReturnType<typeof setTimeout> | undefined;
-      const windowTimer = setTimeout(() => window.abort(), this.settings.connectTimeoutMs + this.settings.pollWindowMs);
-      let openTimer: ReturnType<typeof setTimeout> | undefined;
+      const timers = this.timers;
+      let quiet: unknown;
+      const windowTimer = timers.setTimeout(
+        () => window.abort(),
+        this.settings.connectTimeoutMs + this.settings.pollWindowMs,
+      );
+      let openTimer: unknown;
       const end = await readEventStream({
         url: this.streamUrl,
         headers: this.headers(),
         fetch: this.fetchImpl,
         signal: window.signal,
+        timers,
         connectTimeoutMs: this.settings.connectTimeoutMs,
         idleTimeoutMs: 0,
         onOpen: () => {
-          openTimer = setTimeout(() => window.abort(), this.settings.pollWindowMs);
+          openTimer = timers.setTimeout(() => window.abort(), this.settings.pollWindowMs);
         },
         onMessage: (message) => {
           this.handle(message);
           // What the server has at once comes in one burst: close shortly after it.
-          if (quiet !== undefined) clearTimeout(quiet);
-          quiet = setTimeout(() => window.abort(), 200);
+          if (quiet !== undefined) timers.clearTimeout(quiet);
+          quiet = timers.setTimeout(() => window.abort(), 200);
         },
       });
-      clearTimeout(windowTimer);
-      if (openTimer !== undefined) clearTimeout(openTimer);
-      if (quiet !== undefined) clearTimeout(quiet);
+      timers.clearTimeout(windowTimer);
+      if (openTimer !== undefined) timers.clearTimeout(openTimer);
+      if (quiet !== undefined) timers.clearTimeout(quiet);
       this.attempt.signal.removeEventListener("abort", onClose);
       if (this.done) break;
       const problem = this.classify(end);

@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import Table from "cli-table3";
+import { NAME_MAX_LENGTH } from "@flagstaff/core";
 import { type Config, loadConfig } from "./config.js";
 import { classifyDatabaseError, type DatabaseHandle, openDatabase } from "./db/database.js";
 import { migrateToLatest } from "./db/migrate.js";
@@ -203,7 +204,9 @@ async function dispatch(argv: readonly string[], io: CommandIo): Promise<number>
     case "create": {
       expectArgs(0, " [--name <name>]");
       const name = values.name ?? DEFAULT_NAME;
-      if (name.length < 1 || [...name].length > 128) throw usage("--name must be 1–128 characters.");
+      if (name.length < 1 || [...name].length > NAME_MAX_LENGTH) {
+        throw usage(`--name must be 1–${NAME_MAX_LENGTH} characters.`);
+      }
       // The server's own KeyService records the change as a server would, so running instances see it.
       const created = await withDatabase(url, (handle) =>
         offlineKeyService(handle).createAdminKey(ADMIN_KEY_COMMAND, name),

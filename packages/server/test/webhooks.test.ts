@@ -701,7 +701,8 @@ for (const dialect of DIALECTS) {
       receiver.answer = (r) => (r.path === "/slow" ? { hang: true } : { status: 200 });
       await hook("/slow", ["flag.updated"]);
       await server.request("POST", `/projects/${project}/flags/busy`, { body: {} });
-      // A backlog far larger than one claim's window (concurrency 16 × 4 per webhook), each attempt 2 s.
+      // A backlog far larger than the slow webhook's share of the slots (at most PER_WEBHOOK, 16, of the
+      // default WEBHOOK_CONCURRENCY of 64 in flight), each attempt hanging to the 2 s timeout.
       for (let i = 0; i < 150; i++) {
         const res = await server.request("PATCH", `/projects/${project}/flags/busy`, { body: { description: `${i}` } });
         assert.equal(res.status, 200);

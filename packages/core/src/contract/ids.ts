@@ -3,13 +3,17 @@ import { ACTOR_ID_MAX_LENGTH } from "./limits.js";
 // The identifier rules of the API, as JSON Schema patterns (the server's schemas and /openapi.json use the
 // text) and as tests for clients that check before they ask. docs/api.md, Limits, says the same in prose.
 
-/** A project id: 1–64 of A–Z a–z 0–9 . _ -, other than `.` and `..` (clients resolve those as path steps). */
-export const PROJECT_ID_PATTERN = "^(?!\\.{1,2}$)[A-Za-z0-9._-]{1,64}$";
+/** The characters of a project id, as a regular expression's character class (without the brackets). */
+export const PROJECT_ID_CHARACTERS = "A-Za-z0-9._-";
 export const PROJECT_ID_MAX_LENGTH = 64;
+/** A project id: 1–64 of A–Z a–z 0–9 . _ -, other than `.` and `..` (clients resolve those as path steps). */
+export const PROJECT_ID_PATTERN = `^(?!\\.{1,2}$)[${PROJECT_ID_CHARACTERS}]{1,${PROJECT_ID_MAX_LENGTH}}$`;
 
-/** A flag name: 1–128 of A–Z a–z 0–9 . _ - :, starting with a letter or digit. */
-export const FLAG_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
+/** The characters of a flag name, as a regular expression's character class (without the brackets). */
+export const FLAG_NAME_CHARACTERS = "A-Za-z0-9._:-";
 export const FLAG_NAME_MAX_LENGTH = 128;
+/** A flag name: 1–128 of A–Z a–z 0–9 . _ - :, starting with a letter or digit. */
+export const FLAG_NAME_PATTERN = `^[A-Za-z0-9][${FLAG_NAME_CHARACTERS}]{0,${FLAG_NAME_MAX_LENGTH - 1}}$`;
 
 /**
  * An actor id: 1–256 characters (code points), no control characters (Unicode's Cc: C0, DEL and C1), other

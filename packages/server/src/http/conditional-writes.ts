@@ -14,13 +14,13 @@ interface Revised {
 export interface ConditionalResource<P extends TObject, B extends TSchema> {
   /** The one entity's path, e.g. `/projects/:projectId/flags/:flagName`. */
   readonly path: string;
-  readonly tags: string[];
-  /** "flag", "segment": as the descriptions name it. */
+  /** "flag", "segment": as the summaries and descriptions name it; its plural is the routes' tag. */
   readonly noun: string;
   readonly params: P;
   readonly entity: TSchema;
   readonly updateBody: B;
-  readonly summaries: { readonly get: string; readonly update: string; readonly delete: string };
+  /** What PATCH and DELETE do, as their summaries say it (GET's says the same for every entity). */
+  readonly summaries: { readonly update: string; readonly delete: string };
   /** Where DELETE's description differs from the usual one. */
   readonly deleteDescription?: string;
   /** Statuses PATCH may answer beyond those of every conditional write (409 for a name taken). */
@@ -46,14 +46,15 @@ export function conditionalResourceRoutes<P extends TObject, B extends TSchema>(
   const precondition = `With If-Match, only when the ${resource.noun} still has that ETag; 412 otherwise (extension).`;
   const writeErrors = [400, 401, 403, 404, 412, 413, 415, 429, 500, 503];
   const withEtag = <T extends Revised>(entity: T) => entityTag(entity.id, entity.revision);
+  const tags = [`${resource.noun}s`];
 
   app.get(
     resource.path,
     {
       config: { access: "read" },
       schema: {
-        tags: resource.tags,
-        summary: resource.summaries.get,
+        tags,
+        summary: `Retrieve a ${resource.noun} (with its ETag)`,
         params: resource.params,
         response: { 200: resource.entity, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
@@ -69,7 +70,7 @@ export function conditionalResourceRoutes<P extends TObject, B extends TSchema>(
     {
       config: { access: "write" },
       schema: {
-        tags: resource.tags,
+        tags,
         summary: resource.summaries.update,
         description: precondition,
         params: resource.params,
@@ -94,7 +95,7 @@ export function conditionalResourceRoutes<P extends TObject, B extends TSchema>(
     {
       config: { access: "write" },
       schema: {
-        tags: resource.tags,
+        tags,
         summary: resource.summaries.delete,
         description: resource.deleteDescription ?? precondition,
         params: resource.params,

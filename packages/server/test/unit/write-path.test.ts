@@ -2,30 +2,17 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ManualClock } from "@flagstaff/test-harness";
 import type { Transaction } from "kysely";
-import { loadConfig } from "../../src/config.js";
-import { type DatabaseHandle, openDatabase } from "../../src/db/database.js";
-import { migrateToLatest } from "../../src/db/migrate.js";
+import type { DatabaseHandle } from "../../src/db/database.js";
 import type { Database } from "../../src/db/schema.js";
 import { ChangeFeed } from "../../src/features/evaluation/change-feed.js";
 import { type Change, type ChangeSet, GLOBAL_STREAM } from "../../src/features/evaluation/changes.js";
 import { evaluationChanges } from "../../src/features/evaluation/event-changes.js";
 import type { DomainEvent, StoredEvent, WriteContext } from "../../src/features/history/domain-events.js";
 import { UnitOfWork } from "../../src/write-path/unit-of-work.js";
+import { FakeLogger, memoryDatabase } from "./fakes.js";
 
 // Fast tests of the write path's parts, without a server: an in-memory SQLite database (migrated, never a
 // file), a manual clock, and fakes for what the unit of work calls out to (announce, enqueue, the logger).
-
-/** A logger that keeps what it was told. */
-class FakeLogger {
-  readonly warnings: string[] = [];
-  readonly errors: string[] = [];
-  warn(_obj: object, msg: string): void {
-    this.warnings.push(msg);
-  }
-  error(_obj: object, msg: string): void {
-    this.errors.push(msg);
-  }
-}
 
 const context: WriteContext = { actor: { keyId: "key_1", keyName: "tester", role: "write" }, requestId: "r-1" };
 const flagRecord = {
@@ -36,12 +23,6 @@ const flagRecord = {
   percentageCalls: 0,
 } as const;
 const target = <K extends "flag" | "segment" | "key" | "project">(kind: K, id: string) => ({ kind, id, name: id });
-
-async function memoryDatabase(): Promise<DatabaseHandle> {
-  const handle = openDatabase(loadConfig({ DATABASE_URL: "file::memory:" }));
-  await migrateToLatest(handle);
-  return handle;
-}
 
 describe("evaluation changes derived from events", () => {
   test("each event type answers the changes the snapshot applies, and none where evaluation does not see it", () => {

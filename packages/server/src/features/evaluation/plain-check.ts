@@ -1,10 +1,18 @@
-import { MAX_ACTORS, MAX_CACHE_SECONDS } from "@flagstaff/core";
+import {
+  ACTOR_ID_MAX_LENGTH,
+  FLAG_NAME_CHARACTERS,
+  FLAG_NAME_MAX_LENGTH,
+  MAX_ACTORS,
+  MAX_CACHE_SECONDS,
+  PROJECT_ID_CHARACTERS,
+  PROJECT_ID_MAX_LENGTH,
+} from "@flagstaff/core";
 
 /**
  * Actor ids the node:http adapter reads itself: characters that mean themselves in a query string (no
  * `%`, no `+`, which reads as a space, no `&`, `=` or `#`), within the actor id rules. Others go to Fastify.
  */
-const PLAIN_ACTOR_ID = /^[A-Za-z0-9._~:@!$*,()/-]{1,256}$/;
+const PLAIN_ACTOR_ID = new RegExp(`^[A-Za-z0-9._~:@!$*,()/-]{1,${ACTOR_ID_MAX_LENGTH}}$`);
 
 /** Whether an actor id is one the node:http adapter reads itself (see PLAIN_ACTOR_ID; `.` and `..` are not ids). */
 export const isPlainActorId = (id: unknown): id is string =>
@@ -12,10 +20,15 @@ export const isPlainActorId = (id: unknown): id is string =>
 
 /**
  * The check's path as the adapter takes it: names spelled without percent-encoding, no trailing slash.
- * The character classes are the widest the project id and flag name rules allow; any other spelling (one
- * that needs decoding, say) goes to Fastify, whose router matches it to the same route.
+ * The character classes and lengths are the contract's for project ids and flag names (ids.ts), without
+ * their first-character and `.`/`..` rules: a name that breaks those names no project or flag, and the
+ * adapter leaves an unknown one to Fastify. Any other spelling (one that needs decoding, say) goes to
+ * Fastify too, whose router matches it to the same route.
  */
-const CHECK_PATH = /^\/projects\/([A-Za-z0-9._-]{1,64})\/flags\/([A-Za-z0-9._:-]{1,128})\/check(?:\?|$)/;
+const CHECK_PATH = new RegExp(
+  `^/projects/([${PROJECT_ID_CHARACTERS}]{1,${PROJECT_ID_MAX_LENGTH}})` +
+    `/flags/([${FLAG_NAME_CHARACTERS}]{1,${FLAG_NAME_MAX_LENGTH}})/check(?:\\?|$)`,
+);
 /** `cache` as the adapter reads it: whole seconds, plainly written. */
 const PLAIN_SECONDS = /^[0-9]{1,5}$/;
 

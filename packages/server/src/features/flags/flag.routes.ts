@@ -82,13 +82,11 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
 
   conditionalResourceRoutes(app, {
     path: "/projects/:projectId/flags/:flagName",
-    tags: ["flags"],
     noun: "flag",
     params: FlagParams,
     entity: Flag,
     updateBody: UpdateFlagBody,
     summaries: {
-      get: "Retrieve a flag (with its ETag)",
       update: "Update a flag: fields, attached actors, attached segments; all in one transaction",
       delete: "Delete a flag with its actor and segment links",
     },

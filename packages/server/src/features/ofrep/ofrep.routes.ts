@@ -11,6 +11,13 @@ import type { Checker } from "../evaluation/checker.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { ProjectStreams } from "../stream/project-streams.js";
+import {
+  EventStreamAnswer,
+  LastEventIdHeaders,
+  lastEventId,
+  openEventStream,
+  VERSION,
+} from "../stream/event-stream-response.js";
 import { admitStream } from "../stream/stream-admission.js";
 import {
   OfrepBulk,
@@ -43,7 +50,6 @@ export interface OfrepStreaming {
 }
 
 const EVENT_STREAM_PATH = "/ofrep/v1/event-stream";
-const VERSION = /^\d{1,15}$/;
 
 interface OfrepBody {
   context?: { targetingKey?: string; actorIds?: string[] };
@@ -242,16 +248,9 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
           { token: Type.Optional(Type.String({ maxLength: 256, description: "A stream token from eventStreams" })) },
           { additionalProperties: false },
         ),
-        headers: Type.Object({
-          "last-event-id": Type.Optional(
-            Type.String({ maxLength: 64, description: "The id of the last event received, to resume after it" }),
-          ),
-        }),
+        headers: LastEventIdHeaders,
         response: {
-          200: {
-            description: "An event stream",
-            content: { "text/event-stream": { schema: Type.String() } },
-          },
+          200: EventStreamAnswer,
           ...errorResponses(400, 401, 403, 429, 500, 503),
         },
       },
@@ -259,19 +258,8 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
     async (request, reply) => {
       const projectId = request.principal?.projectId as string;
       const keyId = request.principal?.keyId ?? "";
-      const header = request.headers["last-event-id"];
-      const lastEventId = header !== undefined && VERSION.test(header) ? Number(header) : undefined;
       admitStream(streams, "refetch", keyId, reply);
-      reply.hijack();
-      const raw = reply.raw;
-      raw.writeHead(200, {
-        ...(reply.getHeaders() as Record<string, string>),
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-store",
-        "x-accel-buffering": "no",
-      });
-      raw.flushHeaders();
-      streams.openRefetch(raw, projectId, keyId, lastEventId);
+      streams.openRefetch(openEventStream(reply), projectId, keyId, lastEventId(request.headers["last-event-id"]));
     },
   );
 

@@ -52,13 +52,11 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
 
   conditionalResourceRoutes(app, {
     path: "/projects/:projectId/segments/:segmentId",
-    tags: ["segments"],
     noun: "segment",
     params: SegmentParams,
     entity: Segment,
     updateBody: UpdateSegmentBody,
     summaries: {
-      get: "Retrieve a segment (with its ETag)",
       update: "Update a segment: name, description, members; all in one transaction",
       delete: "Delete a segment and detach it from every flag (extension)",
     },

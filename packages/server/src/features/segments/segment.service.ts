@@ -22,8 +22,8 @@ type Executor = Kysely<Database> | Transaction<Database>;
 function segmentName(raw: string): string {
   const name = raw.trim();
   if (name.length < 1 || [...name].length > NAME_MAX_LENGTH) {
-    throw invalid("A segment name must be 1–128 characters after trimming.", [
-      { path: "/name", message: "must be 1–128 characters after trimming" },
+    throw invalid(`A segment name must be 1–${NAME_MAX_LENGTH} characters after trimming.`, [
+      { path: "/name", message: `must be 1–${NAME_MAX_LENGTH} characters after trimming` },
     ]);
   }
   return name;

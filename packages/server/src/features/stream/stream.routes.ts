@@ -1,12 +1,10 @@
-import { Type } from "typebox";
 import { projectNotFound } from "../../errors.js";
 import { errorResponses, ProjectParams } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import type { ProjectStreams } from "./project-streams.js";
+import { EventStreamAnswer, LastEventIdHeaders, lastEventId, openEventStream } from "./event-stream-response.js";
 import { admitStream } from "./stream-admission.js";
-
-const LAST_EVENT_ID = /^\d{1,15}$/;
 
 export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: Snapshot): void {
   app.get(
@@ -29,16 +27,9 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
           "one of a deleted project of the same id, gets a fresh snapshot). A 401, 403 or 404 on reconnecting " +
           "means the key or the project is gone: stop. See docs/streaming.md.",
         params: ProjectParams,
-        headers: Type.Object({
-          "last-event-id": Type.Optional(
-            Type.String({ maxLength: 64, description: "The id of the last event received, to resume after it" }),
-          ),
-        }),
+        headers: LastEventIdHeaders,
         response: {
-          200: {
-            description: "An event stream",
-            content: { "text/event-stream": { schema: Type.String() } },
-          },
+          200: EventStreamAnswer,
           ...errorResponses(400, 401, 403, 404, 429, 500, 503),
         },
       },
@@ -46,22 +37,10 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
     async (request, reply) => {
       const { projectId } = request.params;
       if (!snapshot.projects.has(projectId)) throw projectNotFound(projectId);
-      const header = request.headers["last-event-id"];
-      const lastEventId = header !== undefined && LAST_EVENT_ID.test(header) ? Number(header) : undefined;
       // A principal is always there: the route requires a read key.
       const keyId = request.principal?.keyId ?? "";
       admitStream(streams, "state", keyId, reply);
-      reply.hijack();
-      const raw = reply.raw;
-      raw.writeHead(200, {
-        ...(reply.getHeaders() as Record<string, string>),
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-store",
-        // Proxies (nginx) must pass events on at once rather than buffer them.
-        "x-accel-buffering": "no",
-      });
-      raw.flushHeaders();
-      await streams.open(raw, projectId, keyId, lastEventId);
+      await streams.open(openEventStream(reply), projectId, keyId, lastEventId(request.headers["last-event-id"]));
     },
   );
 }
