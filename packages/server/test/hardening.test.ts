@@ -130,20 +130,27 @@ for (const dialect of DIALECTS) {
     });
 
     test(`nesting is counted exactly: ${MAX_NESTING} levels pass the nesting rule, one more does not`, async () => {
-      const evaluateWith = (levels: number) =>
-        server.request("POST", "/ofrep/v1/evaluate/flags/f", {
-          key: checkKey,
-          // The context object and its `x` add two levels to the arrays inside.
-          body: { context: { targetingKey: "a", x: JSON.parse(nested(levels - 2)) } },
+      // A flag's PATCH body: its object adds one level to the arrays inside. At the limit the nesting rule
+      // takes the body (and the schema refuses it, as arrays of arrays are no actor ids); one more, it does not.
+      const patchWith = (levels: number) =>
+        server.request("PATCH", `/projects/${project}/flags/f`, {
+          rawBody: `{"addActors":${nested(levels - 1)}}`,
+          headers: { "content-type": "application/json" },
+          conformance: false,
         });
-      // At the limit the parser takes the body, and OFREP's own, stricter context rule (8 levels) refuses it;
-      // one level more and the parser refuses it first.
-      const atLimit = await evaluateWith(MAX_NESTING);
-      assert.equal(atLimit.status, 400, atLimit.text);
-      assert.match(atLimit.body.errorDetails, /nests deeper than 8 levels/);
-      const over = await evaluateWith(MAX_NESTING + 1);
-      assert.equal(over.status, 400);
-      assert.match(over.body.errorDetails, new RegExp(`nests deeper than ${MAX_NESTING} levels`));
+      const atLimit = await patchWith(MAX_NESTING);
+      expectProblem(atLimit, 400, "invalid_request");
+      assert.doesNotMatch(atLimit.text, /nests deeper/);
+      const over = await patchWith(MAX_NESTING + 1);
+      expectProblem(over, 400, "invalid_request");
+      assert.match(over.text, new RegExp(`nests deeper than ${MAX_NESTING} levels`));
+      // OFREP contexts have a stricter rule of their own, checked before the parser's: 8 levels.
+      const ofrep = await server.request("POST", "/ofrep/v1/evaluate/flags/f", {
+        key: checkKey,
+        body: { context: { targetingKey: "a", x: JSON.parse(nested(MAX_NESTING - 2)) } },
+      });
+      assert.equal(ofrep.status, 400, ofrep.text);
+      assert.match(ofrep.body.errorDetails, /nests deeper than 8 levels/);
     });
 
     test("a lone UTF-16 surrogate anywhere in a body is 400 invalid_request and nothing is stored", async () => {
