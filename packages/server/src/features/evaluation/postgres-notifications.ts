@@ -1,3 +1,4 @@
+import { Socket } from "node:net";
 import { sql, type Transaction } from "kysely";
 // pg-listen is CommonJS with an `exports.default`: under Node's ESM interop that is `.default.default`.
 import * as pgListen from "pg-listen";
@@ -48,6 +49,8 @@ export class PostgresListener {
   private readonly subscriber: pgListen.Subscriber;
   private everConnected = false;
   private stopped = false;
+  /** The listener's sockets, a reconnect attempt's included: stop cuts them, so none connects after it. */
+  private readonly sockets = new Set<Socket>();
 
   constructor(
     connectionString: string,
@@ -55,7 +58,10 @@ export class PostgresListener {
     private readonly logger: FeedLogger,
   ) {
     this.subscriber = pgListen.default.default(
-      { connectionString, connectionTimeoutMillis: 3000 },
+      // pg-listen gives no way to cancel a reconnect attempt already under way: one whose connection is
+      // accepted just after stop would open a session after the server closed. Owning the sockets lets stop
+      // cut every attempt, and any attempt that starts later fails at once.
+      { connectionString, connectionTimeoutMillis: 3000, stream: () => this.socket() },
       {
         paranoidChecking: 5000,
         // pg-listen's reconnect loop never looks at close(): throwing here, or from the "reconnect"
@@ -118,8 +124,24 @@ export class PostgresListener {
     this.feed.reconcile().catch((error) => this.logger.warn({ err: error, why }, "reconcile failed; the poll retries"));
   }
 
+  private socket(): Socket {
+    const socket = new Socket();
+    if (this.stopped) {
+      // connect() would undo a destroy done before it, so the refusal comes in its place.
+      socket.connect = (() => {
+        process.nextTick(() => socket.destroy(new Error("change notifications were stopped")));
+        return socket;
+      }) as Socket["connect"];
+      return socket;
+    }
+    this.sockets.add(socket);
+    socket.once("close", () => this.sockets.delete(socket));
+    return socket;
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const socket of this.sockets) socket.destroy();
     await this.subscriber.close();
   }
 }
