@@ -105,14 +105,38 @@ export const compareText = (a: string, b: string): number => (a < b ? -1 : a > b
 export class ProjectState {
   readonly flagsByName = new Map<string, FlagState>();
   readonly flagsById = new Map<string, FlagState>();
-  /** Members of every segment that has any, by segment id. */
-  readonly segmentMembers = new Map<string, Set<string>>();
+
+  /**
+   * @param segmentMembers Members of every segment that has any, by segment id. Segments belong to the
+   * project, not to one environment: the server's states of a project's environments share one map.
+   */
+  constructor(readonly segmentMembers: Map<string, Set<string>> = new Map()) {}
   /**
    * The stream version of the last change that could make any evaluation of this project answer
    * differently; changes evaluation does not see leave it.
    */
   evaluationVersion = 0;
   private sortedNames: string[] | undefined;
+
+  /**
+   * A state with the same flags, configured alike but held apart (changing one leaves the other), over the
+   * same segment members: a new environment copied from another.
+   */
+  copy(): ProjectState {
+    const state = new ProjectState(this.segmentMembers);
+    for (const flag of this.flagsById.values()) {
+      state.putFlag({
+        id: flag.id,
+        name: flag.name,
+        status: flag.status,
+        percentageActors: flag.percentageActors,
+        percentageCalls: flag.percentageCalls,
+        actors: new Set(flag.actors),
+        segments: new Set(flag.segments),
+      });
+    }
+    return state;
+  }
 
   /** Flag names in ascending (code unit) order, rebuilt lazily after a create or delete. */
   flagNamesInOrder(): readonly string[] {

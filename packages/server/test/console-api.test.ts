@@ -387,7 +387,9 @@ for (const dialect of DIALECTS) {
         }
         await db.insertInto("flag_segments").values({ flag_id: "f", segment_id: "s", created_at: at }).execute();
         await migrateToLatest(handle);
-        const flag = await db.selectFrom("flags").selectAll().executeTakeFirst();
+        // Migration 005 then carries them into the flag's production configuration.
+        const flag = await db.selectFrom("flag_configs").selectAll().executeTakeFirst();
+        assert.deepEqual([flag.config_id, flag.environment_id], ["f@production", "production"]);
         assert.deepEqual([Number(flag.actors_count), Number(flag.segments_count), Number(flag.revision)], [3, 1, 1]);
         const segment = await db.selectFrom("segments").selectAll().executeTakeFirst();
         assert.deepEqual([Number(segment.actors_count), Number(segment.revision)], [3, 1]);
