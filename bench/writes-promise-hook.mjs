@@ -41,7 +41,14 @@ async function start(url, nodeArgs) {
   const port = await freePort();
   const child = track(
     spawn(process.execPath, [...nodeArgs, MAIN], {
-      env: { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", ADMIN_API_KEY: ADMIN_KEY },
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "warn",
+        ADMIN_API_KEY: ADMIN_KEY,
+      },
       stdio: ["ignore", "ignore", "inherit"],
     }),
   );
@@ -97,7 +104,9 @@ onInterrupt(async () => {
   for (const d of dbs) await d.drop();
 });
 try {
-  console.log(`Writes with and without the next-tick fix (SQLite, 1,000 flags, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s)`);
+  console.log(
+    `Writes with and without the next-tick fix (SQLite, 1,000 flags, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s)`,
+  );
   const kinds = [
     ["as shipped (fix on)", []],
     ["fix swapped out", ["--import", WITHOUT]],
@@ -109,10 +118,13 @@ try {
     servers.push(await start(db.url, nodeArgs));
   }
   const results = kinds.map(() => ({ patch: [], list: [] }));
-  for (const s of servers) for (const name of Object.keys(LOADS)) await load({ url: s.base, connections: CONNECTIONS, duration: 2, ...LOADS[name] });
+  for (const s of servers)
+    for (const name of Object.keys(LOADS))
+      await load({ url: s.base, connections: CONNECTIONS, duration: 2, ...LOADS[name] });
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? [0, 1] : [1, 0];
-    for (const name of Object.keys(LOADS)) for (const i of order) results[i][name].push(await measure(servers[i], name));
+    for (const name of Object.keys(LOADS))
+      for (const i of order) results[i][name].push(await measure(servers[i], name));
   }
   console.log("| server | PATCH req/s | PATCH CPU µs/req | list req/s | list CPU µs/req | non-2xx |");
   console.log("|---|---:|---:|---:|---:|---:|");
@@ -120,7 +132,9 @@ try {
     const r = results[i];
     const fmt = (xs, key, digits) => median(xs.map((x) => x[key])).toFixed(digits);
     const non2xx = [...r.patch, ...r.list].reduce((n, x) => n + x.non2xx, 0);
-    console.log(`| ${label} | ${fmt(r.patch, "rps", 0)} | ${fmt(r.patch, "us", 0)} | ${fmt(r.list, "rps", 0)} | ${fmt(r.list, "us", 0)} | ${non2xx} |`);
+    console.log(
+      `| ${label} | ${fmt(r.patch, "rps", 0)} | ${fmt(r.patch, "us", 0)} | ${fmt(r.list, "rps", 0)} | ${fmt(r.list, "us", 0)} | ${non2xx} |`,
+    );
   });
 } finally {
   for (const s of servers) await stopChild(s.child);

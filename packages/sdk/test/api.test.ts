@@ -275,7 +275,13 @@ for (const dialect of DIALECTS) {
       assert.equal(me.projectId, null);
       for (const role of ["write", "read", "check"] as const) {
         const made = await admin.keys.create(projectId, { role, name: `${role} key` });
-        assert.deepEqual(await client(made.key).whoami(), { keyId: made.id, name: `${role} key`, role, projectId });
+        assert.deepEqual(await client(made.key).whoami(), {
+          keyId: made.id,
+          name: `${role} key`,
+          role,
+          projectId,
+          environment: "production",
+        });
       }
       await rejectsWith(client("fsk_unknown-key-0000000000000000000000").whoami(), 401, "unauthorized");
     });

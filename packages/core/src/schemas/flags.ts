@@ -39,7 +39,8 @@ export const FlagSchema = Type.Object(
     actorsCount: Type.Integer({ minimum: 0, description: "Actors attached directly (extension)" }),
     segmentsCount: Type.Integer({ minimum: 0, description: "Segments attached (extension)" }),
     environment: Type.String({
-      description: "The environment whose configuration the seed's fields (status, percentages, times, counts) show. Extension.",
+      description:
+        "The environment whose configuration the seed's fields (status, percentages, times, counts) show. Extension.",
     }),
     environments: Type.Record(Type.String(), EnvironmentConfiguration, {
       description: "The flag's configuration in every environment of the project, by environment id. Extension.",

@@ -102,7 +102,8 @@ export function environmentRoutes(app: TypedApp, environments: EnvironmentServic
       schema: {
         tags: ["environments"],
         summary: "Delete an environment with its flag configurations; revokes the keys bound to it (extension; admin)",
-        description: "The default environment cannot be deleted (409 environment_is_default): make another the default first.",
+        description:
+          "The default environment cannot be deleted (409 environment_is_default): make another the default first.",
         params: EnvironmentParams,
         response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) },
       },

@@ -170,11 +170,7 @@ export class EnvironmentService {
         );
       }
       const keys = await repo.keysOf(trx, projectId, id);
-      await trx
-        .deleteFrom("api_keys")
-        .where("project_id", "=", projectId)
-        .where("environment_id", "=", id)
-        .execute();
+      await trx.deleteFrom("api_keys").where("project_id", "=", projectId).where("environment_id", "=", id).execute();
       await repo.deleteEnvironment(trx, projectId, id);
       const events: DomainEvent[] = keys.map((key) =>
         keyRevoked(projectId, { id: key.id, name: key.name, role: key.role as "write", environment: id }),
@@ -200,7 +196,10 @@ function pageOf<T extends { id: string }>(all: readonly T[], page: PageQuery): P
     start = all.findIndex((item) => item.id === page.key[0]) + 1;
     if (start === 0) start = all.length;
   } else if (page.direction === "before") {
-    end = Math.max(0, all.findIndex((item) => item.id === page.key[0]));
+    end = Math.max(
+      0,
+      all.findIndex((item) => item.id === page.key[0]),
+    );
   }
   const from = page.direction === "before" ? Math.max(0, end - page.limit) : start;
   const to = page.direction === "before" ? end : Math.min(all.length, start + page.limit);

@@ -112,7 +112,8 @@ export class CheckRecorder {
     } catch (error) {
       // Put back what was not written, unless a newer check has noted a later time meanwhile.
       for (const [environment, flags] of batch) {
-        for (const [id, at] of flags) if (timeIn(this.pending, environment, id) === undefined) this.note(environment, id, at);
+        for (const [id, at] of flags)
+          if (timeIn(this.pending, environment, id) === undefined) this.note(environment, id, at);
       }
       throw error;
     } finally {

@@ -1,7 +1,10 @@
 import { ProjectState } from "@flagstaff/core";
 import type { Change } from "./changes.js";
 
-type ProjectScopedChange = Exclude<Change, { kind: "project.created" | "project.deleted" | "key.created" | "key.deleted" }>;
+type ProjectScopedChange = Exclude<
+  Change,
+  { kind: "project.created" | "project.deleted" | "key.created" | "key.deleted" }
+>;
 
 /**
  * A project's evaluation state in memory: one `ProjectState` per environment (each with its own

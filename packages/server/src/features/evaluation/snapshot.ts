@@ -58,7 +58,14 @@ export class Snapshot {
     return principal && hash !== undefined ? { principal, hash } : undefined;
   }
 
-  putKey(id: string, hash: string, role: Role, projectId: string | null, name: string, environment: string | null): void {
+  putKey(
+    id: string,
+    hash: string,
+    role: Role,
+    projectId: string | null,
+    name: string,
+    environment: string | null,
+  ): void {
     this.keysByHash.set(hash, { keyId: id, keyName: name, role, projectId, environment });
     this.hashByKeyId.set(id, hash);
   }

@@ -69,7 +69,10 @@ export async function findFlag(
   environment: string,
   name: string,
 ): Promise<Flag | undefined> {
-  const row = await flagsIn(db, projectId, environment).select(FLAG_COLUMNS).where("flags.name", "=", name).executeTakeFirst();
+  const row = await flagsIn(db, projectId, environment)
+    .select(FLAG_COLUMNS)
+    .where("flags.name", "=", name)
+    .executeTakeFirst();
   return row && toFlag(row);
 }
 
@@ -91,7 +94,10 @@ export async function findFlagsByNames(
   names: readonly string[],
 ): Promise<Flag[]> {
   if (names.length === 0) return [];
-  const rows = await flagsIn(db, projectId, environment).select(FLAG_COLUMNS).where("flags.name", "in", names).execute();
+  const rows = await flagsIn(db, projectId, environment)
+    .select(FLAG_COLUMNS)
+    .where("flags.name", "in", names)
+    .execute();
   return rows.map(toFlag);
 }
 
@@ -124,7 +130,11 @@ export async function configurationsOf(
 }
 
 /** A new flag's definition, and its configuration in each environment: disabled, nothing attached. */
-export async function insertFlag(trx: Transaction<Database>, flag: Flag, environments: readonly string[]): Promise<void> {
+export async function insertFlag(
+  trx: Transaction<Database>,
+  flag: Flag,
+  environments: readonly string[],
+): Promise<void> {
   await trx
     .insertInto("flags")
     .values({
@@ -342,7 +352,12 @@ export async function insertEnvironmentConfigurations(
     .expression(
       source(trx)
         .innerJoin("flag_actors", "flag_actors.config_id", "source.config_id")
-        .select([configId.as("config_id"), "flag_actors.project_id", "flag_actors.actor_id", sql<string>`${at}`.as("created_at")]),
+        .select([
+          configId.as("config_id"),
+          "flag_actors.project_id",
+          "flag_actors.actor_id",
+          sql<string>`${at}`.as("created_at"),
+        ]),
     )
     .execute();
   await trx

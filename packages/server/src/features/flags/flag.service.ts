@@ -91,11 +91,7 @@ export class FlagService {
     });
   }
 
-  private async presentOne(
-    db: Kysely<Database> | Transaction<Database>,
-    flag: Flag,
-    ownOnly: boolean,
-  ): Promise<Flag> {
+  private async presentOne(db: Kysely<Database> | Transaction<Database>, flag: Flag, ownOnly: boolean): Promise<Flag> {
     return (await this.present(db, [flag], ownOnly))[0] as Flag;
   }
 
@@ -216,7 +212,8 @@ export class FlagService {
         next.percentageCalls !== flag.percentageCalls;
       const membershipChanged = Object.values(delta).some((ids) => ids.length > 0);
       // A request that changes nothing writes nothing: no event, updatedAt and the version stay.
-      if (!fieldsChanged && !membershipChanged) return { result: await this.presentOne(trx, flag, ownOnly), events: [] };
+      if (!fieldsChanged && !membershipChanged)
+        return { result: await this.presentOne(trx, flag, ownOnly), events: [] };
 
       const now = isoTime(this.clock.now());
       next.updatedAt = now;
@@ -366,7 +363,12 @@ export class FlagService {
    * rollout) in an environment: the engine in @flagstaff/core decides from the snapshot, the database
    * fills in the page.
    */
-  async listForActor(projectId: string, scope: EnvironmentScope, actorId: string, page: PageQuery): Promise<Page<Flag>> {
+  async listForActor(
+    projectId: string,
+    scope: EnvironmentScope,
+    actorId: string,
+    page: PageQuery,
+  ): Promise<Page<Flag>> {
     const environment = await resolveEnvironment(this.db, projectId, scope.environment);
     return this.pageDecidedByEngine(projectId, environment, scope.ownOnly, page, (flag, state) =>
       isEnabledForActor(flag, actorId, state.isMember),

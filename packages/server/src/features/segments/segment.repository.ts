@@ -210,7 +210,8 @@ export async function listSegmentsForFlag(db: Executor, configId: string, page: 
 
 export async function segmentsForFlagBeyond(db: Executor, configId: string, side: "before" | "after", key: SortKey) {
   return (
-    (await beyondKey(forFlagQuery(db, configId).select("segments.id"), ["segments.name"], side, key).execute()).length > 0
+    (await beyondKey(forFlagQuery(db, configId).select("segments.id"), ["segments.name"], side, key).execute()).length >
+    0
   );
 }
 
