@@ -19,8 +19,6 @@ import type { CheckRecorder } from "../evaluation/check-recorder.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import { entityTag, requireMatch } from "../../http/preconditions.js";
 
-/** A flag's ETag: of its configuration in the environment it is shown in (which its definition is part of). */
-export const flagTag = (flag: Pick<Flag, "configId" | "revision">) => entityTag(flag.configId, flag.revision);
 import { listMembers, type Membership } from "../actors/member-lists.js";
 import { segmentNames } from "../segments/segment.repository.js";
 import type { FlagRecord, FlagUpdate, WriteContext } from "../history/domain-events.js";
@@ -31,6 +29,9 @@ import { listEnvironments, resolveEnvironment } from "../environments/environmen
 import { existingSegmentIds, findSegment } from "../segments/segment.repository.js";
 import * as repo from "./flag.repository.js";
 import type { CopyFlagInput, CreateFlagInput, Flag, FlagFilter, FlagSort, UpdateFlagInput } from "./flag.schemas.js";
+
+/** A flag's ETag: of its configuration in the environment it is shown in (which its definition is part of). */
+export const flagTag = (flag: Pick<Flag, "configId" | "revision">) => entityTag(flag.configId, flag.revision);
 
 const unique = (ids: readonly string[] | undefined): string[] => [...new Set(ids ?? [])];
 
