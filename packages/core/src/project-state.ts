@@ -4,10 +4,15 @@ import type { EvaluableFlag, FlagStatus } from "./evaluation.js";
 /** Buckets remembered per flag; past this the cache starts over (actors seen recently come back fast). */
 const BUCKET_CACHE_SIZE = 8192;
 
-/** A flag's bucket function with a bounded cache: a Map lookup instead of a CRC-32 for actors seen before. */
+/**
+ * A flag's bucket function with a bounded cache: a Map lookup instead of a CRC-32 for actors seen before.
+ * The cache is made at the first call: most flags of a large project (in each of its environments) are
+ * never evaluated for an actor by a given process, and an empty Map per flag would cost memory for nothing.
+ */
 function cachedBuckets(name: string): (actorId: string) => number {
-  const cache = new Map<string, number>();
+  let cache: Map<string, number> | undefined;
   return (actorId) => {
+    cache ??= new Map<string, number>();
     let bucket = cache.get(actorId);
     if (bucket === undefined) {
       bucket = actorBucket(name, actorId);
