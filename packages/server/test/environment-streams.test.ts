@@ -247,6 +247,17 @@ for (const dialect of DIALECTS) {
       })();
       for (const s of [named, bound]) await s.next("a snapshot", (e) => e.event === "snapshot");
       await bulkStream.next("the first refetch", isRefetch);
+      // An OFREP event stream of a key bound to none follows the default too.
+      const unboundBulk = await ofrep(server, unbound.key);
+      assert.deepEqual(
+        unboundBulk.body.flags.map((f: any) => f.value),
+        [false],
+      );
+      const unboundRefetch = await EventStreamClient.open(
+        new URL(unboundBulk.body.eventStreams[0].endpoint.requestUri, server.url).href,
+        { key: null },
+      );
+      await unboundRefetch.next("the first refetch", isRefetch);
 
       assert.equal(
         (await server.request("PATCH", `/projects/${p}/environments/qa`, { body: { default: true } })).status,
@@ -254,6 +265,18 @@ for (const dialect of DIALECTS) {
       );
       const second = await following.next("a fresh snapshot", (e) => e.event === "snapshot" && e !== first);
       assert.equal(second.data.state.flags[0].status, "enabled", "qa's, the default now");
+      await waitFor("a refetch for the new default", () => unboundRefetch.events.filter(isRefetch).length, {
+        until: (n) => n === 2,
+      });
+      const refetched = await ofrep(server, unbound.key, undefined, {
+        "if-none-match": unboundBulk.headers.get("etag") as string,
+      });
+      assert.equal(refetched.status, 200, "the default's answers, under another ETag");
+      assert.deepEqual(
+        refetched.body.flags.map((f: any) => f.value),
+        [true],
+      );
+      await unboundRefetch.close();
       // Deleting an environment ends every stream that follows it: its keys are revoked, and a key bound
       // to none that named it has nothing left to follow.
       assert.equal(
@@ -269,6 +292,36 @@ for (const dialect of DIALECTS) {
       assert.equal(third.data.state.flags[0].status, "disabled");
       assert.equal(following.isEnded, false, "a stream that follows the default goes on");
       await following.close();
+    });
+    test("a bound key resuming with Last-Event-ID gets its environment's missed changes only", async () => {
+      const url = `${server.url}/projects/${project}/stream`;
+      const first = await EventStreamClient.open(url, { key: stagingReader.key });
+      const snapshot = await first.next("the snapshot", (e) => e.event === "snapshot");
+      await first.close();
+      await patchFlag(server, project, "banner", "production", { addActors: ["missed-production"] });
+      await patchFlag(server, project, "banner", "staging", { addActors: ["missed-staging"] });
+      const resumed = await EventStreamClient.open(url, { key: stagingReader.key, lastEventId: snapshot.id });
+      await resumed.next(
+        "the missed staging change",
+        (e) => isChange(e) && JSON.stringify(e.data).includes("missed-staging"),
+      );
+      assert.equal(
+        resumed.events.some((e) => e.event === "snapshot"),
+        false,
+        "a replay, not a snapshot",
+      );
+      assert.ok(!JSON.stringify(resumed.events).includes("missed-production"), "production's change is not replayed");
+      const last = resumed.events.at(-1) as StreamEvent;
+      await resumed.close();
+      // A resume across an environment's creation starts over with a snapshot.
+      await addEnvironment(server, project, `later-${Date.now()}`);
+      const again = await EventStreamClient.open(url, { key: stagingReader.key, lastEventId: last.id });
+      const fresh = await again.next("a snapshot", (e) => e.event === "snapshot");
+      assert.equal(
+        fresh.data.state.flags.find((f: any) => f.name === "banner").actors.includes("missed-staging"),
+        true,
+      );
+      await again.close();
     });
   });
 }

@@ -161,6 +161,9 @@ for (const dialect of DIALECTS) {
           assert.deepEqual(to[field], from[field], `${name}.${field}`);
         }
         assert.equal(to.environment, "qa");
+        // A copy's times are its own: made now, never checked there.
+        assert.equal(to.statusChangedAt, iso(clock));
+        assert.equal(to.latestCheckedAt, null);
         for (const list of ["actors", "segments"]) {
           const ofEnv = async (e: string) =>
             (await server.request("GET", `/projects/${project}/flags/${name}/${list}?environment=${e}`)).body.data.map(
@@ -623,6 +626,35 @@ for (const dialect of DIALECTS) {
       // The project's history records the project; its environments came with it.
       const history = await server.request("GET", "/projects/named-envs/events?type=environment.");
       assert.deepEqual(history.body.data, []);
+    });
+
+    test("a project deleted and made again under its id starts with its own environments only", async () => {
+      const body = {
+        id: "again",
+        name: "Again",
+        environments: [
+          { id: "dev", name: "Dev" },
+          { id: "live", name: "Live" },
+        ],
+      };
+      assert.equal((await server.request("POST", "/projects", { body })).status, 201);
+      await server.request("POST", "/projects/again/flags/f", { body: {} });
+      const devKey = await bindKey(server, "again", "check", "dev");
+      assert.equal((await server.request("DELETE", "/projects/again")).status, 204);
+      assert.equal((await server.request("POST", "/projects", { body: { id: "again", name: "Again" } })).status, 201);
+      assert.deepEqual(
+        (await server.request("GET", "/projects/again/environments")).body.data.map((e: any) => [e.id, e.default]),
+        [["production", true]],
+      );
+      const flag = await server.request("POST", "/projects/again/flags/f", { body: {} });
+      assert.equal(flag.status, 201, flag.text);
+      assert.deepEqual(Object.keys(flag.body.environments), ["production"]);
+      expectProblem(
+        await server.request("GET", "/projects/again/flags/f?environment=dev"),
+        404,
+        "environment_not_found",
+      );
+      expectProblem(await server.request("GET", "/whoami", { key: devKey.key }), 401, "unauthorized");
     });
 
     test("POST /projects: environments must be a non-empty list of valid, distinct environments", async () => {
