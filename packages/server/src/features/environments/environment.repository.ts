@@ -17,13 +17,24 @@ export const toEnvironment = (row: Selectable<EnvironmentsTable>): Environment =
 
 /** A project's environments in their order (the first created first); few per project, so read whole. */
 export async function listEnvironments(db: Executor, projectId: string): Promise<Environment[]> {
+  return (await listPlacedEnvironments(db, projectId)).map((placed) => placed.environment);
+}
+
+/** An environment with its place in the project's order. */
+export interface PlacedEnvironment {
+  readonly environment: Environment;
+  readonly position: number;
+}
+
+/** A project's environments in their order, with their positions (what the list's cursors hold). */
+export async function listPlacedEnvironments(db: Executor, projectId: string): Promise<PlacedEnvironment[]> {
   const rows = await db
     .selectFrom("environments")
     .selectAll()
     .where("project_id", "=", projectId)
     .orderBy("position")
     .execute();
-  return rows.map(toEnvironment);
+  return rows.map((row) => ({ environment: toEnvironment(row), position: Number(row.position) }));
 }
 
 export async function findEnvironment(db: Executor, projectId: string, id: string): Promise<Environment | undefined> {

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
-import { AppError, environmentNotFound, projectNotFound } from "../../errors.js";
+import { AppError, environmentNotFound, invalid, projectNotFound } from "../../errors.js";
 import { encodeCursor, type Page, type PageQuery } from "../../pagination.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { insertEnvironmentConfigurations } from "../flags/flag.repository.js";
@@ -38,11 +38,10 @@ export class EnvironmentService {
     private readonly maxPerProject: number,
   ) {}
 
-  /** A page of the project's environments in their order; a cursor is the position of the last one seen. */
+  /** A page of the project's environments in their order (see pageOf). */
   async list(projectId: string, page: PageQuery): Promise<Page<Environment>> {
     if (!(await findProject(this.db, projectId))) throw projectNotFound(projectId);
-    const all = await repo.listEnvironments(this.db, projectId);
-    return pageOf(all, page);
+    return pageOf(await repo.listPlacedEnvironments(this.db, projectId), page);
   }
 
   async get(projectId: string, id: string): Promise<Environment> {
@@ -188,29 +187,47 @@ export class EnvironmentService {
   }
 }
 
-/** A page of a short list held whole, in its order: the cursor is the 1-based place of the item it names. */
-function pageOf<T extends { id: string }>(all: readonly T[], page: PageQuery): Page<T> {
-  let start = 0;
-  let end = all.length;
-  if (page.direction === "after") {
-    start = all.findIndex((item) => item.id === page.key[0]) + 1;
-    if (start === 0) start = all.length;
-  } else if (page.direction === "before") {
-    end = Math.max(
-      0,
-      all.findIndex((item) => item.id === page.key[0]),
-    );
+/**
+ * A page of a project's environments, held whole (there are few), in their order. A cursor is the
+ * position of the environment it names, not its id: a walk then goes on from the right place even when
+ * that environment is deleted meanwhile, and so sees every environment that exists throughout it once.
+ */
+function pageOf(all: readonly repo.PlacedEnvironment[], page: PageQuery): Page<Environment> {
+  let from = 0;
+  let to = Math.min(all.length, page.limit);
+  if (page.direction !== "first") {
+    const at = cursorPosition(page.key[0], page.direction);
+    // The first environment past the cursor's position (all.length when none is).
+    const past = all.findIndex((e) => e.position > at);
+    const start = past === -1 ? all.length : past;
+    if (page.direction === "after") {
+      from = start;
+      to = Math.min(all.length, start + page.limit);
+    } else {
+      // Before: strictly before the position (the environment there, if it still exists, is left out).
+      const end = all.findIndex((e) => e.position >= at);
+      to = end === -1 ? all.length : end;
+      from = Math.max(0, to - page.limit);
+    }
   }
-  const from = page.direction === "before" ? Math.max(0, end - page.limit) : start;
-  const to = page.direction === "before" ? end : Math.min(all.length, start + page.limit);
   const data = all.slice(from, to);
   const first = data[0];
   const last = data[data.length - 1];
   return {
-    data,
+    data: data.map((e) => e.environment),
     pagination: {
-      before: first && from > 0 ? encodeCursor([first.id]) : null,
-      after: last && to < all.length ? encodeCursor([last.id]) : null,
+      before: first && from > 0 ? encodeCursor([String(first.position)]) : null,
+      after: last && to < all.length ? encodeCursor([String(last.position)]) : null,
     },
   };
+}
+
+/** A cursor's position; a cursor that holds none was not issued by this list (400). */
+function cursorPosition(key: string | undefined, parameter: "after" | "before"): number {
+  if (key === undefined || !/^[0-9]{1,15}$/.test(key)) {
+    throw invalid(`The ${parameter} cursor is not one this service issued.`, [
+      { path: `/query/${parameter}`, message: "must be a cursor from a previous page's pagination" },
+    ]);
+  }
+  return Number(key);
 }

@@ -113,8 +113,12 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
     updateBody: UpdateFlagBody,
     summaries: {
       update: "Update a flag: fields, attached actors, attached segments; all in one transaction",
-      delete: "Delete a flag with its actor and segment links",
+      delete: "Delete a flag with its actor and segment links, in every environment",
     },
+    deleteDescription:
+      "With If-Match, only when the flag's configuration in the environment acted on still has that ETag; 412 " +
+      "otherwise (extension). A key bound to an environment may delete a flag only while the project has no " +
+      "other environment (403 otherwise): deleting a flag deletes its configuration in every environment.",
     query: EnvironmentQuery,
     tag: flagTag,
     get: (params, request) => flags.get(params.projectId, environmentScope(request), params.flagName),

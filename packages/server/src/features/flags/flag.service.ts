@@ -25,7 +25,7 @@ import type { FlagRecord, FlagUpdate, WriteContext } from "../history/domain-eve
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import type { EnvironmentScope } from "../../http/environment.js";
 import { anyNameBeyond, pageOfNames } from "../evaluation/name-scan.js";
-import { listEnvironments, resolveEnvironment } from "../environments/environment.repository.js";
+import { countEnvironments, listEnvironments, resolveEnvironment } from "../environments/environment.repository.js";
 import { existingSegmentIds, findSegment } from "../segments/segment.repository.js";
 import * as repo from "./flag.repository.js";
 import type { CopyFlagInput, CreateFlagInput, Flag, FlagFilter, FlagSort, UpdateFlagInput } from "./flag.schemas.js";
@@ -252,7 +252,10 @@ export class FlagService {
     });
   }
 
-  /** Deletes a flag with its actor and segment links; a new flag of the same name starts clean. */
+  /**
+   * Deletes a flag with its actor and segment links in every environment; a new flag of the same name
+   * starts clean. A key bound to an environment may delete only while its project has no other.
+   */
   async delete(
     context: WriteContext,
     projectId: string,
@@ -264,6 +267,15 @@ export class FlagService {
       const environmentId = await resolveEnvironment(trx, projectId, scope.environment);
       const flag = await repo.findFlag(trx, projectId, environmentId, name);
       if (!flag) throw flagNotFound(name);
+      // Deleting a flag deletes its configuration in every environment: a key bound to one may do it only
+      // while there is no other (so a key of one environment never changes another's configuration).
+      if (scope.ownOnly && (await countEnvironments(trx, projectId)) > 1) {
+        throw new AppError(
+          403,
+          "forbidden",
+          `Deleting flag "${name}" deletes it in every environment, and this key is bound to environment "${environmentId}": use a key bound to no environment.`,
+        );
+      }
       requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
       await repo.deleteFlag(trx, flag.id);
       return {
