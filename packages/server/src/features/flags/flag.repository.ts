@@ -108,10 +108,26 @@ export async function configurationsOf(
 ): Promise<Map<string, Record<string, FlagEnvironmentConfiguration>>> {
   const byFlag = new Map<string, Record<string, FlagEnvironmentConfiguration>>();
   if (flagIds.length === 0) return byFlag;
+  // In the environments' order (the list's), the same on both engines.
   const rows = await db
     .selectFrom("flag_configs")
-    .select(["flag_id", "environment_id", "status", "percentage_actors", "percentage_calls", "status_changed_at"])
-    .where("flag_id", "in", flagIds)
+    .innerJoin("flags", "flags.id", "flag_configs.flag_id")
+    .innerJoin("environments", (join) =>
+      join
+        .onRef("environments.project_id", "=", "flags.project_id")
+        .onRef("environments.id", "=", "flag_configs.environment_id"),
+    )
+    .select([
+      "flag_configs.flag_id",
+      "flag_configs.environment_id",
+      "flag_configs.status",
+      "flag_configs.percentage_actors",
+      "flag_configs.percentage_calls",
+      "flag_configs.status_changed_at",
+    ])
+    .where("flag_configs.flag_id", "in", flagIds)
+    .orderBy("flag_configs.flag_id")
+    .orderBy("environments.position")
     .execute();
   for (const row of rows) {
     let configurations = byFlag.get(row.flag_id);
