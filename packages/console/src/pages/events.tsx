@@ -124,7 +124,10 @@ function targetLink(e: FlagstaffEvent, project: string, isAdmin: boolean): strin
 }
 
 export function EventList(props: { events: FlagstaffEvent[] }) {
-  const { project, isAdmin } = useApp();
+  const { project, isAdmin, environments } = useApp();
+  // A configuration's change names its environment; the rest (a flag's creation, a segment…) are project-wide.
+  const environmentName = (id: string | undefined) =>
+    id === undefined ? "—" : (environments.find((e) => e.id === id)?.name ?? id);
   const segmentName = useSegmentNames(segmentIds(props.events));
   return (
     <table aria-label="Events">
@@ -132,6 +135,7 @@ export function EventList(props: { events: FlagstaffEvent[] }) {
         <tr>
           <th scope="col">When</th>
           <th scope="col">What</th>
+          <th scope="col">Environment</th>
           <th scope="col">Target</th>
           <th scope="col">Who</th>
           <th scope="col">Change</th>
@@ -144,6 +148,7 @@ export function EventList(props: { events: FlagstaffEvent[] }) {
             <tr key={e.id}>
               <td>{when(e.createdAt)}</td>
               <td>{e.type}</td>
+              <td>{environmentName(e.environment)}</td>
               <td>{to ? <Link to={to}>{e.target.name}</Link> : e.target.name}</td>
               <td>{"keyName" in e.actor ? `${e.actor.keyName} (${e.actor.role})` : e.actor.system}</td>
               <td className="small">
