@@ -99,7 +99,9 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
   /** Every request the page makes, by URL, from now on. */
   function recordRequests(page: Page): { method: string; url: URL; ifMatch: string | undefined }[] {
     const seen: { method: string; url: URL; ifMatch: string | undefined }[] = [];
-    page.on("request", (r) => seen.push({ method: r.method(), url: new URL(r.url()), ifMatch: r.headers()["if-match"] }));
+    page.on("request", (r) =>
+      seen.push({ method: r.method(), url: new URL(r.url()), ifMatch: r.headers()["if-match"] }),
+    );
     return seen;
   }
 
@@ -115,7 +117,10 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
     (await api("GET", `/projects/${project}/flags?${query}`)).body.data.map((f: { name: string }) => f.name);
   /** The status cells of a flag's row in the list, one per environment column. */
   const rowCells = (page: Page, flag: string) =>
-    flagsTable(page).getByRole("row").filter({ has: page.getByRole("link", { name: flag, exact: true }) }).getByRole("cell");
+    flagsTable(page)
+      .getByRole("row")
+      .filter({ has: page.getByRole("link", { name: flag, exact: true }) })
+      .getByRole("cell");
 
   test(
     "the switcher: the project's environments, the default first; the list and the flag page follow it; remembered per project and in the URL",
@@ -188,7 +193,9 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
           await page.evaluate((p) => localStorage.getItem(`flagstaff.console.environment.${p}`), project),
           "staging",
         );
-        await page.getByText("Flags show and change their configuration in Staging (Where releases are tried first).").waitFor();
+        await page
+          .getByText("Flags show and change their configuration in Staging (Where releases are tried first).")
+          .waitFor();
         await page.getByLabel("Status").selectOption("conditional");
         const conditional = await apiNames("environment=staging&status=conditional");
         assert.deepEqual(conditional, ["alpha"]);
@@ -235,9 +242,7 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
         // Remembered per project: another project opens on its default, and this one is still production.
         await switcher(page).selectOption("staging");
         await page.goto(`${url()}/console/p/envs-other/flags`);
-        await flagsTable(page)
-          .or(page.getByText("No flags yet."))
-          .waitFor();
+        await flagsTable(page).or(page.getByText("No flags yet.")).waitFor();
         assert.equal(await switcher(page).inputValue(), "production");
         await page.goto(`${url()}/console/p/${project}/flags`);
         await flagsTable(page).getByRole("columnheader", { name: "Staging (selected)" }).waitFor();
@@ -272,7 +277,9 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       const dialog = page.getByRole("dialog", { name: "Change the status in Staging for every caller?" });
       await dialog.getByText("in Staging affects every caller of this flag there").waitFor();
       await dialog.getByRole("button", { name: /Make it conditional/ }).click();
-      await waitFor("the Conditional radio checked", () => status.getByRole("radio", { name: /Conditional/ }).isChecked());
+      await waitFor("the Conditional radio checked", () =>
+        status.getByRole("radio", { name: /Conditional/ }).isChecked(),
+      );
 
       await page.getByLabel("Percentage of actors").selectOption("25");
       await page.getByLabel("Percentage of calls").selectOption("5");
@@ -294,7 +301,8 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       await page.getByRole("button", { name: "Save description" }).click();
       await waitFor(
         "the description saved",
-        async () => (await api("GET", `/projects/${project}/flags/${flag}?environment=production`)).body.description === "After",
+        async () =>
+          (await api("GET", `/projects/${project}/flags/${flag}?environment=production`)).body.description === "After",
       );
 
       assert.deepEqual(await configuration(flag, "staging"), {
@@ -365,7 +373,9 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
 
       // Someone changes production meanwhile: the copy is refused, nothing changes, the comparison is read again.
       await configure(flag, "production", { percentageCalls: 5 });
-      const current = (await api("GET", `/projects/${project}/flags/${flag}?environment=production`)).headers.get("etag");
+      const current = (await api("GET", `/projects/${project}/flags/${flag}?environment=production`)).headers.get(
+        "etag",
+      );
       await dialog.getByRole("button", { name: "Copy to Production" }).click();
       await dialog.getByText("was changed elsewhere meanwhile").waitFor();
       assert.equal((await configuration(flag, "production")).status, "disabled", "nothing copied");
@@ -394,7 +404,9 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       // Development already matches: said so, and nothing to confirm.
       await page.getByRole("button", { name: "Copy to…" }).click();
       await dialog.getByLabel("Copy to").selectOption("development");
-      await dialog.getByText("Development already has the same configuration as Staging: there is nothing to copy.").waitFor();
+      await dialog
+        .getByText("Development already has the same configuration as Staging: there is nothing to copy.")
+        .waitFor();
       assert.equal(await dialog.getByRole("button", { name: "Copy to Development" }).isDisabled(), true);
       await dialog.getByRole("button", { name: "Cancel" }).click();
       await dialog.waitFor({ state: "hidden" });
@@ -429,7 +441,10 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       );
       await switcher(page).selectOption("env-2");
       await table.getByRole("columnheader", { name: "Env 2 (selected)" }).waitFor();
-      await waitFor("env-2's status", async () => (await rowCells(page, "wide").nth(1).innerText()).trim() === "conditional");
+      await waitFor(
+        "env-2's status",
+        async () => (await rowCells(page, "wide").nth(1).innerText()).trim() === "conditional",
+      );
       assert.equal(await switcher(page).locator("option").count(), 7);
     });
   });
@@ -448,7 +463,11 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       await page.waitForURL(`**/console/p/${project}/flags`);
       await flagsTable(page).waitFor();
       assert.deepEqual(await switcher(page).locator("option").allInnerTexts(), ["Staging"]);
-      await page.getByText("This key is bound to Staging: it sees and changes no other environment (Where releases are tried first).").waitFor();
+      await page
+        .getByText(
+          "This key is bound to Staging: it sees and changes no other environment (Where releases are tried first).",
+        )
+        .waitFor();
       const headers = await flagsTable(page).getByRole("columnheader").allInnerTexts();
       assert.deepEqual(headers.slice(0, 3), ["Name", "Staging", "Rollout"], "one environment column");
       assert.equal((await rowCells(page, "bound-flag").nth(1).innerText()).trim(), "enabled");
