@@ -35,9 +35,6 @@ function returnTo(path: string): string | undefined {
   return `${path}${window.location.search}${window.location.hash}`;
 }
 
-/** How often the project's environments are asked again (they change rarely: an admin adds one). */
-const ENVIRONMENTS_POLL_MS = 30_000;
-
 interface Route {
   parts: string[];
   project: string | undefined;
@@ -92,8 +89,8 @@ export function App() {
   const envProject = route.section !== "projects" && !route.elsewhere ? route.project : undefined;
   const environments = useData<Environment[] | undefined>(
     async () => (base && envProject ? listEnvironments(base.send, envProject) : undefined),
+    // Polled like every page (at most 20 rows): an environment added or deleted meanwhile appears or goes.
     [session?.key, envProject],
-    ENVIRONMENTS_POLL_MS,
   );
   const visible = environments.data && visibleEnvironments(environments.data, session?.environment);
   const named = query.get("environment");

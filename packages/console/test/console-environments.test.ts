@@ -395,6 +395,13 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       const events = (await api("GET", `/projects/${project}/flags/${flag}/events?environment=production`)).body.data;
       assert.equal(events[0].type, "flag.updated");
       assert.equal(events[0].after.copiedFrom, "staging");
+      // The flag's history says so, in the target environment.
+      await page
+        .getByRole("table", { name: "Events" })
+        .getByRole("row")
+        .filter({ hasText: "Copied from Staging" })
+        .getByText("Production", { exact: true })
+        .waitFor();
       await waitFor("the page shows production's new status", async () =>
         (await page.getByRole("list", { name: "Status in each environment" }).innerText()).includes(
           "Production: conditional",
@@ -471,6 +478,7 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       const headers = await flagsTable(page).getByRole("columnheader").allInnerTexts();
       assert.deepEqual(headers.slice(0, 3), ["Name", "Staging", "Rollout"], "one environment column");
       assert.equal((await rowCells(page, "bound-flag").nth(1).innerText()).trim(), "enabled");
+      await screenshot(page, "environments-bound-light.png", false);
 
       // A link naming production shows staging, and the URL stops naming production.
       await page.goto(`${url()}/console/p/${project}/flags/bound-flag?environment=production`);
@@ -489,7 +497,105 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       );
       assert.equal((await configuration("bound-flag", "production")).percentageActors, 0);
       assert.ok(!answers.includes(403), "the console never asked for another environment");
-      await screenshot(page, "environments-bound-light.png");
+    });
+  });
+
+  test(
+    "Copy to…: an environment deleted meanwhile is named; past 1,000 actors the counts are compared",
+    T,
+    async () => {
+      const flag = "crowded";
+      await api("POST", `/projects/${project}/flags/${flag}`, {});
+      const crowd = Array.from({ length: 1001 }, (_, i) => `crowd-${String(i).padStart(4, "0")}`);
+      await configure(flag, "staging", { addActors: crowd.slice(0, 1000) });
+      await configure(flag, "staging", { addActors: crowd.slice(1000) });
+      await withTab(async (page) => {
+        await signIn(page, url(), server.config.adminApiKey!);
+        await page.goto(`${url()}/console/p/${project}/flags/${flag}?environment=staging`);
+        await page.getByRole("radiogroup", { name: "Status in Staging" }).waitFor();
+        // An environment added meanwhile appears in the switcher, and as a target.
+        const qa = await api("POST", `/projects/${project}/environments`, { id: "qa", name: "QA" });
+        assert.equal(qa.status, 201, qa.text);
+        await switcher(page).locator("option", { hasText: "QA" }).waitFor({ state: "attached" });
+        await page.getByRole("button", { name: "Copy to…" }).click();
+        const dialog = page.getByRole("dialog", { name: `Copy ${flag} from Staging` });
+        await dialog.getByLabel("Copy to").selectOption("qa");
+        const table = dialog.getByRole("table", { name: "Differences between QA and Staging" });
+        await table.waitFor();
+        assert.deepEqual(await table.locator("tbody tr").first().locator("th, td").allInnerTexts(), [
+          "Attached actors",
+          "0 actors",
+          "1,001 actors (too many to compare one by one: all are replaced)",
+        ]);
+        assert.equal(await table.locator("tbody tr").count(), 1, "nothing else differs");
+
+        // QA is deleted while the dialog is open: the copy is refused with the API's reason, and nothing is made.
+        assert.equal((await api("DELETE", `/projects/${project}/environments/qa`)).status, 204);
+        await dialog.getByRole("button", { name: "Copy to QA" }).click();
+        await dialog.getByText('Environment "qa" does not exist in this project.').first().waitFor();
+        assert.equal((await api("GET", `/projects/${project}/flags/${flag}?environment=qa`)).status, 404);
+        await dialog.getByRole("button", { name: "Cancel" }).click();
+        await switcher(page).locator("option", { hasText: "QA" }).waitFor({ state: "detached" });
+        assert.equal(await switcher(page).inputValue(), "staging");
+      });
+    },
+  );
+
+  test(
+    "keys (admin): a new key is bound to the environment chosen, or to none for a write key; a read key cannot copy",
+    T,
+    async () => {
+      await withTab(async (page) => {
+        await signIn(page, url(), server.config.adminApiKey!);
+        await page.goto(`${url()}/console/p/${project}/keys?environment=staging`);
+        await page.getByRole("button", { name: "New key" }).click();
+        const bound = page.getByLabel("Bound to environment");
+        assert.equal(await bound.inputValue(), "staging", "the environment on screen");
+        assert.deepEqual(await bound.locator("option").allInnerTexts(), ["Production", "Staging", "Development"]);
+        await page.getByLabel("Name", { exact: true }).fill("staging reader");
+        await page.getByLabel("Role").selectOption("read");
+        await page.getByRole("button", { name: "Create key" }).click();
+        const secret = await page.getByTestId("secret").innerText();
+        const me = (await api("GET", "/whoami", undefined, secret)).body;
+        assert.equal(me.environment, "staging");
+        await page.getByRole("button", { name: "I stored it" }).click();
+        const row = page.getByRole("table", { name: "Keys" }).getByRole("row").filter({ hasText: "staging reader" });
+        await row.getByText("Staging", { exact: true }).waitFor();
+
+        // Only a write key may be bound to none.
+        await page.getByRole("button", { name: "New key" }).click();
+        await page.getByLabel("Role").selectOption("write");
+        await bound.selectOption("");
+        assert.equal(await bound.locator("option").last().innerText(), "None: every environment");
+        await page.getByLabel("Name", { exact: true }).fill("release bot");
+        await page.getByRole("button", { name: "Create key" }).click();
+        const writer = await page.getByTestId("secret").innerText();
+        assert.equal((await api("GET", "/whoami", undefined, writer)).body.environment, null);
+        await page.getByRole("button", { name: "I stored it" }).click();
+        await page
+          .getByRole("table", { name: "Keys" })
+          .getByRole("row")
+          .filter({ hasText: "release bot" })
+          .getByText("none (every environment)")
+          .waitFor();
+
+        // The read key: staging only, read-only, and no copy.
+        await page.getByRole("button", { name: "Sign out" }).click();
+        await signIn(page, url(), secret);
+        await page.goto(`${url()}/console/p/${project}/flags/alpha`);
+        await page.getByRole("radiogroup", { name: "Status in Staging" }).waitFor();
+        assert.equal(await page.getByRole("button", { name: "Copy to…" }).isDisabled(), true);
+        await page.locator("#copy-blocked").getByText("Read-only: this key has the read role").waitFor();
+      });
+    },
+  );
+
+  test("an unknown project: its pages say so (the environments' 404), with no switcher", T, async () => {
+    await withTab(async (page) => {
+      await signIn(page, url(), server.config.adminApiKey!);
+      await page.goto(`${url()}/console/p/no-such-project/flags`);
+      await page.getByRole("alert").getByText('Project "no-such-project" does not exist.').waitFor();
+      assert.equal(await switcher(page).count(), 0);
     });
   });
 

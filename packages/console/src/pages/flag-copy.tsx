@@ -2,7 +2,7 @@
 // are shown. The copy is one write (POST …/flags/{flag}/copy) sent with If-Match of the target's ETag as it
 // was read for the comparison, so a change made to the target meanwhile is refused (412), not overwritten.
 import type { Flag, FlagstaffClient, FlagStatus, Percentage } from "@flagstaff/sdk";
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { copyFlag, type Environment } from "../api/environments.js";
 import { Confirm, ErrorText, isConflict, Loading, READ_ONLY_REASON, useAction, useApp, useData } from "../ui.js";
 
@@ -132,10 +132,14 @@ export function CopyTo(props: { flag: Flag; changed: () => void }) {
   const targets = environments.filter((e) => e.id !== source.id);
   const blocked = copyBlocked(canWrite, Boolean(session.environment), targets.length);
   const [open, setOpen] = useState(false);
-  const [target, setTarget] = useState(targets[0]?.id ?? "");
+  // The target chosen, kept while the dialog is open even if it leaves the project's list meanwhile (the
+  // copy then says why it failed): never swapped for another under the person's eyes.
+  const [chosen, setChosen] = useState<Environment | undefined>(undefined);
+  const target = chosen?.id ?? "";
+  const targetName = chosen?.name ?? "";
+  const options = chosen && !targets.some((e) => e.id === chosen.id) ? [...targets, chosen] : targets;
   const [copied, setCopied] = useState<string | undefined>(undefined);
   const action = useAction();
-  const targetName = targets.find((e) => e.id === target)?.name ?? target;
   // Both configurations, read afresh each time the dialog opens or the target changes (and after a 412).
   const [reads, setReads] = useState(0);
   const comparison = useData(
@@ -151,9 +155,6 @@ export function CopyTo(props: { flag: Flag; changed: () => void }) {
     [open, target, reads, props.flag.name],
     0,
   );
-  useEffect(() => {
-    if (!targets.some((e) => e.id === target)) setTarget(targets[0]?.id ?? "");
-  }, [targets.map((e) => e.id).join(" ")]);
   const found = comparison.data?.differences;
   return (
     <div className="copy-to">
@@ -164,6 +165,7 @@ export function CopyTo(props: { flag: Flag; changed: () => void }) {
         onClick={() => {
           action.clear();
           setCopied(undefined);
+          if (!chosen || !targets.some((e) => e.id === chosen.id)) setChosen(targets[0]);
           setOpen(true);
         }}
       >
@@ -205,9 +207,9 @@ export function CopyTo(props: { flag: Flag; changed: () => void }) {
             id="copy-target"
             value={target}
             aria-describedby="copy-target-help"
-            onChange={(e) => setTarget(e.target.value)}
+            onChange={(e) => setChosen(options.find((o) => o.id === e.target.value))}
           >
-            {targets.map((e) => (
+            {options.map((e) => (
               <option key={e.id} value={e.id}>
                 {e.name}
               </option>
