@@ -1,6 +1,7 @@
 // Sign-in: the key lives in sessionStorage only (never localStorage, never a URL). `GET /whoami` tells the
 // console the key's role and, for a project key, its project.
 import { type FetchLike, FlagstaffClient, FlagstaffError, isFlagstaffError } from "@flagstaff/sdk";
+import { type Send, sender, withEnvironment } from "./environments.js";
 
 export type Role = "admin" | "write" | "read";
 
@@ -11,6 +12,8 @@ export interface Session {
   name?: string;
   /** The key's project (project keys), or the project an admin last opened. */
   project: string | undefined;
+  /** The environment the key is bound to (whoami's `environment`); null or absent: bound to none. */
+  environment?: string | null;
 }
 
 const STORAGE = "flagstaff.console.session";
@@ -39,7 +42,14 @@ export function maskKey(key: string): string {
 export const baseUrl = (): string => window.location.origin;
 
 export interface Connection {
+  /** The API, acting on the selected environment: every flag request names it (`?environment=`). */
   client: FlagstaffClient;
+  /** The selected environment, or undefined outside a project (the key's own, or the default, then). */
+  environment: string | undefined;
+  /** The same API acting on another environment (Copy to… reads the target's configuration with it). */
+  clientIn(environment: string): FlagstaffClient;
+  /** Calls the SDK does not make yet: the environment list, a flag's copy (api/environments.ts). */
+  send: Send;
 }
 
 export interface Observer {
@@ -51,7 +61,7 @@ export interface Observer {
   answered(): void;
 }
 
-export function connect(key: string, observer?: Observer): Connection {
+export function connect(key: string, observer?: Observer, environment?: string): Connection {
   const fetchImpl: FetchLike = async (url, init) => {
     let response: Response;
     try {
@@ -65,9 +75,17 @@ export function connect(key: string, observer?: Observer): Connection {
     else observer?.answered();
     return response;
   };
-  return {
-    client: new FlagstaffClient({ baseUrl: baseUrl(), apiKey: key, fetch: fetchImpl, retries: 1, timeoutMs: 10_000 }),
-  };
+  // The SDK has no environment option on this branch: the one place every request passes, the fetch, adds
+  // it to the routes that take it, so no page can forget it.
+  const clientIn = (env: string | undefined) =>
+    new FlagstaffClient({
+      baseUrl: baseUrl(),
+      apiKey: key,
+      fetch: (url, init) => fetchImpl(withEnvironment(url, env), init),
+      retries: 1,
+      timeoutMs: 10_000,
+    });
+  return { client: clientIn(environment), environment, clientIn, send: sender(baseUrl(), key, fetchImpl) };
 }
 
 /**
@@ -86,7 +104,7 @@ export async function signIn(key: string): Promise<Session> {
           "This is a check key: it may only check flags, so it cannot sign in to the console. Use a read, write or admin key.",
       });
     }
-    return { key, role: me.role, name: me.name, project: me.projectId ?? undefined };
+    return { key, role: me.role, name: me.name, project: me.projectId ?? undefined, environment: me.environment };
   } catch (error) {
     if (isFlagstaffError(error) && error.status === 401) {
       throw new FlagstaffError({
