@@ -325,6 +325,10 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       const history = page.getByRole("table", { name: "Events" });
       await history.getByRole("row").filter({ hasText: "Percentage of actors: 0 → 25" }).getByText("Staging").waitFor();
       await history.getByRole("row").filter({ hasText: "flag.created" }).getByText("—").first().waitFor();
+      // Every environment's history: its reads name no environment (as a filter, one would hide the creation).
+      const historyReads = requests.filter((r) => r.url.pathname === `/projects/${project}/flags/${flag}/events`);
+      assert.ok(historyReads.length > 0, "the history was read");
+      for (const r of historyReads) assert.equal(r.url.searchParams.get("environment"), null, r.url.href);
     });
   });
 
