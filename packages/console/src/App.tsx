@@ -1,8 +1,7 @@
 import { Fragment, type ReactElement, useEffect, useMemo, useRef, useState } from "react";
+import type { Environment } from "@flagstaff/sdk";
 import {
   chooseEnvironment,
-  type Environment,
-  listEnvironments,
   rememberedEnvironment,
   rememberEnvironment,
   visibleEnvironments,
@@ -88,7 +87,8 @@ export function App() {
   const [query, setQuery] = useUrlQuery();
   const envProject = route.section !== "projects" && !route.elsewhere ? route.project : undefined;
   const environments = useData<Environment[] | undefined>(
-    async () => (base && envProject ? listEnvironments(base.send, envProject) : undefined),
+    // At most 20 a project (ENVIRONMENTS_MAX_PER_PROJECT): one page.
+    async () => (base && envProject ? base.client.environments.list(envProject, { limit: 100 }).toArray() : undefined),
     // Polled like every page (at most 20 rows): an environment added or deleted meanwhile appears or goes.
     [session?.key, envProject],
   );

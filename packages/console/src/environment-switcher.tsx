@@ -1,5 +1,5 @@
 // The environment a project's pages show and change: one select, at the top of every project page.
-import type { Environment } from "./api/environments.js";
+import type { Environment } from "@flagstaff/sdk";
 
 /** An environment as the console names it: its name, and "(default)" for the project's default. */
 export function environmentLabel(environment: Environment): string {

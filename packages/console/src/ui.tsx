@@ -1,7 +1,6 @@
 // Shared pieces: the router, the app context, data polling, and small accessible components.
-import { isFlagstaffError, type Page, type Tagged } from "@flagstaff/sdk";
+import { type Environment, isFlagstaffError, type Page, type Tagged } from "@flagstaff/sdk";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useId, useRef, useState } from "react";
-import type { Environment } from "./api/environments.js";
 import type { Connection, Session } from "./api/session.js";
 
 // ---- Router: paths under /console/, History API ----

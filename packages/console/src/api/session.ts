@@ -1,7 +1,6 @@
 // Sign-in: the key lives in sessionStorage only (never localStorage, never a URL). `GET /whoami` tells the
 // console the key's role and, for a project key, its project.
 import { type FetchLike, FlagstaffClient, FlagstaffError, isFlagstaffError } from "@flagstaff/sdk";
-import { type Send, sender, withEnvironment } from "./environments.js";
 
 export type Role = "admin" | "write" | "read";
 
@@ -42,14 +41,15 @@ export function maskKey(key: string): string {
 export const baseUrl = (): string => window.location.origin;
 
 export interface Connection {
-  /** The API, acting on the selected environment: every flag request names it (`?environment=`). */
+  /**
+   * The API, acting on the selected environment: the SDK names it (`?environment=`) in every flag call and
+   * in a flag's segment list. What is project-wide (segments, actors, keys, the history) does not take it.
+   */
   client: FlagstaffClient;
   /** The selected environment, or undefined outside a project (the key's own, or the default, then). */
   environment: string | undefined;
   /** The same API acting on another environment (Copy to… reads the target's configuration with it). */
   clientIn(environment: string): FlagstaffClient;
-  /** Calls the SDK does not make yet: the environment list, a flag's copy (api/environments.ts). */
-  send: Send;
 }
 
 export interface Observer {
@@ -75,17 +75,17 @@ export function connect(key: string, observer?: Observer, environment?: string):
     else observer?.answered();
     return response;
   };
-  // The SDK has no environment option on this branch: the one place every request passes, the fetch, adds
-  // it to the routes that take it, so no page can forget it.
+  // Every client of the session shares the fetch above, so every request, in any environment, reports 401 and 503.
   const clientIn = (env: string | undefined) =>
     new FlagstaffClient({
       baseUrl: baseUrl(),
       apiKey: key,
-      fetch: (url, init) => fetchImpl(withEnvironment(url, env), init),
+      environment: env,
+      fetch: fetchImpl,
       retries: 1,
       timeoutMs: 10_000,
     });
-  return { client: clientIn(environment), environment, clientIn, send: sender(baseUrl(), key, fetchImpl) };
+  return { client: clientIn(environment), environment, clientIn };
 }
 
 /**

@@ -1,9 +1,8 @@
 // "Copy to…": a flag's configuration in the environment shown, copied to another, after the differences
 // are shown. The copy is one write (POST …/flags/{flag}/copy) sent with If-Match of the target's ETag as it
 // was read for the comparison, so a change made to the target meanwhile is refused (412), not overwritten.
-import type { Flag, FlagstaffClient, FlagStatus, Percentage } from "@flagstaff/sdk";
+import type { Environment, Flag, FlagstaffClient, FlagStatus, Percentage } from "@flagstaff/sdk";
 import { useState } from "react";
-import { copyFlag, type Environment } from "../api/environments.js";
 import { Confirm, ErrorText, isConflict, Loading, READ_ONLY_REASON, useAction, useApp, useData } from "../ui.js";
 
 /** What is attached to a flag in one environment, as far as the console lists it. */
@@ -188,9 +187,10 @@ export function CopyTo(props: { flag: Flag; changed: () => void }) {
         confirmDisabled={found === undefined || found.length === 0 || action.busy}
         onCancel={() => setOpen(false)}
         onConfirm={async () => {
-          const ok = await action.run(() =>
-            copyFlag(conn.send, project, props.flag.name, { from: source.id, to: target }, comparison.data?.etag),
-          );
+          const ok = await action.run(async () => {
+            const input = { from: source.id, to: target };
+            await conn.client.flags.copy(project, props.flag.name, input, { ifMatch: comparison.data?.etag });
+          });
           if (ok) {
             setOpen(false);
             setCopied(`Copied ${source.name}'s configuration to ${targetName}.`);

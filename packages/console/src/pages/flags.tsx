@@ -1,6 +1,5 @@
-import type { Flag, FlagSort } from "@flagstaff/sdk";
+import type { Environment, Flag, FlagSort } from "@flagstaff/sdk";
 import { useState } from "react";
-import type { Environment } from "../api/environments.js";
 import {
   ago,
   type Cursor,
