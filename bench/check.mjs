@@ -6,14 +6,15 @@
 // The load comes from wrk (C; one core of it outruns one core of any Node server, which autocannon does
 // not), pinned to one core with taskset and each server to the other, so every figure is the server's:
 // its core is busy throughout (the `core busy` column says so).
-// Scenarios: 10 flags; 100,000 flags; 100,000 flags and a 1,000,000-member segment on the checked flag.
+// Scenarios: 10 flags; 100,000 flags; 100,000 flags and a 1,000,000-member segment on the checked flag;
+// 100,000 flags in each of 5 environments.
 // Also: cold start, RSS, PATCH throughput, first vs deep page of a 100,000-flag list.
 //
 //   npm run bench                 # SQLite
 //   npm run bench -- --postgres   # PostgreSQL (BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/postgres)
 //   options: --duration=5 --rounds=5 --connections=100 --quick (first scenario only, for a smoke run)
 //            --chart (redraw docs/performance-<dialect>.svg from bench/results/check-<dialect>.json)
-//            --scenario=N (only scenario N, 1–3; partial runs write check-<dialect>-partial.json, no chart)
+//            --scenario=N (only scenario N, 1–4; partial runs write check-<dialect>-partial.json, no chart)
 //            --loads=server,fastify,bare,ofrep,barePost (run only these; a partial run writes no results)
 //            --profile[=dir] (CPU-profile every server; summarise with node bench/profile-summary.mjs <file>)
 import { fork, spawn } from "node:child_process";
@@ -48,6 +49,14 @@ const SCENARIOS = [
   { name: "10 flags", flags: 10, members: 1_000 },
   { name: "100,000 flags", flags: 100_000, members: 1_000 },
   { name: "100,000 flags + 1M-member segment", flags: 100_000, members: 1_000_000 },
+  // The second scenario's flags in five environments, every flag configured in each: the check key is
+  // bound to the first. Set against scenario 2 in the same run, it shows what environments cost a check.
+  {
+    name: "100,000 flags × 5 environments",
+    flags: 100_000,
+    members: 1_000,
+    environments: ["production", "staging", "development", "qa", "preview"],
+  },
 ].filter((_, i) => (args.scenario ? i + 1 === Number(args.scenario) : !args.quick || i === 0));
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -215,7 +224,7 @@ async function main() {
         barePost: summary(runs.barePost),
         runs,
       };
-      if (scenario.flags >= 100_000 && scenario.members <= 1000)
+      if (scenario.flags >= 100_000 && scenario.members <= 1000 && !scenario.environments)
         entry.writesAndLists = await writesAndLists(server.base);
       results.scenarios.push(entry);
       printScenario(entry);
@@ -369,7 +378,20 @@ function printSummary(results) {
     ];
     console.log(`| ${cells.join(" | ")} |`);
   }
+  // What five environments cost a check: the same 100,000 flags in one environment and in five.
+  const one = results.scenarios.find((e) => e.flags === 100_000 && e.members <= 1000 && !e.environments);
+  const five = results.scenarios.find((e) => e.environments);
+  if (one && five) {
+    const ratio = (e) => e.server.cpuMicrosPerRequest / e.bare.cpuMicrosPerRequest;
+    console.log(
+      `\n5 environments against 1 (100,000 flags): check req/s ${fmt(five.server.rps / one.server.rps, 3)} ×; ` +
+        `check CPU per request ÷ bare's ${fmt(ratio(five), 2)} against ${fmt(ratio(one), 2)}; ` +
+        `RSS ${fmt(five.rssMiB)} against ${fmt(one.rssMiB)} MiB; cold start ${fmt(five.coldStartMs)} against ${fmt(one.coldStartMs)} ms`,
+    );
+  }
 }
+
+const short = (name) => name.replace(" + 1M-member segment", " + 1M seg").replace(" × 5 environments", " × 5 envs");
 
 /** A small two-panel SVG: check and bare throughput, and check p99, per scenario. */
 function chart(results) {
@@ -397,12 +419,12 @@ function chart(results) {
     svg += `<rect x="${x + bw}" y="${base - hF}" width="${bw}" height="${hF}" fill="#7fb07f"/>`;
     svg += `<rect x="${x + 2 * bw}" y="${base - hB}" width="${bw}" height="${hB}" fill="#bbb"/>`;
     svg += `<text x="${x}" y="${base - hS - 4}">${fmt(s.server.rps)}</text>`;
-    svg += `<text x="${x}" y="${base + 14}">${s.name.replace(" + 1M-member segment", " + 1M seg")}</text>\n`;
+    svg += `<text x="${x}" y="${base + 14}">${short(s.name)}</text>\n`;
     const x2 = 2 * pad + panel + i * 4 * bw + bw / 2;
     const hP = (s.server.p99 / maxP99) * height;
     svg += `<rect x="${x2}" y="${base - hP}" width="${bw * 1.5}" height="${hP}" fill="#2f6fdf"/>`;
     svg += `<text x="${x2}" y="${base - hP - 4}">${fmt(s.server.p99, 1)}</text>`;
-    svg += `<text x="${x2}" y="${base + 14}">${s.name.replace(" + 1M-member segment", " + 1M seg")}</text>\n`;
+    svg += `<text x="${x2}" y="${base + 14}">${short(s.name)}</text>\n`;
   });
   const yT = base - (5 / maxP99) * height;
   svg += `<line x1="${2 * pad + panel}" x2="${W - pad / 2}" y1="${yT}" y2="${yT}" stroke="red" stroke-dasharray="4"/>\n`;

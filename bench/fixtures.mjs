@@ -36,7 +36,15 @@ export async function freshDatabase(DIALECT, POSTGRES_URL) {
 /** Fills a project straight through the server's own database layer (far faster than the API for 1M rows). */
 export async function seed(
   url,
-  { flags, members, checkKey: CHECK_KEY, adminKey: ADMIN_KEY, memberId = (i) => `member-${i}` },
+  {
+    flags,
+    members,
+    checkKey: CHECK_KEY,
+    adminKey: ADMIN_KEY,
+    memberId = (i) => `member-${i}`,
+    // Every environment holds the same configuration of every flag; the check key is bound to the first.
+    environments = ["production"],
+  },
 ) {
   const config = url.startsWith("file:")
     ? { dialect: "sqlite", databaseLocation: url.slice(5), databasePoolSize: 4 }
@@ -51,6 +59,21 @@ export async function seed(
   await db.transaction().execute(async (trx) => {
     await trx.insertInto("projects").values({ id: "bench", name: "Benchmark", created_at: now }).execute();
     await trx
+      .insertInto("environments")
+      .values(
+        environments.map((id, i) => ({
+          project_id: "bench",
+          id,
+          name: id,
+          description: "",
+          is_default: i === 0 ? 1 : 0,
+          position: i + 1,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .execute();
+    await trx
       .insertInto("api_keys")
       .values([
         {
@@ -59,6 +82,7 @@ export async function seed(
           role: "check",
           name: "bench",
           key_hash: hashApiKey(CHECK_KEY),
+          environment_id: environments[0],
           created_at: now,
         },
         {
@@ -67,28 +91,37 @@ export async function seed(
           role: "admin",
           name: "bench",
           key_hash: hashApiKey(ADMIN_KEY),
+          environment_id: null,
           created_at: now,
         },
       ])
       .execute();
     const flagRows = [];
+    const configRows = [];
     for (let i = 0; i < flags; i++) {
       const name = i === 0 ? FLAG : `flag-${String(i).padStart(6, "0")}`;
-      flagRows.push({
-        id: `flg_bench_${i}`,
-        project_id: "bench",
-        name,
-        description: `Benchmark flag ${i}`,
-        status: i === 0 ? "conditional" : i % 3 === 0 ? "enabled" : "disabled",
-        percentage_actors: i === 0 ? 25 : 0,
-        percentage_calls: 0,
-        created_at: now,
-        updated_at: now,
-        latest_checked_at: null,
-        status_changed_at: now,
-      });
+      const id = `flg_bench_${i}`;
+      flagRows.push({ id, project_id: "bench", name, description: `Benchmark flag ${i}`, created_at: now });
+      for (const environment of environments) {
+        configRows.push({
+          config_id: `${id}@${environment}`,
+          flag_id: id,
+          environment_id: environment,
+          status: i === 0 ? "conditional" : i % 3 === 0 ? "enabled" : "disabled",
+          percentage_actors: i === 0 ? 25 : 0,
+          percentage_calls: 0,
+          updated_at: now,
+          latest_checked_at: null,
+          status_changed_at: now,
+          revision: 1,
+          // The counts the writes keep (migration 004), set as those writes would have.
+          actors_count: i === 0 ? 1 : 0,
+          segments_count: i === 0 ? 1 : 0,
+        });
+      }
     }
     await chunk(flagRows, 2000, (rows) => trx.insertInto("flags").values(rows).execute());
+    await chunk(configRows, 2000, (rows) => trx.insertInto("flag_configs").values(rows).execute());
     await trx
       .insertInto("segments")
       .values({
@@ -103,7 +136,7 @@ export async function seed(
       .execute();
     await trx
       .insertInto("flag_segments")
-      .values({ flag_id: "flg_bench_0", segment_id: "seg_bench", created_at: now })
+      .values(environments.map((e) => ({ config_id: `flg_bench_0@${e}`, segment_id: "seg_bench", created_at: now })))
       .execute();
     await trx
       .insertInto("actors")
@@ -111,7 +144,14 @@ export async function seed(
       .execute();
     await trx
       .insertInto("flag_actors")
-      .values({ flag_id: "flg_bench_0", project_id: "bench", actor_id: "vip-1", created_at: now })
+      .values(
+        environments.map((e) => ({
+          config_id: `flg_bench_0@${e}`,
+          project_id: "bench",
+          actor_id: "vip-1",
+          created_at: now,
+        })),
+      )
       .execute();
     for (let start = 0; start < members; start += 50_000) {
       const actors = [];
@@ -124,13 +164,8 @@ export async function seed(
       await chunk(actors, 5000, (rows) => trx.insertInto("actors").values(rows).execute());
       await chunk(memberships, 5000, (rows) => trx.insertInto("segment_actors").values(rows).execute());
     }
-    // The counts the writes keep (migration 004), set as those writes would have.
+    // The count the writes keep (migration 004), set as those writes would have.
     await trx.updateTable("segments").set({ actors_count: members }).where("id", "=", "seg_bench").execute();
-    await trx
-      .updateTable("flags")
-      .set({ actors_count: 1, segments_count: 1 })
-      .where("id", "=", "flg_bench_0")
-      .execute();
   });
   await handle.close();
 }

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { type Command, Context, GLOBAL_OPTIONS, type Noun, type Options } from "./command.js";
 import { check } from "./commands/check.js";
+import { environments } from "./commands/environments.js";
 import { events } from "./commands/events.js";
 import { flags } from "./commands/flags.js";
 import { keys } from "./commands/keys.js";
@@ -14,7 +15,7 @@ import { type CliIo, writeOut } from "./output.js";
 export { EXIT } from "./errors.js";
 export type { CliIo, Writer } from "./output.js";
 
-const NOUNS: readonly Noun[] = [projects, keys, flags, segments, check, events, webhooks];
+const NOUNS: readonly Noun[] = [projects, keys, environments, flags, segments, check, events, webhooks];
 
 const VERSION: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
 
@@ -121,8 +122,10 @@ ${pad(rows)}
 Options (every command):
 ${pad(optionRows(GLOBAL_OPTIONS))}
 
-Output is a readable table; with --json, the server's JSON. Keys, flags, segments, check, events and
-webhooks work on one project: --project or FLAGSTAFF_PROJECT. Admin keys are managed beside the server,
+Output is a readable table; with --json, the server's JSON. Keys, environments, flags, segments, check,
+events and webhooks work on one project: --project or FLAGSTAFF_PROJECT. Flags and check act on one
+environment: --environment or FLAGSTAFF_ENVIRONMENT, else the key's (else the project's default); a key
+bound to an environment may name only its own. Admin keys are managed beside the server,
 not over the API: "flagstaff-server admin-key --help" (or "npm run admin-key -- --help" in the server's
 repository).
 
@@ -150,7 +153,9 @@ function commandHelp(commandLine: string, command: Command): string {
   const own = command.options ?? {};
   const sections = [`Usage: ${[commandLine, synopsis(command)].join(" ").trim()} [options]`, `${command.summary}.`];
   if (Object.keys(own).length > 0) sections.push(`Options:\n${pad(optionRows(own))}`);
-  sections.push(`Options (every command):\n${pad(optionRows(GLOBAL_OPTIONS))}`);
+  // A command may give a global option its own meaning (events' --environment): shown once, as its own.
+  const global = Object.fromEntries(Object.entries(GLOBAL_OPTIONS).filter(([name]) => !(name in own)));
+  sections.push(`Options (every command):\n${pad(optionRows(global))}`);
   sections.push(`Exit codes:\n${exitCodes()}`);
   return `${sections.join("\n\n")}\n`;
 }

@@ -42,7 +42,13 @@ export const GLOBAL_OPTIONS: Options = {
   project: {
     type: "string",
     value: "<id>",
-    description: "Project of keys, flags, segments, check, events and webhooks (env FLAGSTAFF_PROJECT)",
+    description: "Project of keys, environments, flags, segments, check, events and webhooks (env FLAGSTAFF_PROJECT)",
+  },
+  environment: {
+    type: "string",
+    value: "<id>",
+    description:
+      "Environment of flags, check and keys create (env FLAGSTAFF_ENVIRONMENT; default: the key's, else the project's default)",
   },
   json: {
     type: "boolean",
@@ -119,7 +125,17 @@ export class Context {
     return project;
   }
 
-  /** The SDK client for --url/--key/--timeout or their environment variables. */
+  /**
+   * The environment flag commands and check act on: --environment, else FLAGSTAFF_ENVIRONMENT; undefined
+   * leaves it to the server (the key's environment, else the project's default).
+   */
+  environment(): string | undefined {
+    const given = this.string("environment");
+    if (given === "") throw this.usage("--environment needs an environment id.");
+    return given ?? (this.io.env.FLAGSTAFF_ENVIRONMENT || undefined);
+  }
+
+  /** The SDK client for --url/--key/--timeout/--environment or their environment variables. */
   client(): FlagstaffClient {
     if (this.clientInstance) return this.clientInstance;
     const baseUrl = this.string("url") ?? (this.io.env.FLAGSTAFF_URL || DEFAULT_URL);
@@ -140,6 +156,7 @@ export class Context {
       baseUrl,
       apiKey: this.string("key") ?? (this.io.env.FLAGSTAFF_API_KEY || undefined),
       timeoutMs: timeout === undefined ? undefined : Number(timeout),
+      environment: this.environment(),
     });
     return this.clientInstance;
   }

@@ -18,8 +18,8 @@ export const EXIT_CODE_HELP: readonly [number, string][] = [
   [EXIT.unexpected, "unexpected error (500 internal, a bug, an answer that is not the API's)"],
   [EXIT.usage, "usage error: unknown command or option, missing or malformed argument"],
   [EXIT.notFound, "not found: any *_not_found (404)"],
-  [EXIT.auth, "authentication or authorisation: 401 (no or bad key), 403 (role too low, other project)"],
-  [EXIT.conflict, "conflict: 409 (project, flag or segment exists)"],
+  [EXIT.auth, "authentication or authorisation: 401 (no or bad key), 403 (role too low, other project or environment)"],
+  [EXIT.conflict, "conflict: 409 (project, flag, segment or environment exists; default environment; limit)"],
   [EXIT.invalid, "invalid request: 400, 413, 415 (the server refused a value)"],
   [EXIT.unavailable, "server unavailable: connection refused, timeout, 503, 429, 502, 504"],
 ];
@@ -81,6 +81,12 @@ function problemOf(error: unknown): Record<string, unknown> {
   return { type: `urn:flagstaff:problem:${code}`, status: 0, detail, code };
 }
 
+/** What to do next, for the problems whose fix is a CLI command rather than what the server's detail says. */
+const HINTS: Readonly<Record<string, string>> = {
+  environment_not_found: 'Run "flagstaff environments list" to see the project\'s environments.',
+  environment_is_default: 'Make another environment the default first: "flagstaff environments update <id> --default".',
+};
+
 /** Writes the error to `stderr` (problem JSON with `json`) and answers its exit code. */
 export function reportError(error: unknown, json: boolean, stderr: Writer): number {
   const exitCode = exitCodeOf(error);
@@ -92,6 +98,8 @@ export function reportError(error: unknown, json: boolean, stderr: Writer): numb
   if (FlagstaffError.is(error)) {
     lines.push(`flagstaff: ${error.detail} (${error.status === 0 ? "" : `${error.status} `}${error.code})`);
     for (const field of error.errors) lines.push(`  ${field.path}: ${field.message}`);
+    const hint = HINTS[error.code];
+    if (hint !== undefined) lines.push(hint);
   } else if (error instanceof CliError) {
     lines.push(`flagstaff: ${error.message}`);
     if (error instanceof UsageError) lines.push(`Run "${error.helpCommand} --help" for usage.`);

@@ -232,9 +232,10 @@ for (const dialect of DIALECTS) {
       expectExit(await admin("flags", "add-actors", "banner", "ann", ...p), 0);
       expectExit(await admin("segments", "create", "--name", "VIPs", ...p), 0);
       const shown = expectExit(await admin("events", ...p), 0).stdout;
-      assert.match(shown, /│ TIME +│ TYPE +│ TARGET +│ BY +│ CHANGES +│/);
-      assert.match(shown, /│ flag\.updated +│ banner +│ ADMIN_API_KEY +│ status "disabled"→"enabled" +│/);
-      assert.match(shown, /│ flag\.updated +│ banner +│ ADMIN_API_KEY +│ addedActors ann +│/);
+      assert.match(shown, /│ TIME +│ TYPE +│ TARGET +│ ENVIRONMENT +│ BY +│ CHANGES +│/);
+      assert.match(shown, /│ flag\.updated +│ banner +│ production +│ ADMIN_API_KEY +│ status "disabled"→"enabled" +│/);
+      assert.match(shown, /│ flag\.updated +│ banner +│ production +│ ADMIN_API_KEY +│ addedActors ann +│/);
+      assert.match(shown, /│ segment\.created +│ VIPs +│ +│ ADMIN_API_KEY +│/, "project-wide events name none");
       const flagEvents = json(await admin("events", "--flag", "banner", "--type", "flag.", "--json", ...p));
       assert.deepEqual(
         flagEvents.map((e: any) => e.type),

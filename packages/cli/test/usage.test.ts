@@ -19,6 +19,12 @@ describe("flagstaff without a server", () => {
       "flags add-segments <name> <segmentId...>",
       "segments update <id>",
       "check <flag>",
+      "environments list",
+      "environments create <id> --name <name>",
+      "environments delete <id>",
+      "flags copy <name> --from <environment> --to <environment>",
+      "--environment <id>",
+      "FLAGSTAFF_ENVIRONMENT",
       "webhooks create <url>",
       "webhooks deliveries <id>",
       "--url <url>",
@@ -43,6 +49,14 @@ describe("flagstaff without a server", () => {
     assert.match(set, /--calls-percent <n>/);
     const check = expectExit(await runCli(["check", "-h"]), 0).stdout;
     assert.match(check, /-a, --actor <id>/);
+    assert.match(check, /--environment <id> +Environment of flags, check and keys create \(env FLAGSTAFF_ENVIRONMENT/);
+    const create = expectExit(await runCli(["environments", "create", "--help"]), 0).stdout;
+    assert.match(create, /Usage: flagstaff environments create <id> --name <name> \[options\]/);
+    assert.match(create, /--copy-from <id>/);
+    // events gives --environment its own meaning (a filter the variable does not set): shown once, as its own.
+    const events = expectExit(await runCli(["events", "--help"]), 0).stdout;
+    assert.equal(events.match(/--environment/g)?.length, 1, events);
+    assert.match(events, /--environment <id> +Only events of this environment .*FLAGSTAFF_ENVIRONMENT does not apply/);
     assert.equal(expectExit(await runCli(["--version"]), 0).stdout, `${PACKAGE.version}\n`);
     assert.equal(expectExit(await runCli(["-V"]), 0).stdout, `${PACKAGE.version}\n`);
   });
@@ -62,6 +76,29 @@ describe("flagstaff without a server", () => {
     expectExit(await runCli(["flags", "add-actors", "f", "--project", "p"]), 2);
     expectExit(await runCli(["projects", "create", "p", "--name"]), 2);
     expectExit(await runCli(["flags", "set", "f", "--project", "p"]), 2);
+    expectExit(await runCli(["flags", "copy", "f", "--from", "a", "--project", "p"]), 2);
+    expectExit(await runCli(["environments", "update", "qa", "--project", "p"]), 2);
+    const both = expectExit(
+      await runCli([
+        "keys",
+        "create",
+        "--role",
+        "write",
+        "--name",
+        "n",
+        "--unbound",
+        "--environment",
+        "e",
+        "--project",
+        "p",
+      ]),
+      2,
+    );
+    assert.match(both.stderr, /--unbound and --environment exclude each other/);
+    assert.match(
+      expectExit(await runCli(["check", "f", "--environment", "", "--project", "p"]), 2).stderr,
+      /--environment needs/,
+    );
     expectExit(await runCli(["segments", "update", "seg_x", "--project", "p"]), 2);
     const nothing = expectExit(await runCli(["webhooks", "update", "wh_x", "--project", "p"]), 2);
     assert.match(nothing.stderr, /Nothing to change: pass --target, --event or --description/);

@@ -1,5 +1,22 @@
-import { type ReactElement, useEffect, useMemo, useRef, useState } from "react";
-import { type Connection, connect, loadSession, maskKey, type Session, saveSession, signIn } from "./api/session.js";
+import { Fragment, type ReactElement, useEffect, useMemo, useRef, useState } from "react";
+import type { Environment } from "@flagstaff/sdk";
+import {
+  chooseEnvironment,
+  rememberedEnvironment,
+  rememberEnvironment,
+  visibleEnvironments,
+} from "./api/environments.js";
+import {
+  type Connection,
+  connect,
+  loadSession,
+  maskKey,
+  type Observer,
+  type Session,
+  saveSession,
+  signIn,
+} from "./api/session.js";
+import { EnvironmentSwitcher } from "./environment-switcher.js";
 import { ActorsPage } from "./pages/actors.js";
 import { FlagPage } from "./pages/flag.js";
 import { FlagsPage } from "./pages/flags.js";
@@ -8,12 +25,35 @@ import { KeysPage } from "./pages/keys.js";
 import { ProjectsPage } from "./pages/projects.js";
 import { SegmentPage, SegmentsPage } from "./pages/segments.js";
 import { WebhooksPage } from "./pages/webhooks.js";
-import { Ctx, currentPath, ErrorText, enc, Link, navigate, usePath } from "./ui.js";
+import { Ctx, currentPath, ErrorText, enc, Link, Loading, navigate, useData, usePath } from "./ui.js";
+import { useUrlQuery } from "./url-state.js";
 
 /** The page to open after sign-in when the tab was opened on one (a deep link), or undefined for "/". */
 function returnTo(path: string): string | undefined {
   if (path === "/" || path === "") return undefined;
   return `${path}${window.location.search}${window.location.hash}`;
+}
+
+interface Route {
+  parts: string[];
+  project: string | undefined;
+  /** A project key opened on another project's link. */
+  elsewhere: boolean;
+  section: string | undefined;
+  item: string | undefined;
+}
+
+/** Routes: /projects, /p/{project}/{section}[/{item}] */
+function parseRoute(path: string, session: Session | undefined): Route {
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  let project = session?.project;
+  if (parts[0] === "p" && parts[1]) project = session?.role === "admin" ? parts[1] : session?.project;
+  // A project key opened on another project's link: say so, rather than show its own project's page of
+  // the same name (a flag "checkout" exists in many projects).
+  const elsewhere = Boolean(parts[0] === "p" && parts[1] && session?.role !== "admin" && parts[1] !== session?.project);
+  const section = parts[0] === "p" ? (parts[2] ?? "flags") : parts[0] === "projects" ? "projects" : undefined;
+  const item = parts[0] === "p" ? parts[3] : undefined;
+  return { parts, project, elsewhere, section, item };
 }
 
 export function App() {
@@ -31,18 +71,55 @@ export function App() {
   const signOutRef = useRef(signOut);
   signOutRef.current = signOut;
 
-  const conn = useMemo<Connection | undefined>(
-    () =>
-      session
-        ? connect(session.key, {
-            unauthorized: () =>
-              signOutRef.current("You were signed out: the server refused the key (401). It may have been revoked."),
-            unavailable: (reason) => setOutage(reason),
-            answered: () => setOutage(undefined),
-          })
-        : undefined,
-    [session?.key],
+  const observer = useMemo<Observer>(
+    () => ({
+      unauthorized: () =>
+        signOutRef.current("You were signed out: the server refused the key (401). It may have been revoked."),
+      unavailable: (reason) => setOutage(reason),
+      answered: () => setOutage(undefined),
+    }),
+    [],
   );
+  const route = parseRoute(path, session);
+
+  // The project's environments, and the one shown: the URL's, else the one remembered, else the default.
+  const base = useMemo(() => (session ? connect(session.key, observer) : undefined), [session?.key]);
+  const [query, setQuery] = useUrlQuery();
+  const envProject = route.section !== "projects" && !route.elsewhere ? route.project : undefined;
+  const environments = useData<Environment[] | undefined>(
+    // At most 20 a project (ENVIRONMENTS_MAX_PER_PROJECT): one page.
+    async () => (base && envProject ? base.client.environments.list(envProject, { limit: 100 }).toArray() : undefined),
+    // Polled like every page (at most 20 rows): an environment added or deleted meanwhile appears or goes.
+    [session?.key, envProject],
+  );
+  const visible = environments.data && visibleEnvironments(environments.data, session?.environment);
+  const named = query.get("environment");
+  const selected =
+    visible && envProject ? chooseEnvironment(visible, named, rememberedEnvironment(envProject)) : undefined;
+  useEffect(() => {
+    if (!envProject || !selected || named === null) return;
+    // A link that names an environment opens it, and the pages opened from there stay in it; one this key
+    // may not see (or that is gone) leaves the URL, which then says what is shown.
+    if (named === selected.id) rememberEnvironment(envProject, selected.id);
+    else setQuery({ environment: undefined });
+  }, [envProject, selected?.id, named]);
+  const conn = useMemo<Connection | undefined>(
+    () => (session ? connect(session.key, observer, selected?.id) : undefined),
+    [session?.key, selected?.id],
+  );
+
+  useEffect(() => {
+    // A session saved before keys had environments does not know the key's: ask once.
+    if (!session || session.environment !== undefined || !base) return;
+    void base.client
+      .whoami()
+      .then((me) => {
+        const next = { ...session, environment: me.environment };
+        saveSession(next);
+        setSession(next);
+      })
+      .catch(() => {});
+  }, [session?.key, session?.environment]);
 
   useEffect(() => {
     document.title = session ? `Flagstaff console — ${session.project ?? "projects"}` : "Sign in — Flagstaff console";
@@ -63,15 +140,7 @@ export function App() {
     );
   }
 
-  // Routes: /projects, /p/{project}/{section}[/{item}]
-  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
-  let project = session.project;
-  if (parts[0] === "p" && parts[1]) project = session.role === "admin" ? parts[1] : session.project;
-  // A project key opened on another project's link: say so, rather than show its own project's page of
-  // the same name (a flag "checkout" exists in many projects).
-  const elsewhere = parts[0] === "p" && parts[1] && session.role !== "admin" && parts[1] !== session.project;
-  const section = parts[0] === "p" ? (parts[2] ?? "flags") : parts[0] === "projects" ? "projects" : undefined;
-  const item = parts[0] === "p" ? parts[3] : undefined;
+  const { parts, project, elsewhere, section, item } = route;
 
   if (section === undefined) {
     // "/" or anything unknown: the key's project, or the project list for admins.
@@ -85,7 +154,20 @@ export function App() {
   }
 
   const isAdmin = session.role === "admin";
-  const ctx = { session, conn, project: project ?? "", canWrite: session.role !== "read", isAdmin };
+  const ctx = {
+    session,
+    conn,
+    project: project ?? "",
+    canWrite: session.role !== "read",
+    isAdmin,
+    environment: selected,
+    environments: visible ?? [],
+    selectEnvironment: (id: string) => {
+      if (!project) return;
+      rememberEnvironment(project, id);
+      setQuery({ environment: id });
+    },
+  };
   const nav: [string, string, boolean][] = project
     ? [
         ["flags", "Flags", true],
@@ -113,7 +195,10 @@ export function App() {
     );
   } else if (section === "projects" && isAdmin) page = <ProjectsPage />;
   else if (!project) page = <p>Choose a project.</p>;
-  else if (section === "flags" && item) page = <FlagPage name={item} />;
+  else if (!selected) {
+    // Every project page acts on an environment: none is shown before the project's are known.
+    page = environments.error ? <ErrorText error={environments.error} /> : <Loading what="the environments" />;
+  } else if (section === "flags" && item) page = <FlagPage name={item} />;
   else if (section === "flags") page = <FlagsPage />;
   else if (section === "segments" && item) page = <SegmentPage id={item} />;
   else if (section === "segments") page = <SegmentsPage />;
@@ -183,7 +268,16 @@ export function App() {
         </p>
       )}
       <main id="main" tabIndex={-1}>
-        {page}
+        {project && selected && visible && !elsewhere && section !== "projects" && (
+          <EnvironmentSwitcher
+            environments={visible}
+            selected={selected}
+            bound={Boolean(session.environment)}
+            onChange={ctx.selectEnvironment}
+          />
+        )}
+        {/* A page belongs to one environment: switching shows it afresh (its data, its unsaved edits). */}
+        <Fragment key={selected?.id ?? ""}>{page}</Fragment>
       </main>
     </Ctx.Provider>
   );

@@ -1,5 +1,5 @@
 // Shared pieces: the router, the app context, data polling, and small accessible components.
-import { isFlagstaffError, type Page, type Tagged } from "@flagstaff/sdk";
+import { type Environment, isFlagstaffError, type Page, type Tagged } from "@flagstaff/sdk";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useId, useRef, useState } from "react";
 import type { Connection, Session } from "./api/session.js";
 
@@ -57,6 +57,12 @@ export interface AppContext {
   project: string;
   canWrite: boolean;
   isAdmin: boolean;
+  /** The environment shown and changed (undefined outside a project); `conn.client` acts on it. */
+  environment: Environment | undefined;
+  /** The project's environments this key may see, in the project's order. */
+  environments: Environment[];
+  /** Shows another environment (remembered for the project, and named in the URL). */
+  selectEnvironment: (id: string) => void;
 }
 
 export const Ctx = createContext<AppContext | undefined>(undefined);
@@ -454,6 +460,8 @@ export function Confirm(props: {
   onCancel: () => void;
   /** When set, the confirm button stays disabled until this text is typed. */
   typeToConfirm?: string;
+  /** Keeps the confirm button disabled (while what it would do is not known yet, or there is nothing to do). */
+  confirmDisabled?: boolean;
   danger?: boolean;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -475,7 +483,8 @@ export function Confirm(props: {
       returnFocus(opener.current);
     }
   }, [props.open]);
-  const blocked = props.typeToConfirm !== undefined && typed !== props.typeToConfirm;
+  const blocked =
+    (props.typeToConfirm !== undefined && typed !== props.typeToConfirm) || props.confirmDisabled === true;
   return (
     <dialog
       ref={ref}

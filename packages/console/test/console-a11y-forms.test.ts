@@ -132,7 +132,7 @@ describe(`the console's dialogs, forms and sign-in in Chromium [${dialect}]`, { 
         // By keyboard: focus the checked radio (Disabled), arrow to Enabled, Tab to the confirm button, Enter.
         await status.getByRole("radio", { name: /Disabled/ }).focus();
         await page.keyboard.press("ArrowLeft");
-        const dialog = page.getByRole("dialog", { name: "Change the status for every caller?" });
+        const dialog = page.getByRole("dialog", { name: "Change the status in Production for every caller?" });
         await dialog.waitFor();
         await page.keyboard.press("Tab");
         assert.match(await focused(page), /Make it enabled/);

@@ -4,10 +4,15 @@ import type { EvaluableFlag, FlagStatus } from "./evaluation.js";
 /** Buckets remembered per flag; past this the cache starts over (actors seen recently come back fast). */
 const BUCKET_CACHE_SIZE = 8192;
 
-/** A flag's bucket function with a bounded cache: a Map lookup instead of a CRC-32 for actors seen before. */
+/**
+ * A flag's bucket function with a bounded cache: a Map lookup instead of a CRC-32 for actors seen before.
+ * The cache is made at the first call: most flags of a large project (in each of its environments) are
+ * never evaluated for an actor by a given process, and an empty Map per flag would cost memory for nothing.
+ */
 function cachedBuckets(name: string): (actorId: string) => number {
-  const cache = new Map<string, number>();
+  let cache: Map<string, number> | undefined;
   return (actorId) => {
+    cache ??= new Map<string, number>();
     let bucket = cache.get(actorId);
     if (bucket === undefined) {
       bucket = actorBucket(name, actorId);
@@ -105,14 +110,38 @@ export const compareText = (a: string, b: string): number => (a < b ? -1 : a > b
 export class ProjectState {
   readonly flagsByName = new Map<string, FlagState>();
   readonly flagsById = new Map<string, FlagState>();
-  /** Members of every segment that has any, by segment id. */
-  readonly segmentMembers = new Map<string, Set<string>>();
+
+  /**
+   * @param segmentMembers Members of every segment that has any, by segment id. Segments belong to the
+   * project, not to one environment: the server's states of a project's environments share one map.
+   */
+  constructor(readonly segmentMembers: Map<string, Set<string>> = new Map()) {}
   /**
    * The stream version of the last change that could make any evaluation of this project answer
    * differently; changes evaluation does not see leave it.
    */
   evaluationVersion = 0;
   private sortedNames: string[] | undefined;
+
+  /**
+   * A state with the same flags, configured alike but held apart (changing one leaves the other), over the
+   * same segment members: a new environment copied from another.
+   */
+  copy(): ProjectState {
+    const state = new ProjectState(this.segmentMembers);
+    for (const flag of this.flagsById.values()) {
+      state.putFlag({
+        id: flag.id,
+        name: flag.name,
+        status: flag.status,
+        percentageActors: flag.percentageActors,
+        percentageCalls: flag.percentageCalls,
+        actors: new Set(flag.actors),
+        segments: new Set(flag.segments),
+      });
+    }
+    return state;
+  }
 
   /** Flag names in ascending (code unit) order, rebuilt lazily after a create or delete. */
   flagNamesInOrder(): readonly string[] {

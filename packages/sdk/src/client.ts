@@ -9,7 +9,9 @@ import type {
   ActorProfile,
   ApiKey,
   CheckOptions,
+  CopyFlagInput,
   CreatedApiKey,
+  CreateEnvironmentInput,
   CreateFlagInput,
   CreateKeyInput,
   CreateProjectInput,
@@ -17,6 +19,7 @@ import type {
   CreatedWebhook,
   CreateWebhookInput,
   DeliveryListOptions,
+  Environment,
   EventListOptions,
   Flag,
   FlagExplanation,
@@ -30,6 +33,7 @@ import type {
   ReadyStatus,
   Segment,
   Tagged,
+  UpdateEnvironmentInput,
   UpdateFlagInput,
   UpdateSegmentInput,
   UpdateWebhookInput,
@@ -62,6 +66,12 @@ export interface FlagstaffClientOptions {
   now?: () => number;
   /** Extra headers sent with every request. */
   headers?: Record<string, string>;
+  /**
+   * The environment whose flag configurations the flag calls and the lists that depend on a configuration
+   * read and change, sent as `?environment=`. Without it the server uses the key's environment, or the
+   * project's default for a key bound to none. A key bound to one environment may name only its own (403).
+   */
+  environment?: string;
 }
 
 /** Percent-encodes one path parameter, refusing values no URL path can carry (fetch would resolve "." and ".."). */
@@ -165,32 +175,46 @@ export class KeysApi {
   }
 }
 
-/** Flags of a project, and the check. */
+/**
+ * Flags of a project, and the check. Every call but `copy` acts on the client's `environment` (the key's,
+ * or the project's default, when it names none): a flag's status, percentages, attachments and ETag are
+ * those of its configuration in that environment.
+ */
 export class FlagsApi {
   /** @internal */
   constructor(
     private readonly http: Transport,
     private readonly cache: CheckCache | undefined,
+    private readonly environment: string | undefined,
   ) {}
 
   private path(projectId: string, flagName: string): string {
     return `/projects/${param("projectId", projectId)}/flags/${param("flagName", flagName)}`;
   }
 
-  /** Creates a flag, disabled and at 0 % (`POST /projects/{projectId}/flags/{flagName}`); 409 flag_exists. */
+  /** The client's environment as the query parameter; left out when it names none. */
+  private get scope(): Record<string, QueryValue> {
+    return { environment: this.environment };
+  }
+
+  /** Creates a flag, disabled and at 0 % in every environment (`POST /projects/{projectId}/flags/{flagName}`); 409 flag_exists. */
   async create(projectId: string, flagName: string, input: CreateFlagInput = {}): Promise<Flag> {
     const path = this.path(projectId, flagName);
-    return (await this.http.request<Flag>({ method: "POST", path, body: input })).body;
+    return (await this.http.request<Flag>({ method: "POST", path, query: this.scope, body: input })).body;
   }
 
   /** Retrieves a flag by name (`GET /projects/{projectId}/flags/{flagName}`). */
   async get(projectId: string, flagName: string): Promise<Flag> {
-    return (await this.http.request<Flag>({ method: "GET", path: this.path(projectId, flagName) })).body;
+    return (await this.read(projectId, flagName)).body;
   }
 
-  /** Retrieves a flag with its ETag, for `ifMatch` on a later `update` or `delete`. */
+  /** Retrieves a flag with its ETag (its configuration's in the client's environment), for `ifMatch` on a later write. */
   async getWithETag(projectId: string, flagName: string): Promise<Tagged<Flag>> {
-    return tagged(await this.http.request<Flag>({ method: "GET", path: this.path(projectId, flagName) }), "the flag");
+    return tagged(await this.read(projectId, flagName), "the flag");
+  }
+
+  private read(projectId: string, flagName: string) {
+    return this.http.request<Flag>({ method: "GET", path: this.path(projectId, flagName), query: this.scope });
   }
 
   /**
@@ -213,16 +237,42 @@ export class FlagsApi {
 
   private patch(projectId: string, flagName: string, input: UpdateFlagInput, options: WriteOptions | undefined) {
     const path = this.path(projectId, flagName);
-    return this.http.request<Flag>({ method: "PATCH", path, body: input, headers: ifMatchHeader(options) });
+    const headers = ifMatchHeader(options);
+    return this.http.request<Flag>({ method: "PATCH", path, query: this.scope, body: input, headers });
   }
 
   /**
-   * Deletes a flag with its attachments (`DELETE /projects/{projectId}/flags/{flagName}`); with `ifMatch`,
-   * only while the flag is still at that ETag.
+   * Deletes a flag with its attachments, in every environment (`DELETE /projects/{projectId}/flags/{flagName}`);
+   * with `ifMatch`, only while the flag is still at that ETag.
    */
   async delete(projectId: string, flagName: string, options?: WriteOptions): Promise<void> {
     const path = this.path(projectId, flagName);
-    await this.http.request<void>({ method: "DELETE", path, headers: ifMatchHeader(options) });
+    await this.http.request<void>({ method: "DELETE", path, query: this.scope, headers: ifMatchHeader(options) });
+  }
+
+  /**
+   * Copies the flag's configuration (status, percentages, attached actors and segments) from environment
+   * `from` to environment `to`, replacing `to`'s, in one write (`POST …/flags/{flagName}/copy`); answers the
+   * flag as it is in `to`. With `ifMatch`, only while `to`'s configuration is still at that ETag. `from`
+   * and `to` name the environments: the client's `environment` plays no part. 400 when they are the same.
+   */
+  async copy(projectId: string, flagName: string, input: CopyFlagInput, options?: WriteOptions): Promise<Flag> {
+    return (await this.postCopy(projectId, flagName, input, options)).body;
+  }
+
+  /** `copy`, answering the flag with the new ETag of its configuration in `to`. */
+  async copyWithETag(
+    projectId: string,
+    flagName: string,
+    input: CopyFlagInput,
+    options?: WriteOptions,
+  ): Promise<Tagged<Flag>> {
+    return tagged(await this.postCopy(projectId, flagName, input, options), "the flag");
+  }
+
+  private postCopy(projectId: string, flagName: string, input: CopyFlagInput, options: WriteOptions | undefined) {
+    const path = `${this.path(projectId, flagName)}/copy`;
+    return this.http.request<Flag>({ method: "POST", path, body: input, headers: ifMatchHeader(options) });
   }
 
   /**
@@ -232,7 +282,7 @@ export class FlagsApi {
   actors(projectId: string, flagName: string, options: ActorMembershipListOptions = {}): PageList<ActorMembership> {
     return new PageList(async (page) => {
       const path = `${this.path(projectId, flagName)}/actors`;
-      const query = { q: options.q, ...pageQuery(page) };
+      const query = { q: options.q, ...this.scope, ...pageQuery(page) };
       return (await this.http.request<Page<ActorMembership>>({ method: "GET", path, query })).body;
     }, options.limit);
   }
@@ -243,7 +293,7 @@ export class FlagsApi {
    */
   async explain(projectId: string, flagName: string, actorIds: readonly string[] = []): Promise<FlagExplanation> {
     const path = `${this.path(projectId, flagName)}/explain`;
-    const query = { actorIds: actorIds.length > 0 ? actorIds : undefined };
+    const query = { actorIds: actorIds.length > 0 ? actorIds : undefined, ...this.scope };
     return (await this.http.request<FlagExplanation>({ method: "GET", path, query })).body;
   }
 
@@ -255,7 +305,8 @@ export class FlagsApi {
     return new PageList(async (page) => {
       const path = `/projects/${param("projectId", projectId)}/flags`;
       const { name, q, status, sort } = options;
-      const query = { name, q, status, sort, total: options.total ? "true" : undefined, ...pageQuery(page) };
+      const total = options.total ? "true" : undefined;
+      const query = { name, q, status, sort, total, ...this.scope, ...pageQuery(page) };
       return (await this.http.request<Page<Flag>>({ method: "GET", path, query })).body;
     }, options.limit);
   }
@@ -272,7 +323,7 @@ export class FlagsApi {
     const response = await this.http.request<{ enabled: boolean }>({
       method: "GET",
       path: `${this.path(projectId, flagName)}/check`,
-      query: { actorIds: actorIds && actorIds.length > 0 ? actorIds : undefined, cache },
+      query: { actorIds: actorIds && actorIds.length > 0 ? actorIds : undefined, cache, ...this.scope },
     });
     const enabled = response.body?.enabled;
     if (typeof enabled !== "boolean") {
@@ -290,7 +341,8 @@ export class FlagsApi {
   listForActor(projectId: string, actorId: string, options: ListOptions = {}): PageList<Flag> {
     return new PageList(async (page) => {
       const path = `/projects/${param("projectId", projectId)}/actors/${param("actorId", actorId)}/flags`;
-      return (await this.http.request<Page<Flag>>({ method: "GET", path, query: pageQuery(page) })).body;
+      const query = { ...this.scope, ...pageQuery(page) };
+      return (await this.http.request<Page<Flag>>({ method: "GET", path, query })).body;
     }, options.limit);
   }
 
@@ -298,15 +350,19 @@ export class FlagsApi {
   listForSegment(projectId: string, segmentId: string, options: ListOptions = {}): PageList<Flag> {
     return new PageList(async (page) => {
       const path = `/projects/${param("projectId", projectId)}/segments/${param("segmentId", segmentId)}/flags`;
-      return (await this.http.request<Page<Flag>>({ method: "GET", path, query: pageQuery(page) })).body;
+      const query = { ...this.scope, ...pageQuery(page) };
+      return (await this.http.request<Page<Flag>>({ method: "GET", path, query })).body;
     }, options.limit);
   }
 }
 
-/** Segments of a project. */
+/** Segments of a project: project-wide, the same in every environment (only `listForFlag` depends on one). */
 export class SegmentsApi {
   /** @internal */
-  constructor(private readonly http: Transport) {}
+  constructor(
+    private readonly http: Transport,
+    private readonly environment: string | undefined,
+  ) {}
 
   private path(projectId: string, segmentId: string): string {
     return `/projects/${param("projectId", projectId)}/segments/${param("segmentId", segmentId)}`;
@@ -386,11 +442,12 @@ export class SegmentsApi {
     }, options.limit);
   }
 
-  /** Lists the segments attached to a flag (`GET …/flags/{flagName}/segments`). */
+  /** Lists the segments attached to a flag in the client's environment (`GET …/flags/{flagName}/segments`). */
   listForFlag(projectId: string, flagName: string, options: ListOptions = {}): PageList<Segment> {
     return new PageList(async (page) => {
       const path = `/projects/${param("projectId", projectId)}/flags/${param("flagName", flagName)}/segments`;
-      return (await this.http.request<Page<Segment>>({ method: "GET", path, query: pageQuery(page) })).body;
+      const query = { environment: this.environment, ...pageQuery(page) };
+      return (await this.http.request<Page<Segment>>({ method: "GET", path, query })).body;
     }, options.limit);
   }
 
@@ -442,6 +499,7 @@ export class EventsApi {
         segment: options.segment,
         since: options.since,
         until: options.until,
+        environment: options.environment,
         ...pageQuery(page),
       };
       return (await this.http.request<Page<FlagstaffEvent>>({ method: "GET", path, query })).body;
@@ -459,9 +517,61 @@ export class EventsApi {
   ): PageList<FlagstaffEvent> {
     return new PageList(async (page) => {
       const path = `/projects/${param("projectId", projectId)}/flags/${param("flagName", flagName)}/events`;
-      const query = { type: typeQuery(options.type), since: options.since, until: options.until, ...pageQuery(page) };
+      const { since, until, environment } = options;
+      const query = { type: typeQuery(options.type), since, until, environment, ...pageQuery(page) };
       return (await this.http.request<Page<FlagstaffEvent>>({ method: "GET", path, query })).body;
     }, options.limit);
+  }
+}
+
+/**
+ * Environments of a project (development, staging, production…): each holds its own configuration of every
+ * flag. Any key of the project lists and reads them; only an admin key creates, changes and deletes them.
+ */
+export class EnvironmentsApi {
+  /** @internal */
+  constructor(private readonly http: Transport) {}
+
+  private path(projectId: string, environmentId: string): string {
+    return `/projects/${param("projectId", projectId)}/environments/${param("environmentId", environmentId)}`;
+  }
+
+  /** Lists the project's environments in their order (`GET /projects/{projectId}/environments`). */
+  list(projectId: string, options: ListOptions = {}): PageList<Environment> {
+    return new PageList(async (page) => {
+      const path = `/projects/${param("projectId", projectId)}/environments`;
+      return (await this.http.request<Page<Environment>>({ method: "GET", path, query: pageQuery(page) })).body;
+    }, options.limit);
+  }
+
+  /** Retrieves an environment (`GET …/environments/{environmentId}`); 404 environment_not_found. */
+  async get(projectId: string, environmentId: string): Promise<Environment> {
+    return (await this.http.request<Environment>({ method: "GET", path: this.path(projectId, environmentId) })).body;
+  }
+
+  /**
+   * Creates an environment (`POST /projects/{projectId}/environments`): every flag starts disabled in it,
+   * or as in `copyFrom`. 409 `environment_exists` when the id is taken, `environment_limit` past the most
+   * a project may have; 404 `environment_not_found` for an unknown `copyFrom`.
+   */
+  async create(projectId: string, input: CreateEnvironmentInput): Promise<Environment> {
+    const path = `/projects/${param("projectId", projectId)}/environments`;
+    return (await this.http.request<Environment>({ method: "POST", path, body: input })).body;
+  }
+
+  /** Renames or describes an environment, or makes it the default with `default: true` (`PATCH …/environments/{environmentId}`). */
+  async update(projectId: string, environmentId: string, input: UpdateEnvironmentInput): Promise<Environment> {
+    const path = this.path(projectId, environmentId);
+    return (await this.http.request<Environment>({ method: "PATCH", path, body: input })).body;
+  }
+
+  /**
+   * Deletes an environment with its flag configurations, and revokes the keys bound to it
+   * (`DELETE …/environments/{environmentId}`). 409 `environment_is_default` for the default one: make
+   * another the default first.
+   */
+  async delete(projectId: string, environmentId: string): Promise<void> {
+    await this.http.request<void>({ method: "DELETE", path: this.path(projectId, environmentId) });
   }
 }
 
@@ -544,7 +654,9 @@ export class FlagstaffClient {
   readonly projects: ProjectsApi;
   /** API keys: create, list, revoke. */
   readonly keys: KeysApi;
-  /** Flags: create, get, getWithETag, update, updateWithETag, delete, list, actors, explain, check, listForActor, listForSegment. */
+  /** Environments: list, get, create, update, delete. */
+  readonly environments: EnvironmentsApi;
+  /** Flags: create, get, getWithETag, update, updateWithETag, delete, copy, copyWithETag, list, actors, explain, check, listForActor, listForSegment. */
   readonly flags: FlagsApi;
   /** Segments: create, get, getWithETag, update, updateWithETag, delete, list, actors, listForFlag, listForActor. */
   readonly segments: SegmentsApi;
@@ -554,12 +666,19 @@ export class FlagstaffClient {
   readonly events: EventsApi;
   /** Webhooks: create, list, get, update, delete, deliveries, test. */
   readonly webhooks: WebhooksApi;
+  /** The environment the flag calls act on (the `environment` option); undefined: the key's, or the project's default. */
+  readonly environment: string | undefined;
   private readonly http: Transport;
   private readonly checkCache: CheckCache | undefined;
 
   /** Creates a client; nothing is sent until an operation is called. */
   constructor(options: FlagstaffClientOptions) {
     if (typeof options?.baseUrl !== "string") throw new TypeError("FlagstaffClient needs a baseUrl");
+    const { environment } = options;
+    if (environment !== undefined && (typeof environment !== "string" || environment === "")) {
+      throw new TypeError("FlagstaffClient's environment must be a non-empty string when given");
+    }
+    this.environment = environment;
     const fetchImpl: FetchLike = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.http = new Transport({
       baseUrl: options.baseUrl.replace(/\/+$/, ""),
@@ -574,8 +693,9 @@ export class FlagstaffClient {
     this.checkCache = options.checkCache ? new CheckCache(undefined, options.now) : undefined;
     this.projects = new ProjectsApi(this.http);
     this.keys = new KeysApi(this.http);
-    this.flags = new FlagsApi(this.http, this.checkCache);
-    this.segments = new SegmentsApi(this.http);
+    this.environments = new EnvironmentsApi(this.http);
+    this.flags = new FlagsApi(this.http, this.checkCache, environment);
+    this.segments = new SegmentsApi(this.http, environment);
     this.actors = new ActorsApi(this.http);
     this.events = new EventsApi(this.http);
     this.webhooks = new WebhooksApi(this.http);
@@ -586,7 +706,7 @@ export class FlagstaffClient {
     return (await this.http.request<HealthStatus>({ method: "GET", path: "/healthz", auth: false })).body;
   }
 
-  /** The key this client uses (`GET /whoami`, any key): its id, name, role and project (null for an admin key). */
+  /** The key this client uses (`GET /whoami`, any key): its id, name, role, project and environment (null for an admin key). */
   async whoami(): Promise<WhoAmI> {
     return (await this.http.request<WhoAmI>({ method: "GET", path: "/whoami" })).body;
   }

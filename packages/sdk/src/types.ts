@@ -18,21 +18,26 @@ export type {
   Actor,
   ActorMembership,
   PutActorInput as ActorProfile,
+  CopyFlagInput,
   CreatedApiKey,
   CreatedWebhook,
+  CreateEnvironmentInput,
   CreateFlagInput,
   CreateKeyInput,
   CreateProjectInput,
   CreateSegmentInput,
   CreateWebhookInput,
+  Environment,
   EventActor,
   Flag,
+  FlagEnvironmentConfiguration,
   FlagExplanation,
   FlagstaffEvent,
   NamedSegment,
   Pagination,
   Project,
   Segment,
+  UpdateEnvironmentInput,
   UpdateFlagInput,
   UpdateSegmentInput,
   UpdateWebhookInput,
@@ -113,6 +118,11 @@ export interface EventListOptions extends ListOptions {
   since?: string;
   /** Only events strictly before this ISO time. */
   until?: string;
+  /**
+   * Only events of this environment: its configurations' changes and its own events (project-wide events,
+   * such as a segment's, are left out). The client's `environment` option does not set it.
+   */
+  environment?: string;
 }
 
 /**

@@ -268,14 +268,21 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await admin.segments.listForFlag(projectId, "targeted").toArray(), []);
     });
 
-    test("whoami: any key learns its id, name, role and project; an unknown key gets 401", async () => {
+    test("whoami: any key learns its id, name, role, project and environment; an unknown key gets 401", async () => {
       const projectId = await createProject(server);
       const me = await admin.whoami();
       assert.equal(me.role, "admin");
       assert.equal(me.projectId, null);
+      assert.equal(me.environment, null);
       for (const role of ["write", "read", "check"] as const) {
         const made = await admin.keys.create(projectId, { role, name: `${role} key` });
-        assert.deepEqual(await client(made.key).whoami(), { keyId: made.id, name: `${role} key`, role, projectId });
+        assert.deepEqual(await client(made.key).whoami(), {
+          keyId: made.id,
+          name: `${role} key`,
+          role,
+          projectId,
+          environment: "production",
+        });
       }
       await rejectsWith(client("fsk_unknown-key-0000000000000000000000").whoami(), 401, "unauthorized");
     });

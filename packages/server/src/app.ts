@@ -38,6 +38,8 @@ import { FlagSchema } from "./features/flags/flag.schemas.js";
 import { FlagService } from "./features/flags/flag.service.js";
 import { healthRoutes } from "./features/health/health.routes.js";
 import { keyRoutes } from "./features/keys/key.routes.js";
+import { environmentRoutes } from "./features/environments/environment.routes.js";
+import { EnvironmentService } from "./features/environments/environment.service.js";
 import { ApiKeySchema, CreatedApiKeySchema } from "./features/keys/key.schemas.js";
 import { KeyService } from "./features/keys/key.service.js";
 import { projectRoutes } from "./features/projects/project.routes.js";
@@ -224,7 +226,8 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   await feed.load();
   const recorder = new CheckRecorder(db);
   const checker = new Checker(feed.snapshot, recorder, clock, random);
-  const projects = new ProjectService(db, work, clock);
+  const projects = new ProjectService(db, work, clock, config.environmentsMaxPerProject);
+  const environments = new EnvironmentService(db, work, clock, config.environmentsMaxPerProject);
   const keys = new KeyService(db, work, clock);
   const flags = new FlagService(db, work, feed.snapshot, recorder, clock);
   const segments = new SegmentService(db, work, clock);
@@ -323,6 +326,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   healthRoutes(app, () => database.ping());
   projectRoutes(app, projects);
   keyRoutes(app, keys);
+  environmentRoutes(app, environments);
   flagRoutes(app, flags);
   // The check's and the single OFREP evaluation's answers, one each, called by their Fastify routes and
   // by the node:http adapter alike.

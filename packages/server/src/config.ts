@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_ENVIRONMENTS } from "@flagstaff/core";
 import { resolve } from "node:path";
 
 export type Dialect = "sqlite" | "postgres";
@@ -44,6 +45,8 @@ export interface Config {
   readonly ofrepBodyLimitBytes: number;
   /** Project streams one key may hold open on one instance; more are refused with 429. */
   readonly streamMaxPerKey: number;
+  /** ENVIRONMENTS_MAX_PER_PROJECT: the most environments one project may have. */
+  readonly environmentsMaxPerProject: number;
   /** OFREP event streams one key may hold open on one instance (a browser check key serves every page). */
   readonly ofrepStreamMaxPerKey: number;
   /** Streams of both kinds one instance holds open; more are refused with 503. */
@@ -172,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // At least the 4 KiB the OFREP fast path reads itself, so both paths refuse the same bodies.
     ofrepBodyLimitBytes: integer(env, "OFREP_BODY_LIMIT_BYTES", 32 * 1024, 4096, 1024 * 1024),
     streamMaxPerKey: integer(env, "STREAM_MAX_PER_KEY", 100, 1, 1_000_000),
+    environmentsMaxPerProject: integer(env, "ENVIRONMENTS_MAX_PER_PROJECT", DEFAULT_MAX_ENVIRONMENTS, 1, 1000),
     ofrepStreamMaxPerKey: integer(env, "OFREP_STREAM_MAX_PER_KEY", 5000, 1, 1_000_000),
     streamMaxPerInstance: integer(env, "STREAM_MAX_PER_INSTANCE", 10_000, 1, 1_000_000),
     streamStallTimeoutMs: integer(env, "STREAM_STALL_TIMEOUT_MS", 30_000, 100, 3_600_000),

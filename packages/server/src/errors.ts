@@ -29,6 +29,8 @@ export const projectNotFound = (projectId: string) =>
 export const flagNotFound = (name: string) => new AppError(404, "flag_not_found", `Flag "${name}" does not exist.`);
 export const segmentNotFound = (id: string) =>
   new AppError(404, "segment_not_found", `Segment "${id}" does not exist.`);
+export const environmentNotFound = (id: string) =>
+  new AppError(404, "environment_not_found", `Environment "${id}" does not exist in this project.`);
 export const unavailable = () =>
   new AppError(503, "unavailable", "The database is unreachable; nothing was changed. Try again shortly.");
 export const busy = (detail = "The server is busy; nothing was changed. Try again shortly.") =>

@@ -55,6 +55,7 @@ const DEFAULT_PARAMS: Params = {
   keyId: "key_doesnotexist00000000",
   webhookId: "wh_doesnotexist00000000",
   deliveryId: "dlv_doesnotexist00000000",
+  environmentId: "no-such-environment",
 };
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString("hex")}`;
@@ -90,6 +91,15 @@ const withDelivery = async (server: TestServer, projectId: string): Promise<Para
   const { webhookId } = await withWebhook(server, projectId);
   const res = await admin(server, "POST", `/projects/${projectId}/webhooks/${webhookId}/test`);
   return { webhookId: webhookId as string, deliveryId: res.body.id as string };
+};
+const withEnvironment = async (server: TestServer, projectId: string): Promise<Params> => {
+  const res = await admin(server, "POST", `/projects/${projectId}/environments`, { id: unique("env"), name: "Env" });
+  return { environmentId: res.body.id as string };
+};
+/** A flag, and a second environment (staging) to copy its configuration into. */
+const withFlagAndStaging = async (server: TestServer, projectId: string): Promise<Params> => {
+  await admin(server, "POST", `/projects/${projectId}/environments`, { id: "staging", name: "Staging" });
+  return withFlag(server, projectId);
 };
 const withKey = async (server: TestServer, projectId: string): Promise<Params> => {
   const res = await admin(server, "POST", `/projects/${projectId}/keys`, { role: "check", name: "victim" });
@@ -138,6 +148,53 @@ const OPERATIONS: readonly Operation[] = [
     success: 204,
     setup: withKey,
     probe: (p) => `/projects/${p.projectId}/keys`,
+  },
+  // Environments (extension): any key of the project reads them; only admin keys change them
+  { method: "GET", route: "/projects/:projectId/environments", roles: READERS, success: 200 },
+  {
+    method: "POST",
+    route: "/projects/:projectId/environments",
+    roles: ADMIN_ONLY,
+    success: 201,
+    setup: async () => ({ newEnvironmentId: unique("env") }),
+    body: (p) => ({ id: p.newEnvironmentId ?? "fresh-env", name: "New environment" }),
+    probe: (p) => `/projects/${p.projectId}/environments`,
+  },
+  {
+    method: "GET",
+    route: "/projects/:projectId/environments/:environmentId",
+    roles: READERS,
+    success: 200,
+    setup: withEnvironment,
+  },
+  {
+    method: "PATCH",
+    route: "/projects/:projectId/environments/:environmentId",
+    roles: ADMIN_ONLY,
+    success: 200,
+    setup: withEnvironment,
+    body: () => ({ description: "changed" }),
+    probe: (p) => `/projects/${p.projectId}/environments/${p.environmentId}`,
+  },
+  {
+    method: "DELETE",
+    route: "/projects/:projectId/environments/:environmentId",
+    roles: ADMIN_ONLY,
+    success: 204,
+    setup: withEnvironment,
+    probe: (p) => `/projects/${p.projectId}/environments/${p.environmentId}`,
+  },
+  // A copy reaches two environments: the matrix's project keys are bound to one (the default, as keys
+  // are unless made otherwise), so only admin keys may; an unbound write key may too
+  // (environments.test.ts covers the bindings).
+  {
+    method: "POST",
+    route: "/projects/:projectId/flags/:flagName/copy",
+    roles: ADMIN_ONLY,
+    success: 200,
+    setup: withFlagAndStaging,
+    body: () => ({ from: "production", to: "staging" }),
+    probe: (p) => `/projects/${p.projectId}/flags/${p.flagName}?environment=staging`,
   },
   // Webhooks (extension)
   {

@@ -51,12 +51,19 @@ for (const dialect of DIALECTS) {
       const admin = (await ok("GET", "/whoami")).body;
       assert.equal(admin.role, "admin");
       assert.equal(admin.projectId, null);
+      assert.equal(admin.environment, null);
       assert.equal(admin.name, "ADMIN_API_KEY");
       for (const role of ["write", "read", "check"] as const) {
         const key = await createKey(server, project, role);
         const res = await server.request("GET", "/whoami", { key: key.key });
         assert.equal(res.status, 200, res.text);
-        assert.deepEqual(res.body, { keyId: key.id, name: `${role} key`, role, projectId: project });
+        assert.deepEqual(res.body, {
+          keyId: key.id,
+          name: `${role} key`,
+          role,
+          projectId: project,
+          environment: "production",
+        });
       }
       expectProblem(await server.request("GET", "/whoami", { key: null }), 401, "unauthorized");
       expectProblem(await server.request("GET", "/whoami", { key: "fsk_not_a_key" }), 401, "unauthorized");
@@ -116,7 +123,8 @@ for (const dialect of DIALECTS) {
     test("ETags: create, get and patch carry one; If-Match guards PATCH and DELETE of flags; 412 changes nothing", async () => {
       const created = await ok("POST", `${base()}/flags/guarded`, {}, 201);
       const t1 = created.headers.get("etag")!;
-      assert.match(t1, /^"flg_[A-Za-z0-9_-]+\.1"$/);
+      // The tag of the flag's configuration in the environment shown (the project's default here).
+      assert.match(t1, /^"flg_[A-Za-z0-9_-]+@production\.1"$/);
       assert.equal((await ok("GET", `${base()}/flags/guarded`)).headers.get("etag"), t1);
       const patched = await ok("PATCH", `${base()}/flags/guarded`, { description: "v2" }, 200, { "if-match": t1 });
       const t2 = patched.headers.get("etag")!;
@@ -387,7 +395,9 @@ for (const dialect of DIALECTS) {
         }
         await db.insertInto("flag_segments").values({ flag_id: "f", segment_id: "s", created_at: at }).execute();
         await migrateToLatest(handle);
-        const flag = await db.selectFrom("flags").selectAll().executeTakeFirst();
+        // Migration 005 then carries them into the flag's production configuration.
+        const flag = await db.selectFrom("flag_configs").selectAll().executeTakeFirst();
+        assert.deepEqual([flag.config_id, flag.environment_id], ["f@production", "production"]);
         assert.deepEqual([Number(flag.actors_count), Number(flag.segments_count), Number(flag.revision)], [3, 1, 1]);
         const segment = await db.selectFrom("segments").selectAll().executeTakeFirst();
         assert.deepEqual([Number(segment.actors_count), Number(segment.revision)], [3, 1]);

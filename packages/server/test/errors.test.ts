@@ -971,9 +971,9 @@ for (const dialect of DIALECTS) {
       const made = await server.request("POST", `/projects/${broken}/flags/broken`, { body: { description: "b" } });
       assert.equal(made.status, 201, made.text);
       await server.database.db
-        .updateTable("flags")
+        .updateTable("flag_configs")
         .set({ status: "no-such-status" })
-        .where("project_id", "=", broken)
+        .where("flag_id", "in", (eb) => eb.selectFrom("flags").select("id").where("project_id", "=", broken))
         .execute();
       for (const path of [`/projects/${broken}/flags/broken`, `/projects/${broken}/flags`]) {
         const res = await server.request("GET", path);

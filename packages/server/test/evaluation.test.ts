@@ -628,9 +628,9 @@ for (const dialect of DIALECTS) {
       const stored = async (id: string) =>
         (
           await own.database.db
-            .selectFrom("flags")
+            .selectFrom("flag_configs")
             .select("latest_checked_at")
-            .where("id", "=", id)
+            .where("flag_id", "=", id)
             .executeTakeFirstOrThrow()
         ).latest_checked_at;
       const latest = async (flag: string) => {

@@ -41,7 +41,11 @@ for (const dialect of DIALECTS) {
       await server.request("POST", "/projects", { body: { id: "repair", name: "repair" } });
       await server.request("POST", "/projects/repair/flags/f", {});
       // Another writer enables the flag and the log entry is lost before this instance hears of it.
-      await other.db.updateTable("flags").set({ status: "enabled" }).where("name", "=", "f").execute();
+      await other.db
+        .updateTable("flag_configs")
+        .set({ status: "enabled" })
+        .where("flag_id", "in", (eb) => eb.selectFrom("flags").select("id").where("name", "=", "f"))
+        .execute();
       await other.db
         .updateTable("feed_streams")
         .set((eb) => ({ version: eb("version", "+", 1) }))

@@ -104,6 +104,7 @@ for (const dialect of DIALECTS) {
           hash: "hash-of-k-private",
           role: "admin",
           projectId: null,
+          environment: null,
         },
       ]);
       const event0 = write.events[0]!;
@@ -283,7 +284,12 @@ for (const dialect of DIALECTS) {
       assert.equal(keyCreated.type, "key.created");
       assert.equal(keyCreated.actor.keyName, "ADMIN_API_KEY");
       assert.equal(keyCreated.actor.role, "admin");
-      assert.deepEqual(keyCreated.after, { id: keyCreated.target.id, name: "edge", role: "check" });
+      assert.deepEqual(keyCreated.after, {
+        id: keyCreated.target.id,
+        name: "edge",
+        role: "check",
+        environment: "production",
+      });
       const revoked = await one(() =>
         ok("DELETE", `${base()}/keys/${keyCreated.target.id}`, undefined, ADMIN_KEY, 204),
       );
@@ -541,7 +547,7 @@ for (const dialect of DIALECTS) {
       assert.equal(rows[0]!.type, "key.created");
       assert.deepEqual(JSON.parse(rows[0]!.actor), { system: "startup" });
       assert.equal(rows[0]!.request_id, null);
-      assert.deepEqual(Object.keys(JSON.parse(rows[0]!.after!)), ["id", "name", "role"]);
+      assert.deepEqual(Object.keys(JSON.parse(rows[0]!.after!)), ["id", "name", "role", "environment"]);
     });
 
     test("the admin-key command's writes are recorded as its own, and the bus feeds the events metric", async () => {

@@ -252,7 +252,7 @@ for (const dialect of DIALECTS) {
       }
       const pages = await assertWalks(server, `/projects/${project}/keys`, created, byId);
       for (const key of pages.flatMap((p) => p.data)) {
-        assert.deepEqual(Object.keys(key).sort(), ["createdAt", "id", "name", "projectId", "role"]);
+        assert.deepEqual(Object.keys(key).sort(), ["createdAt", "environment", "id", "name", "projectId", "role"]);
         assert.equal(key.projectId, project);
       }
       assert.deepEqual(

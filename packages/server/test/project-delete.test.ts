@@ -244,6 +244,20 @@ for (const dialect of DIALECTS) {
           .insertInto("projects")
           .values({ id, name: "New name", created_at: new Date().toISOString() })
           .execute();
+        const at = new Date().toISOString();
+        await trx
+          .insertInto("environments")
+          .values({
+            project_id: id,
+            id: "production",
+            name: "Production",
+            description: "",
+            is_default: 1,
+            position: 1,
+            created_at: at,
+            updated_at: at,
+          })
+          .execute();
         await trx
           .updateTable("feed_streams")
           .set((eb) => ({ version: eb("version", "+", 2) }))

@@ -234,7 +234,8 @@ for (const dialect of DIALECTS) {
         assert.equal(rows.length, 0, `${table} still holds rows of the deleted project`);
       }
       assert.equal(
-        (await db.selectFrom("flag_segments").selectAll().where("flag_id", "=", flagId).execute()).length,
+        (await db.selectFrom("flag_segments").selectAll().where("config_id", "=", `${flagId}@production`).execute())
+          .length,
         0,
       );
       assert.equal(
@@ -346,13 +347,22 @@ for (const dialect of DIALECTS) {
     });
     after(() => server.close());
 
-    test("POST /projects/{p}/keys answers 201 {id, name, role, projectId, key, createdAt}", async () => {
+    test("POST /projects/{p}/keys answers 201 {id, name, role, projectId, environment, key, createdAt}", async () => {
       const project = await createProject(server);
       const res = await server.request("POST", `/projects/${project}/keys`, {
         body: { role: "read", name: "dashboard" },
       });
       assert.equal(res.status, 201, res.text);
-      assert.deepEqual(Object.keys(res.body).sort(), ["createdAt", "id", "key", "name", "projectId", "role"]);
+      assert.deepEqual(Object.keys(res.body).sort(), [
+        "createdAt",
+        "environment",
+        "id",
+        "key",
+        "name",
+        "projectId",
+        "role",
+      ]);
+      assert.equal(res.body.environment, "production", "bound to the project's default environment");
       assert.equal(res.body.name, "dashboard");
       assert.equal(res.body.role, "read");
       assert.equal(res.body.projectId, project);
@@ -451,7 +461,7 @@ for (const dialect of DIALECTS) {
       assert.equal(res.status, 200);
       assert.deepEqual(res.body.pagination, { before: null, after: null });
       for (const item of res.body.data) {
-        assert.deepEqual(Object.keys(item).sort(), ["createdAt", "id", "name", "projectId", "role"]);
+        assert.deepEqual(Object.keys(item).sort(), ["createdAt", "environment", "id", "name", "projectId", "role"]);
       }
       assert.deepEqual(res.body.data, expected);
       for (const { key } of created) {

@@ -25,6 +25,7 @@ const COLUMNS: Column<FlagstaffEvent>[] = [
   ["TIME", (e) => e.createdAt],
   ["TYPE", (e) => e.type],
   ["TARGET", (e) => e.target.name],
+  ["ENVIRONMENT", (e) => e.environment ?? ""],
   ["BY", who],
   ["CHANGES", summary],
 ];
@@ -35,6 +36,12 @@ export const events: Noun = {
   command: {
     summary: "List the project's events, newest first",
     options: {
+      environment: {
+        type: "string",
+        value: "<id>",
+        description:
+          "Only events of this environment (project-wide ones left out); FLAGSTAFF_ENVIRONMENT does not apply",
+      },
       type: {
         type: "string",
         multiple: true,
@@ -56,6 +63,9 @@ export const events: Noun = {
         segment: ctx.string("segment"),
         since: ctx.string("since"),
         until: ctx.string("until"),
+        // The option only, not FLAGSTAFF_ENVIRONMENT: this filter also hides project-wide events (segments,
+        // keys), which a variable set for the flag commands should not do silently.
+        environment: ctx.string("environment"),
         limit: Math.min(count, 100),
       });
       const rows: FlagstaffEvent[] = [];

@@ -12,11 +12,18 @@ const COLUMNS: Column<Flag>[] = [
   ["LAST CHECKED", (f) => f.latestCheckedAt ?? "never"],
 ];
 
+/** A flag's configuration in each environment the key may see, one line: `production: enabled, 25 %, 5 %`. */
+const configurations = (f: Flag) =>
+  Object.entries(f.environments ?? {})
+    .map(([id, c]) => `${id}: ${c.status}, ${c.percentageActors} %, ${c.percentageCalls} %`)
+    .join("; ");
+
 const show = (f: Flag) =>
   record({
     name: f.name,
     id: f.id,
     projectId: f.projectId,
+    environment: f.environment,
     status: f.status,
     percentageActors: f.percentageActors,
     percentageCalls: f.percentageCalls,
@@ -25,6 +32,7 @@ const show = (f: Flag) =>
     updatedAt: f.updatedAt,
     statusChangedAt: f.statusChangedAt,
     latestCheckedAt: f.latestCheckedAt,
+    environments: configurations(f),
   });
 
 async function update(ctx: Context, input: UpdateFlagInput): Promise<void> {
@@ -38,7 +46,7 @@ function updating(args: string, summary: string, input: (ctx: Context) => Update
 
 export const flags: Noun = {
   name: "flags",
-  summary: "Flags of a project: create, target, roll out",
+  summary: "Flags of a project, in one environment (--environment): create, target, roll out, copy to another",
   verbs: {
     list: {
       summary: "List the project's flags by name",
@@ -119,6 +127,23 @@ export const flags: Noun = {
     "remove-segments": updating("<name> <segmentId...>", "Detach segments from a flag", (ctx) => ({
       removeSegments: ctx.args.slice(1),
     })),
+    copy: {
+      args: "<name>",
+      summary: "Copy a flag's status, percentages, actors and segments to another environment",
+      options: {
+        from: { type: "string", value: "<environment>", description: "The environment to copy from", required: true },
+        to: {
+          type: "string",
+          value: "<environment>",
+          description: "The environment whose configuration is replaced",
+          required: true,
+        },
+      },
+      async run(ctx) {
+        const input = { from: ctx.required("from"), to: ctx.required("to") };
+        ctx.print(await ctx.client().flags.copy(ctx.project(), ctx.arg(0), input), show);
+      },
+    },
     segments: {
       args: "<name>",
       summary: "List the segments attached to a flag",

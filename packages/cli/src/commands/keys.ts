@@ -6,13 +6,15 @@ const COLUMNS: Column<ApiKey>[] = [
   ["ID", (k) => k.id],
   ["NAME", (k) => k.name],
   ["ROLE", (k) => k.role],
+  ["ENVIRONMENT", (k) => k.environment ?? "(none)"],
   ["CREATED", (k) => k.createdAt],
 ];
 
 /** How a new key's secret is shown: once, with the warning to store it. */
-export function showSecret(key: { id: string; name: string; role: string; createdAt: string }, secret: string): string {
+export function showSecret(key: Omit<ApiKey, "projectId">, secret: string): string {
+  const environment = key.environment ?? "(none)";
   return [
-    record({ id: key.id, name: key.name, role: key.role, createdAt: key.createdAt }),
+    record({ id: key.id, name: key.name, role: key.role, environment, createdAt: key.createdAt }),
     "",
     "Store this key now. It is shown this once and cannot be retrieved again:",
     "",
@@ -32,15 +34,22 @@ export const keys: Noun = {
       },
     },
     create: {
-      summary: "Create a key and print its secret once",
+      summary: "Create a key bound to an environment and print its secret once",
       options: {
         role: { type: "string", value: "check|read|write", description: "What the key may do", required: true },
         name: { type: "string", value: "<name>", description: "A label, e.g. where the key is used", required: true },
+        unbound: { type: "boolean", description: "A write key bound to no environment: it may name any" },
       },
       async run(ctx) {
         const role = ctx.required("role") as KeyRole;
         const name = ctx.required("name");
-        const created = await ctx.client().keys.create(ctx.project(), { role, name });
+        let environment: string | null | undefined = ctx.environment();
+        if (ctx.boolean("unbound")) {
+          if (ctx.string("environment") !== undefined)
+            throw ctx.usage("--unbound and --environment exclude each other.");
+          environment = null;
+        }
+        const created = await ctx.client().keys.create(ctx.project(), { role, name, environment });
         ctx.print(created, (k) => showSecret(k, k.key));
       },
     },

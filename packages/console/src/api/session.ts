@@ -11,6 +11,8 @@ export interface Session {
   name?: string;
   /** The key's project (project keys), or the project an admin last opened. */
   project: string | undefined;
+  /** The environment the key is bound to (whoami's `environment`); null or absent: bound to none. */
+  environment?: string | null;
 }
 
 const STORAGE = "flagstaff.console.session";
@@ -39,7 +41,15 @@ export function maskKey(key: string): string {
 export const baseUrl = (): string => window.location.origin;
 
 export interface Connection {
+  /**
+   * The API, acting on the selected environment: the SDK names it (`?environment=`) in every flag call and
+   * in a flag's segment list. What is project-wide (segments, actors, keys, the history) does not take it.
+   */
   client: FlagstaffClient;
+  /** The selected environment, or undefined outside a project (the key's own, or the default, then). */
+  environment: string | undefined;
+  /** The same API acting on another environment (Copy to… reads the target's configuration with it). */
+  clientIn(environment: string): FlagstaffClient;
 }
 
 export interface Observer {
@@ -51,7 +61,7 @@ export interface Observer {
   answered(): void;
 }
 
-export function connect(key: string, observer?: Observer): Connection {
+export function connect(key: string, observer?: Observer, environment?: string): Connection {
   const fetchImpl: FetchLike = async (url, init) => {
     let response: Response;
     try {
@@ -65,9 +75,17 @@ export function connect(key: string, observer?: Observer): Connection {
     else observer?.answered();
     return response;
   };
-  return {
-    client: new FlagstaffClient({ baseUrl: baseUrl(), apiKey: key, fetch: fetchImpl, retries: 1, timeoutMs: 10_000 }),
-  };
+  // Every client of the session shares the fetch above, so every request, in any environment, reports 401 and 503.
+  const clientIn = (env: string | undefined) =>
+    new FlagstaffClient({
+      baseUrl: baseUrl(),
+      apiKey: key,
+      environment: env,
+      fetch: fetchImpl,
+      retries: 1,
+      timeoutMs: 10_000,
+    });
+  return { client: clientIn(environment), environment, clientIn };
 }
 
 /**
@@ -86,7 +104,7 @@ export async function signIn(key: string): Promise<Session> {
           "This is a check key: it may only check flags, so it cannot sign in to the console. Use a read, write or admin key.",
       });
     }
-    return { key, role: me.role, name: me.name, project: me.projectId ?? undefined };
+    return { key, role: me.role, name: me.name, project: me.projectId ?? undefined, environment: me.environment };
   } catch (error) {
     if (isFlagstaffError(error) && error.status === 401) {
       throw new FlagstaffError({

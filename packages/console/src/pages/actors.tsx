@@ -40,7 +40,7 @@ export function ActorsPage(props: { actorId: string | undefined }) {
 }
 
 function ActorDetails(props: { actorId: string }) {
-  const { conn, project } = useApp();
+  const { conn, project, environment } = useApp();
   const [flagCursor, setFlagCursor] = useState<Cursor>({});
   const [segmentCursor, setSegmentCursor] = useState<Cursor>({});
   const profile = useData(async () => {
@@ -78,7 +78,7 @@ function ActorDetails(props: { actorId: string }) {
         )}
       </section>
       <section className="card" aria-labelledby="actor-flags-title">
-        <h3 id="actor-flags-title">Flags enabled for this actor</h3>
+        <h3 id="actor-flags-title">Flags enabled for this actor in {environment?.name}</h3>
         <ErrorText error={flags.error} />
         {flags.data && flags.data.data.length === 0 && <p>No flag is enabled for this actor.</p>}
         {flags.data && flags.data.data.length > 0 && (

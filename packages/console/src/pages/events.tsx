@@ -39,13 +39,19 @@ function few(items: string[]): string {
   return items.length > 5 ? `${items.slice(0, 5).join(", ")} … (${items.length})` : items.join(", ");
 }
 
-/** The lines of one event's change, with segment ids named by `segmentName`. */
-export function describeChange(e: FlagstaffEvent, segmentName: (id: string) => string): string[] {
+/** The lines of one event's change, with segment ids named by `segmentName`, environments by `environmentName`. */
+export function describeChange(
+  e: FlagstaffEvent,
+  segmentName: (id: string) => string,
+  environmentName: (id: string) => string = (id) => id,
+): string[] {
   if (e.before === null) return ["created"];
   if (e.after === null) return ["deleted"];
   const before = e.before;
   const after = e.after;
   const parts: string[] = [];
+  // A copy between environments (POST …/flags/{flag}/copy) says where the configuration came from.
+  if (typeof after.copiedFrom === "string") parts.push(`Copied from ${environmentName(after.copiedFrom)}`);
   for (const [key, label] of Object.entries(LABELS)) {
     if (key in after && JSON.stringify(before[key]) !== JSON.stringify(after[key])) {
       parts.push(`${label}: ${show(before[key])} → ${show(after[key])}`);
@@ -124,7 +130,9 @@ function targetLink(e: FlagstaffEvent, project: string, isAdmin: boolean): strin
 }
 
 export function EventList(props: { events: FlagstaffEvent[] }) {
-  const { project, isAdmin } = useApp();
+  const { project, isAdmin, environments } = useApp();
+  // A configuration's change names its environment; the rest (a flag's creation, a segment…) are project-wide.
+  const environmentName = (id: string) => environments.find((e) => e.id === id)?.name ?? id;
   const segmentName = useSegmentNames(segmentIds(props.events));
   return (
     <table aria-label="Events">
@@ -132,6 +140,7 @@ export function EventList(props: { events: FlagstaffEvent[] }) {
         <tr>
           <th scope="col">When</th>
           <th scope="col">What</th>
+          <th scope="col">Environment</th>
           <th scope="col">Target</th>
           <th scope="col">Who</th>
           <th scope="col">Change</th>
@@ -144,10 +153,11 @@ export function EventList(props: { events: FlagstaffEvent[] }) {
             <tr key={e.id}>
               <td>{when(e.createdAt)}</td>
               <td>{e.type}</td>
+              <td>{e.environment === undefined ? "—" : environmentName(e.environment)}</td>
               <td>{to ? <Link to={to}>{e.target.name}</Link> : e.target.name}</td>
               <td>{"keyName" in e.actor ? `${e.actor.keyName} (${e.actor.role})` : e.actor.system}</td>
               <td className="small">
-                {describeChange(e, segmentName).map((line) => (
+                {describeChange(e, segmentName, environmentName).map((line) => (
                   <div key={line}>{line}</div>
                 ))}
               </td>

@@ -24,6 +24,7 @@ import {
   when,
 } from "../ui.js";
 import { EventList } from "./events.js";
+import { CopyTo } from "./flag-copy.js";
 import { attachedSummary, rolloutSummary, staleReason } from "./flags.js";
 import { MembersPanel } from "./members.js";
 
@@ -34,7 +35,7 @@ const STATUS_LABELS: [FlagStatus, string, string][] = [
 ];
 
 export function FlagPage(props: { name: string }) {
-  const { conn, project, canWrite } = useApp();
+  const { conn, project, canWrite, environment, environments } = useApp();
   const {
     data: flag,
     etag,
@@ -76,6 +77,22 @@ export function FlagPage(props: { name: string }) {
         <StatusBadge status={f.status} />
         {stale && <span className="badge stale">stale: {stale}</span>}
       </div>
+      <div className="environment-row">
+        <p data-testid="flag-environment">
+          Editing <strong>{environment?.name}</strong>: the status, percentages and attached actors and segments below
+          are {environment?.name}'s only. The description is shared by every environment.
+        </p>
+        <CopyTo flag={f} changed={() => void flag.reload()} />
+      </div>
+      {environments.length > 1 && (
+        <ul className="plain environment-statuses" aria-label="Status in each environment">
+          {environments.map((e) => (
+            <li key={e.id}>
+              {e.name}: <StatusBadge status={f.environments[e.id]?.status ?? "unknown"} />
+            </li>
+          ))}
+        </ul>
+      )}
       <ErrorText error={flag.error} />
       <p className="muted">
         {rolloutSummary(f)} · <span data-testid="attached-counts">{attachedSummary(f)}</span> · updated{" "}
@@ -225,7 +242,8 @@ function Description(props: { flag: Flag; patch: Patch; etag: () => string | und
 }
 
 function StatusControl(props: { flag: Flag; patch: Patch; etag: () => string | undefined }) {
-  const { canWrite } = useApp();
+  const { canWrite, environment } = useApp();
+  const where = environment?.name ?? "";
   const [pending, setPending] = useState<FlagStatus | undefined>(undefined);
   // The version the person saw when choosing: a change made elsewhere while the dialog is open is a 412.
   const basis = useRef<string | undefined>(undefined);
@@ -244,7 +262,7 @@ function StatusControl(props: { flag: Flag; patch: Patch; etag: () => string | u
         aria-busy={action.busy || undefined}
         aria-describedby={canWrite ? undefined : "status-ro"}
       >
-        <legend id="status-legend">Status</legend>
+        <legend id="status-legend">Status in {where}</legend>
         <div role="radiogroup" aria-labelledby="status-legend" className="radios">
           {STATUS_LABELS.map(([value, label, hint]) => (
             <label key={value} className="radio">
@@ -274,14 +292,14 @@ function StatusControl(props: { flag: Flag; patch: Patch; etag: () => string | u
       <ErrorText error={action.error} />
       <Confirm
         open={pending !== undefined}
-        title="Change the status for every caller?"
+        title={`Change the status in ${where} for every caller?`}
         confirmLabel={`Make it ${pending ?? ""}`}
         onConfirm={() => pending && void apply(pending)}
         onCancel={() => setPending(undefined)}
       >
         <p>
-          Changing <strong>{props.flag.name}</strong> from <strong>{current}</strong> to <strong>{pending}</strong>{" "}
-          affects every caller of this flag
+          Changing <strong>{props.flag.name}</strong> from <strong>{current}</strong> to <strong>{pending}</strong> in{" "}
+          <strong>{where}</strong> affects every caller of this flag there
           {pending === "enabled"
             ? ": it will be on for everyone."
             : pending === "disabled"
@@ -607,7 +625,7 @@ function EvaluatePanel(props: { flag: Flag }) {
 }
 
 function Snippets(props: { flag: Flag }) {
-  const { project } = useApp();
+  const { project, environment } = useApp();
   const url = baseUrl();
   const path = `/projects/${enc(project)}/flags/${enc(props.flag.name)}/check`;
   const snippets: [string, string][] = [
@@ -624,6 +642,9 @@ function Snippets(props: { flag: Flag }) {
   return (
     <section className="card" aria-labelledby="snippets-title">
       <h2 id="snippets-title">Check this flag</h2>
+      <p className="help">
+        A check answers for the environment of the key it is made with: use a check key of {environment?.name}.
+      </p>
       {snippets.map(([label, code]) => (
         <div key={label} className="snippet">
           <div className="row">
@@ -672,7 +693,10 @@ function DeleteFlag(props: { flag: Flag; etag: () => string | undefined }) {
       remove={(ifMatch) => conn.client.flags.delete(project, props.flag.name, { ifMatch })}
       after={`/p/${enc(project)}/flags`}
     >
-      <p>Every check of it will answer 404 from now on. Its history stays.</p>
+      <p>
+        It is deleted in every environment, not only in this one: every check of it will answer 404 from now on. Its
+        history stays.
+      </p>
     </DeleteZone>
   );
 }

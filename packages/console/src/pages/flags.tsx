@@ -1,4 +1,4 @@
-import type { Flag, FlagSort } from "@flagstaff/sdk";
+import type { Environment, Flag, FlagSort } from "@flagstaff/sdk";
 import { useState } from "react";
 import {
   ago,
@@ -50,6 +50,17 @@ export function rolloutSummary(flag: Flag): string {
   return parts.join(", ");
 }
 
+/** Past this many environments the list shows one summary column instead of a column each. */
+export const ENVIRONMENT_COLUMNS_MAX = 5;
+
+/** A flag's status in each environment, from its `environments` map: "3 of 7 on, 2 conditional". */
+export function environmentsSummary(flag: Flag, environments: readonly Environment[]): string {
+  const statuses = environments.map((e) => flag.environments[e.id]?.status);
+  const on = statuses.filter((s) => s === "enabled").length;
+  const conditional = statuses.filter((s) => s === "conditional").length;
+  return `${on} of ${environments.length} on${conditional > 0 ? `, ${conditional} conditional` : ""}`;
+}
+
 /** The orders offered, as `sort` values of the API, with their labels. */
 const SORTS: [FlagSort, string][] = [
   ["name", "Name (A–Z)"],
@@ -67,7 +78,11 @@ const FIELDS = ["name", "q"] as const;
 const COUNT_POLL_MS = 30_000;
 
 export function FlagsPage() {
-  const { conn, project, canWrite } = useApp();
+  const { conn, project, canWrite, environment, environments } = useApp();
+  const shown = environment?.name ?? "";
+  // A column per environment while they fit; past that, the one shown and a summary of all.
+  const columns = environments.length <= ENVIRONMENT_COLUMNS_MAX ? environments : environment ? [environment] : [];
+  const summarised = environments.length > ENVIRONMENT_COLUMNS_MAX;
   // Page, search, filters and order live in the URL: Back from a flag returns to them.
   const [query, setQuery] = useUrlQuery();
   const search = query.get("search") ?? "";
@@ -148,7 +163,11 @@ export function FlagsPage() {
         </label>
         <label>
           Status
-          <select value={status} onChange={(e) => setQuery({ status: e.target.value, ...firstPage }, true)}>
+          <select
+            value={status}
+            aria-describedby="flags-environment-note"
+            onChange={(e) => setQuery({ status: e.target.value, ...firstPage }, true)}
+          >
             <option value="">Any status</option>
             <option value="enabled">Enabled</option>
             <option value="disabled">Disabled</option>
@@ -169,6 +188,10 @@ export function FlagsPage() {
           </select>
         </label>
       </search>
+      <p id="flags-environment-note" className="help">
+        The status filter, the order, the rollout, what is attached and the last check are those of{" "}
+        <strong>{shown}</strong>.
+      </p>
       <ErrorText error={list.error} />
       {list.data === undefined && list.loading ? (
         <Loading what="flags" />
@@ -182,7 +205,15 @@ export function FlagsPage() {
                 <th scope="col" aria-sort={sortedBy("Name")}>
                   Name
                 </th>
-                <th scope="col">Status</th>
+                {columns.map((e) => (
+                  <th key={e.id} scope="col" className={e.id === environment?.id ? "environment-shown" : undefined}>
+                    {e.name}
+                    {e.id === environment?.id && environments.length > 1 && (
+                      <span className="muted small"> (selected)</span>
+                    )}
+                  </th>
+                ))}
+                {summarised && <th scope="col">Environments</th>}
                 <th scope="col">Rollout</th>
                 <th scope="col">Attached</th>
                 {timeColumn && (
@@ -205,14 +236,22 @@ export function FlagsPage() {
                       <Link to={`/p/${enc(project)}/flags/${enc(flag.name)}`}>{flag.name}</Link>
                       {flag.description && <div className="muted small">{flag.description}</div>}
                     </td>
-                    <td>
-                      <StatusBadge status={flag.status} />{" "}
-                      {stale && (
-                        <span className="badge stale" title={stale}>
-                          stale<span className="visually-hidden">: {stale}</span>
-                        </span>
-                      )}
-                    </td>
+                    {columns.map((e) => {
+                      const status = flag.environments[e.id]?.status;
+                      return e.id === environment?.id ? (
+                        <td key={e.id} className="environment-shown">
+                          <StatusBadge status={flag.status} />{" "}
+                          {stale && (
+                            <span className="badge stale" title={stale}>
+                              stale<span className="visually-hidden">: {stale}</span>
+                            </span>
+                          )}
+                        </td>
+                      ) : (
+                        <td key={e.id}>{status ? <StatusBadge status={status} /> : "—"}</td>
+                      );
+                    })}
+                    {summarised && <td>{environmentsSummary(flag, environments)}</td>}
                     <td>{rolloutSummary(flag)}</td>
                     <td>{attachedSummary(flag)}</td>
                     {timeColumn && (

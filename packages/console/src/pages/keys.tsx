@@ -14,7 +14,9 @@ import {
 } from "../ui.js";
 
 export function KeysPage() {
-  const { conn, project } = useApp();
+  const { conn, project, environments } = useApp();
+  const environmentName = (id: string | null) =>
+    id === null ? "none (every environment)" : (environments.find((e) => e.id === id)?.name ?? id);
   const [cursor, setCursor] = useState<Cursor>({});
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<CreatedApiKey | undefined>(undefined);
@@ -71,6 +73,7 @@ export function KeysPage() {
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Role</th>
+              <th scope="col">Environment</th>
               <th scope="col">Id</th>
               <th scope="col">Created</th>
               <th scope="col">
@@ -83,6 +86,7 @@ export function KeysPage() {
               <tr key={k.id}>
                 <td>{k.name}</td>
                 <td>{k.role}</td>
+                <td>{environmentName(k.environment)}</td>
                 <td>
                   <code>{k.id}</code>
                 </td>
@@ -126,10 +130,16 @@ export function KeysPage() {
   );
 }
 
+/** The choice of "bound to no environment", which only write keys may have. */
+const NO_ENVIRONMENT = "";
+
 function NewKey(props: { onCreated: (key: CreatedApiKey) => void; onCancel: () => void }) {
-  const { conn, project } = useApp();
+  const { conn, project, environment: shown, environments } = useApp();
   const [name, setName] = useState("");
   const [role, setRole] = useState<KeyRole>("read");
+  // A new key is bound to the environment on screen unless another is chosen.
+  const [environment, setEnvironment] = useState(shown?.id ?? NO_ENVIRONMENT);
+  const bound = role === "write" ? environment : environment || (shown?.id ?? NO_ENVIRONMENT);
   const action = useAction();
   return (
     <form
@@ -140,7 +150,7 @@ function NewKey(props: { onCreated: (key: CreatedApiKey) => void; onCancel: () =
         let key: CreatedApiKey | undefined;
         if (
           await action.run(async () => {
-            key = await conn.client.keys.create(project, { name, role });
+            key = await conn.client.keys.create(project, { name, role, environment: bound || null });
           })
         )
           props.onCreated(key!);
@@ -159,6 +169,25 @@ function NewKey(props: { onCreated: (key: CreatedApiKey) => void; onCancel: () =
             <option value="read">read: read everything</option>
             <option value="check">check: only check flags</option>
           </select>
+        </p>
+        <p>
+          <label htmlFor="key-environment">Bound to environment</label>
+          <select
+            id="key-environment"
+            value={bound}
+            aria-describedby="key-environment-help"
+            onChange={(e) => setEnvironment(e.target.value)}
+          >
+            {environments.map((e) => (
+              <option key={e.id} value={e.id}>
+                {e.name}
+              </option>
+            ))}
+            {role === "write" && <option value={NO_ENVIRONMENT}>None: every environment</option>}
+          </select>
+          <span id="key-environment-help" className="help">
+            The key reads, checks and changes this environment only. Only a write key may be bound to none.
+          </span>
         </p>
       </div>
       <ErrorText error={action.error} />

@@ -129,7 +129,7 @@ function NewSegment(props: { onDone: () => void }) {
 }
 
 export function SegmentPage(props: { id: string }) {
-  const { conn, project, canWrite } = useApp();
+  const { conn, project, canWrite, environment } = useApp();
   const {
     data: segment,
     etag,
@@ -182,7 +182,7 @@ export function SegmentPage(props: { id: string }) {
       />
       <section className="card" aria-labelledby="segment-flags-title">
         <h2 id="segment-flags-title">Flags that use it</h2>
-        <p className="help">Flags on for every member of this segment.</p>
+        <p className="help">Flags on for every member of this segment in {environment?.name}.</p>
         <ErrorText error={flags.error} />
         {flags.data && flags.data.data.length === 0 && <p>No flag uses this segment.</p>}
         {flags.data && flags.data.data.length > 0 && (

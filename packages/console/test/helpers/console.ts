@@ -87,6 +87,7 @@ export async function axeViolations(page: Page): Promise<string[]> {
   );
 }
 
-export async function screenshot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(SCREENSHOTS, name), fullPage: true });
+/** A screenshot of the whole page, or of the window only (a dialog over a long page). */
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<void> {
+  await page.screenshot({ path: join(SCREENSHOTS, name), fullPage });
 }

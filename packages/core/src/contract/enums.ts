@@ -44,11 +44,14 @@ export const EVENT_TYPES = [
   "webhook.created",
   "webhook.updated",
   "webhook.deleted",
+  "environment.created",
+  "environment.updated",
+  "environment.deleted",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** What an event is about. */
-export const TARGET_KINDS = ["project", "key", "flag", "segment", "actor", "webhook"] as const;
+export const TARGET_KINDS = ["project", "key", "flag", "segment", "actor", "webhook", "environment"] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 
 /** A history type filter: an event type, or a prefix such as `flag.` for every type of a kind. */

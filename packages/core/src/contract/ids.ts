@@ -9,6 +9,12 @@ export const PROJECT_ID_MAX_LENGTH = 64;
 /** A project id: 1–64 of A–Z a–z 0–9 . _ -, other than `.` and `..` (clients resolve those as path steps). */
 export const PROJECT_ID_PATTERN = `^(?!\\.{1,2}$)[${PROJECT_ID_CHARACTERS}]{1,${PROJECT_ID_MAX_LENGTH}}$`;
 
+/** An environment id follows the project id's rules: 1–64 of A–Z a–z 0–9 . _ -, other than `.` and `..`. */
+export const ENVIRONMENT_ID_PATTERN = PROJECT_ID_PATTERN;
+/** The environment every project starts with, and the one existing data moved into. */
+export const DEFAULT_ENVIRONMENT_ID = "production";
+export const DEFAULT_ENVIRONMENT_NAME = "Production";
+
 /** The characters of a flag name, as a regular expression's character class (without the brackets). */
 export const FLAG_NAME_CHARACTERS = "A-Za-z0-9._:-";
 export const FLAG_NAME_MAX_LENGTH = 128;
@@ -30,6 +36,8 @@ const FLAG_NAME = new RegExp(FLAG_NAME_PATTERN);
 const ACTOR_ID = new RegExp(ACTOR_ID_PATTERN);
 
 export const isProjectId = (value: unknown): value is string => typeof value === "string" && PROJECT_ID.test(value);
+
+export const isEnvironmentId = isProjectId;
 
 export const isFlagName = (value: unknown): value is string => typeof value === "string" && FLAG_NAME.test(value);
 

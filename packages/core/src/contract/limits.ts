@@ -17,3 +17,6 @@ export const DESCRIPTION_MAX_LENGTH = 1024;
 
 /** The most seconds a check's answer may be cached for (`cache`). */
 export const MAX_CACHE_SECONDS = 86400;
+
+/** The most environments a project may have unless ENVIRONMENTS_MAX_PER_PROJECT says otherwise. */
+export const DEFAULT_MAX_ENVIRONMENTS = 20;

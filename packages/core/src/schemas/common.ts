@@ -1,5 +1,5 @@
 import { type Static, type TSchema, type TSchemaOptions, Type } from "typebox";
-import { ACTOR_ID_PATTERN, FLAG_NAME_PATTERN, PROJECT_ID_PATTERN } from "../contract/ids.js";
+import { ACTOR_ID_PATTERN, ENVIRONMENT_ID_PATTERN, FLAG_NAME_PATTERN, PROJECT_ID_PATTERN } from "../contract/ids.js";
 import { ACTOR_ID_MAX_LENGTH, DESCRIPTION_MAX_LENGTH, MAX_ID_LIST } from "../contract/limits.js";
 
 /** Field rules shared by several operations, so each limit lives in one place. */
@@ -7,6 +7,10 @@ export const Limits = {
   projectId: Type.String({
     pattern: PROJECT_ID_PATTERN,
     description: "1–64 characters of A–Z a–z 0–9 . _ -, other than . and ..",
+  }),
+  environmentId: Type.String({
+    pattern: ENVIRONMENT_ID_PATTERN,
+    description: "1–64 characters of A–Z a–z 0–9 . _ -, other than . and .. (as a project id)",
   }),
   flagName: Type.String({
     pattern: FLAG_NAME_PATTERN,

@@ -11,6 +11,12 @@ export const EventSchema = Type.Object(
     id: Type.String({ description: "evt_ and a ULID: ids sort by time" }),
     type: oneOf(EVENT_TYPES),
     projectId: Type.String(),
+    environment: Type.Optional(
+      Type.String({
+        description:
+          "The environment of a configuration's change (flag.updated) or of an environment's event; absent for the rest. Extension.",
+      }),
+    ),
     createdAt: Timestamp,
     actor: Type.Union(
       [

@@ -14,6 +14,15 @@ const Percentage = Type.Unsafe<AllowedPercentage>(
 /** A percentage as a flag answers it: the document says integer; the server only ever stores an allowed one. */
 const StoredPercentage = Type.Unsafe<AllowedPercentage>(Type.Integer());
 
+const EnvironmentConfiguration = Type.Object({
+  status: FlagStatusSchema,
+  percentageActors: StoredPercentage,
+  percentageCalls: StoredPercentage,
+  statusChangedAt: Timestamp,
+});
+/** A flag's configuration in one environment, as the flag's `environments` shows it. */
+export type FlagEnvironmentConfiguration = Static<typeof EnvironmentConfiguration>;
+
 export const FlagSchema = Type.Object(
   {
     id: Type.String(),
@@ -29,6 +38,13 @@ export const FlagSchema = Type.Object(
     statusChangedAt: Timestamp,
     actorsCount: Type.Integer({ minimum: 0, description: "Actors attached directly (extension)" }),
     segmentsCount: Type.Integer({ minimum: 0, description: "Segments attached (extension)" }),
+    environment: Type.String({
+      description:
+        "The environment whose configuration the seed's fields (status, percentages, times, counts) show. Extension.",
+    }),
+    environments: Type.Record(Type.String(), EnvironmentConfiguration, {
+      description: "The flag's configuration in every environment of the project, by environment id. Extension.",
+    }),
   },
   {
     $id: "Flag",
@@ -62,6 +78,16 @@ export const UpdateFlagBody = Type.Object(
 );
 /** Body of a flag's update: every field optional; the whole update is one transaction. */
 export type UpdateFlagInput = Static<typeof UpdateFlagBody>;
+
+export const CopyFlagBody = Type.Object(
+  {
+    from: Type.String({ minLength: 1, description: "The environment to copy the configuration from" }),
+    to: Type.String({ minLength: 1, description: "The environment whose configuration is replaced" }),
+  },
+  { additionalProperties: false },
+);
+/** Body of a flag's copy between environments. */
+export type CopyFlagInput = Static<typeof CopyFlagBody>;
 
 const NamedSegment = Type.Object({ id: Type.String(), name: Type.String() });
 /** A segment as an explanation names it. */

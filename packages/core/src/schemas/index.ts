@@ -2,6 +2,7 @@
 // them in /openapi.json), and the SDK's types are their Static types. Built on ../contract.
 export * from "./actors.js";
 export * from "./common.js";
+export * from "./environments.js";
 export * from "./events.js";
 export * from "./flags.js";
 export * from "./keys.js";

@@ -4,6 +4,10 @@ import { NAME_MAX_LENGTH } from "../contract/limits.js";
 import { oneOf, Timestamp } from "./common.js";
 
 const ProjectRole = oneOf(PROJECT_ROLES);
+const ENVIRONMENT = Type.Union([Type.String(), Type.Null()], {
+  description:
+    "The environment the key is bound to: it reads, checks and changes that environment only. null: bound to none (admin keys, and write keys made so). Extension.",
+});
 const KeyRole = oneOf(KEY_ROLES);
 
 export const ApiKeySchema = Type.Object(
@@ -12,6 +16,7 @@ export const ApiKeySchema = Type.Object(
     name: Type.String(),
     role: Type.Union([Type.Literal("admin"), ProjectRole]),
     projectId: Type.Union([Type.String(), Type.Null()]),
+    environment: ENVIRONMENT,
     createdAt: Timestamp,
   },
   { $id: "ApiKey", description: "An API key, without its secret" },
@@ -25,6 +30,7 @@ export const CreatedApiKeySchema = Type.Object(
     name: Type.String(),
     role: ProjectRole,
     projectId: Type.String(),
+    environment: ENVIRONMENT,
     key: Type.String({ description: "The secret. Shown in this answer only; store it now." }),
     createdAt: Timestamp,
   },
@@ -34,7 +40,16 @@ export const CreatedApiKeySchema = Type.Object(
 export type CreatedApiKey = Static<typeof CreatedApiKeySchema>;
 
 export const CreateKeyBody = Type.Object(
-  { role: ProjectRole, name: Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH }) },
+  {
+    role: ProjectRole,
+    name: Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH }),
+    environment: Type.Optional(
+      Type.Union([Type.String({ minLength: 1 }), Type.Null()], {
+        description:
+          "The environment the key is bound to; default the project's default environment. null (write keys only): bound to none. Extension.",
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 /** Body of a project key's create. */
@@ -46,6 +61,7 @@ export const WhoAmISchema = Type.Object(
     name: Type.String(),
     role: KeyRole,
     projectId: Type.Union([Type.String(), Type.Null()], { description: "null for an admin key" }),
+    environment: ENVIRONMENT,
   },
   { $id: "WhoAmI" },
 );

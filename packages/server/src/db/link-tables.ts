@@ -9,8 +9,8 @@ type Executor = Kysely<Database> | Transaction<Database>;
  * table keeps its own extra columns) and stays with its repository.
  */
 export const LINKS = {
-  flagActors: { table: "flag_actors", owner: "flag_id", linked: "actor_id" },
-  flagSegments: { table: "flag_segments", owner: "flag_id", linked: "segment_id" },
+  flagActors: { table: "flag_actors", owner: "config_id", linked: "actor_id" },
+  flagSegments: { table: "flag_segments", owner: "config_id", linked: "segment_id" },
   segmentMembers: { table: "segment_actors", owner: "segment_id", linked: "actor_id" },
 } as const;
 

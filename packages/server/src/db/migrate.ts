@@ -5,6 +5,7 @@ import { initialMigration } from "./migrations/001-initial.js";
 import { eventsMigration } from "./migrations/002-events.js";
 import { webhooksMigration } from "./migrations/003-webhooks.js";
 import { countsMigration } from "./migrations/004-counts-revisions.js";
+import { environmentsMigration } from "./migrations/005-environments.js";
 
 export class InCodeMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -14,6 +15,7 @@ export class InCodeMigrations implements MigrationProvider {
       "002-events": eventsMigration(this.dialect),
       "003-webhooks": webhooksMigration(this.dialect),
       "004-counts-revisions": countsMigration(),
+      "005-environments": environmentsMigration(this.dialect),
     };
   }
 }

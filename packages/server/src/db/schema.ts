@@ -32,26 +32,51 @@ export interface ApiKeysTable {
   role: string;
   name: string;
   key_hash: string;
+  /** The environment the key acts on; null: none in particular (admin keys, unbound write keys). */
+  environment_id: string | null;
   created_at: string;
 }
 
+/** A flag's definition: what it is in every environment of its project. */
 export interface FlagsTable {
   id: string;
   project_id: string;
   name: string;
   description: string;
+  created_at: string;
+}
+
+/** A project's environment; exactly one per project has is_default = 1. */
+export interface EnvironmentsTable {
+  project_id: string;
+  id: string;
+  name: string;
+  description: string;
+  is_default: number;
+  /** The list's order. */
+  position: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A flag's configuration in one environment. */
+export interface FlagConfigsTable {
+  /** `<flag id>@<environment id>`: the owner of the configuration's actor and segment links. */
+  config_id: string;
+  flag_id: string;
+  environment_id: string;
   status: string;
   percentage_actors: number;
   percentage_calls: number;
-  created_at: string;
+  /** Moves with every change of the configuration or of the flag's definition. */
   updated_at: string;
   latest_checked_at: string | null;
   status_changed_at: string;
-  /** Moves with every change of the flag; its ETag is made of it. */
-  revision: Generated<number>;
+  /** Moves with every change of the configuration or of the flag's definition; its ETag is made of it. */
+  revision: number;
   /** Exact counts of attached actors and segments, kept by the writes that change them. */
-  actors_count: Generated<number>;
-  segments_count: Generated<number>;
+  actors_count: number;
+  segments_count: number;
 }
 
 export interface SegmentsTable {
@@ -78,14 +103,14 @@ export interface ActorsTable {
 }
 
 export interface FlagActorsTable {
-  flag_id: string;
+  config_id: string;
   project_id: string;
   actor_id: string;
   created_at: string;
 }
 
 export interface FlagSegmentsTable {
-  flag_id: string;
+  config_id: string;
   segment_id: string;
   created_at: string;
 }
@@ -110,6 +135,8 @@ export interface EventsTable {
   before: string | null;
   after: string | null;
   request_id: string | null;
+  /** The environment of a configuration's change or of an environment's event. */
+  environment_id: string | null;
   created_at: string;
 }
 
@@ -153,6 +180,8 @@ export interface Database {
   feed_changes: FeedChangesTable;
   api_keys: ApiKeysTable;
   flags: FlagsTable;
+  environments: EnvironmentsTable;
+  flag_configs: FlagConfigsTable;
   segments: SegmentsTable;
   actors: ActorsTable;
   flag_actors: FlagActorsTable;

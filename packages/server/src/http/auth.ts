@@ -1,3 +1,4 @@
+import { refuseOtherEnvironment } from "./environment.js";
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { AppError } from "../errors.js";
@@ -142,6 +143,8 @@ export function authenticate(credentials: Credentials, tokens?: TokenVerifier) {
             : `This key may not ${access === "write" ? "change" : access === "read" ? "read" : "check"} this project.`,
       );
     }
+    const environment = (request.query as { environment?: unknown } | undefined)?.environment;
+    if (typeof environment === "string") refuseOtherEnvironment(principal, environment);
     return principal;
   };
   // Callback style, not async: the check path then creates no promise for authentication.

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from "fastify";
 import type { Static, TObject, TSchema } from "typebox";
 import type { WriteContext } from "../features/history/domain-events.js";
 import { entityTag } from "./preconditions.js";
@@ -11,7 +12,7 @@ interface Revised {
   readonly revision: number;
 }
 
-export interface ConditionalResource<P extends TObject, B extends TSchema> {
+export interface ConditionalResource<P extends TObject, B extends TSchema, E extends Revised = Revised> {
   /** The one entity's path, e.g. `/projects/:projectId/flags/:flagName`. */
   readonly path: string;
   /** "flag", "segment": as the summaries and descriptions name it; its plural is the routes' tag. */
@@ -25,27 +26,38 @@ export interface ConditionalResource<P extends TObject, B extends TSchema> {
   readonly deleteDescription?: string;
   /** Statuses PATCH may answer beyond those of every conditional write (409 for a name taken). */
   readonly updateErrors?: readonly number[];
-  readonly get: (params: Static<P>) => Promise<Revised>;
+  /** The query every route of the entity takes (a flag's `environment`); none when absent. */
+  readonly query?: TObject;
+  /** The entity's ETag; by default made of its id and revision. */
+  readonly tag?: (entity: E) => string;
+  readonly get: (params: Static<P>, request: FastifyRequest) => Promise<E>;
   readonly update: (
     context: WriteContext,
     params: Static<P>,
     body: Static<B>,
     ifMatch: string | undefined,
-  ) => Promise<Revised>;
-  readonly delete: (context: WriteContext, params: Static<P>, ifMatch: string | undefined) => Promise<void>;
+    request: FastifyRequest,
+  ) => Promise<E>;
+  readonly delete: (
+    context: WriteContext,
+    params: Static<P>,
+    ifMatch: string | undefined,
+    request: FastifyRequest,
+  ) => Promise<void>;
 }
 
 /**
  * GET (with the ETag), PATCH and DELETE (with If-Match, 412 when it does not match) of one entity that
  * has a revision: the routes every such entity has, written once.
  */
-export function conditionalResourceRoutes<P extends TObject, B extends TSchema>(
+export function conditionalResourceRoutes<P extends TObject, B extends TSchema, E extends Revised = Revised>(
   app: TypedApp,
-  resource: ConditionalResource<P, B>,
+  resource: ConditionalResource<P, B, E>,
 ): void {
   const precondition = `With If-Match, only when the ${resource.noun} still has that ETag; 412 otherwise (extension).`;
   const writeErrors = [400, 401, 403, 404, 412, 413, 415, 429, 500, 503];
-  const withEtag = <T extends Revised>(entity: T) => entityTag(entity.id, entity.revision);
+  const withEtag = resource.tag ?? ((entity: E) => entityTag(entity.id, entity.revision));
+  const querystring = resource.query ? { querystring: resource.query } : {};
   const tags = [`${resource.noun}s`];
 
   app.get(
@@ -56,11 +68,12 @@ export function conditionalResourceRoutes<P extends TObject, B extends TSchema>(
         tags,
         summary: `Retrieve a ${resource.noun} (with its ETag)`,
         params: resource.params,
+        ...querystring,
         response: { 200: resource.entity, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
     async (request, reply) => {
-      const entity = await resource.get(request.params as Static<P>);
+      const entity = await resource.get(request.params as Static<P>, request);
       return reply.header("etag", withEtag(entity)).send(entity);
     },
   );
@@ -74,6 +87,7 @@ export function conditionalResourceRoutes<P extends TObject, B extends TSchema>(
         summary: resource.summaries.update,
         description: precondition,
         params: resource.params,
+        ...querystring,
         headers: IfMatchHeaders,
         body: resource.updateBody,
         response: {
@@ -85,7 +99,7 @@ export function conditionalResourceRoutes<P extends TObject, B extends TSchema>(
     async (request, reply) => {
       const body = (request.body ?? {}) as Static<B>;
       const ifMatch = request.headers["if-match"];
-      const entity = await resource.update(writeContext(request), request.params as Static<P>, body, ifMatch);
+      const entity = await resource.update(writeContext(request), request.params as Static<P>, body, ifMatch, request);
       return reply.header("etag", withEtag(entity)).send(entity);
     },
   );
@@ -99,13 +113,14 @@ export function conditionalResourceRoutes<P extends TObject, B extends TSchema>(
         summary: resource.summaries.delete,
         description: resource.deleteDescription ?? precondition,
         params: resource.params,
+        ...querystring,
         headers: IfMatchHeaders,
         response: { 204: NoContent, ...errorResponses(...writeErrors) },
       },
     },
     async (request, reply) => {
       const ifMatch = request.headers["if-match"];
-      await resource.delete(writeContext(request), request.params as Static<P>, ifMatch);
+      await resource.delete(writeContext(request), request.params as Static<P>, ifMatch, request);
       return reply.code(204).send(null);
     },
   );

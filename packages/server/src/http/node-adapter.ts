@@ -71,10 +71,11 @@ export class NodeAdapter {
     const read = readPlainCheck(request.url as string);
     if (read === undefined) return false;
     const started = performance.now();
-    if (this.principal(request.headers, "check", read.projectId) === undefined) return false;
+    const principal = this.principal(request.headers, "check", read.projectId);
+    if (principal === undefined) return false;
     let answer: ReturnType<AnswerCheck>;
     try {
-      answer = this.deps.answerCheck(read.projectId, read.flagName, read.actorIds, read.cache);
+      answer = this.deps.answerCheck(read.projectId, principal.environment, read.flagName, read.actorIds, read.cache);
     } catch {
       return false; // an unknown project or flag: Fastify answers the 404
     }
@@ -91,7 +92,7 @@ export class NodeAdapter {
     const principal = this.principal(request.headers, "evaluate", undefined);
     if (principal === undefined) return false;
     const projectId = principal.projectId as string; // "evaluate" is never an admin key's
-    if (!this.deps.checker.has(projectId, key)) return false;
+    if (!this.deps.checker.has(projectId, principal.environment, key)) return false;
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
@@ -99,7 +100,7 @@ export class NodeAdapter {
       const actors = this.open ? plainActors(body.toString("utf8")) : undefined;
       let answer: string | undefined;
       try {
-        if (actors !== undefined) answer = this.deps.answerOfrep(projectId, key, actors);
+        if (actors !== undefined) answer = this.deps.answerOfrep(projectId, principal.environment, key, actors);
       } catch {
         // the flag went away meanwhile: Fastify answers the 404
       }

@@ -44,6 +44,25 @@ export const MembersQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** The `environment` query parameter of every route that reads or changes a flag's configuration. */
+export const EnvironmentQuerySchema = {
+  environment: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        "The environment to act on; default the key's, or the project's default environment for a key bound to none. A key bound to an environment may name only its own (403). Extension.",
+    }),
+  ),
+};
+
+export const EnvironmentQuery = Type.Object(EnvironmentQuerySchema, { additionalProperties: false });
+
+/** A page of a list that depends on an environment (what is attached to a flag, what is on for an actor). */
+export const EnvironmentPageQuery = Type.Object(
+  { ...PageQuerySchema, ...EnvironmentQuerySchema },
+  { additionalProperties: false },
+);
+
 export const ProjectParams = Type.Object({ projectId: Type.String() });
 
 /** PATCH and DELETE of flags and segments: the optional If-Match precondition (see preconditions.ts). */

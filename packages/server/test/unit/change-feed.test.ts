@@ -33,6 +33,7 @@ function createProject(work: UnitOfWork, clock: ManualClock, id: string): Promis
           target: { kind: "project", id, name: id },
           before: null,
           after: { id, name: id },
+          unpublished: { environments: ["production"] },
         },
       ],
     };

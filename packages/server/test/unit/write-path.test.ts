@@ -34,8 +34,9 @@ describe("evaluation changes derived from events", () => {
           target: target("project", "p"),
           before: null,
           after: { id: "p", name: "p" },
+          unpublished: { environments: ["production", "staging"] },
         },
-        [{ kind: "project.created", projectId: "p" }],
+        [{ kind: "project.created", projectId: "p", environments: ["production", "staging"] }],
       ],
       [
         {
@@ -56,7 +57,7 @@ describe("evaluation changes derived from events", () => {
           after: { id: "k", name: "k", role: "admin" },
           unpublished: { keyHash: "h" },
         },
-        [{ kind: "key.created", id: "k", name: "k", hash: "h", role: "admin", projectId: null }],
+        [{ kind: "key.created", id: "k", name: "k", hash: "h", role: "admin", projectId: null, environment: null }],
       ],
       [
         {
@@ -179,7 +180,7 @@ describe("unit of work (in-memory SQLite, fake announce and enqueue)", () => {
     assert.ok(event && !("unpublished" in event), "webhooks are never handed the unpublished fields");
     assert.equal(event.actor, context.actor);
     assert.deepEqual(announced.at(-1)!.changes, [
-      { kind: "key.created", id: "k1", name: "k1", hash: "hash-k1", role: "admin", projectId: null },
+      { kind: "key.created", id: "k1", name: "k1", hash: "hash-k1", role: "admin", projectId: null, environment: null },
     ]);
     assert.equal(announced.at(-1)!.origin, work.instanceId);
   });
@@ -262,7 +263,7 @@ describe("change feed (in-memory SQLite, fake logger)", () => {
     assert.equal(await feed.deliver(set(1, [{ kind: "project.created", projectId: "p" }])), true);
     assert.equal(await v2, true);
     assert.equal(feed.snapshot.versions.get("p"), 2);
-    assert.ok(feed.snapshot.projects.get("p")?.isMember("s", "a"));
+    assert.ok(feed.snapshot.projects.get("p")?.state(null)?.isMember("s", "a"));
   });
 
   test("a change set the snapshot already has answers false and changes nothing", async () => {

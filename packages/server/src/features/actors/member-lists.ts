@@ -13,7 +13,7 @@ export interface Membership {
 
 /** Where a list's rows live: the actors attached to a flag, or the members of a segment. */
 const SOURCES = {
-  flag: { table: "flag_actors", owner: "flag_id", added: "created_at" },
+  flag: { table: "flag_actors", owner: "config_id", added: "created_at" },
   segment: { table: "segment_actors", owner: "segment_id", added: "added_at" },
 } as const;
 

@@ -15,6 +15,8 @@ export interface CheckAnswer {
  */
 export type AnswerCheck = (
   projectId: string,
+  /** The key's environment, or the one the request names; null: the project's default. */
+  environment: string | null,
   flagName: string,
   actorIds: readonly string[] | undefined,
   cache: number | undefined,
@@ -35,8 +37,8 @@ const ENABLED = answerOf(true, undefined);
 const DISABLED = answerOf(false, undefined);
 
 export function checkAnswers(checker: Checker, metrics: Metrics): AnswerCheck {
-  return (projectId, flagName, actorIds, cache) => {
-    const enabled = checker.check(projectId, flagName, actorIds).enabled;
+  return (projectId, environment, flagName, actorIds, cache) => {
+    const enabled = checker.check(projectId, environment, flagName, actorIds).enabled;
     metrics.recordCheck(enabled);
     if (cache === undefined) return enabled ? ENABLED : DISABLED;
     return answerOf(enabled, cache);

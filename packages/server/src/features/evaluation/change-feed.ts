@@ -9,7 +9,7 @@ import {
   readStreamVersion,
   readStreamVersions,
 } from "./feed.repository.js";
-import { type FlagState, ProjectState, Snapshot } from "./snapshot.js";
+import { type FlagState, ProjectEnvironments, Snapshot } from "./snapshot.js";
 
 export interface FeedLogger {
   warn(obj: object, msg: string): void;
@@ -62,7 +62,7 @@ export class ChangeFeed {
       this.fill(rows);
       for (const [stream, version] of versions) this.snapshot.versions.set(stream, version);
       for (const [projectId, project] of this.snapshot.projects)
-        project.evaluationVersion = versions.get(projectId) ?? 0;
+        for (const state of project.environments.values()) state.evaluationVersion = versions.get(projectId) ?? 0;
     });
     this.loaded = true;
     for (const stream of [...this.waiting.keys()]) this.drain(stream);
@@ -213,12 +213,12 @@ export class ChangeFeed {
           .where("project_id", "is", null)
           .execute();
         this.snapshot.dropAdminKeys();
-        for (const key of keys) this.snapshot.putKey(key.id, key.key_hash, key.role as Role, null, key.name);
+        for (const key of keys) this.snapshot.putKey(key.id, key.key_hash, key.role as Role, null, key.name, null);
       } else {
         this.snapshot.dropProject(stream);
         this.fill(await readEvaluationRows(trx, stream));
         const project = this.snapshot.projects.get(stream);
-        if (project) project.evaluationVersion = versions.get(stream) ?? 0;
+        for (const state of project?.environments.values() ?? []) state.evaluationVersion = versions.get(stream) ?? 0;
       }
       this.snapshot.versions.set(stream, versions.get(stream) ?? 0);
     });
@@ -228,12 +228,25 @@ export class ChangeFeed {
 
   private fill(rows: EvaluationRows): void {
     const snapshot = this.snapshot;
-    for (const project of rows.projects) snapshot.projects.set(project.id, new ProjectState());
-    for (const key of rows.keys) snapshot.putKey(key.id, key.key_hash, key.role as Role, key.project_id, key.name);
-    const flagsById = new Map<string, FlagState>();
+    const environments = new Map<string, string[]>();
+    const defaults = new Map<string, string>();
+    for (const row of rows.environments) {
+      const list = environments.get(row.project_id) ?? [];
+      list.push(row.id);
+      environments.set(row.project_id, list);
+      if (Number(row.is_default) === 1) defaults.set(row.project_id, row.id);
+    }
+    for (const project of rows.projects) {
+      const ids = environments.get(project.id) ?? [];
+      snapshot.projects.set(project.id, new ProjectEnvironments(ids, defaults.get(project.id) ?? ids[0] ?? ""));
+    }
+    for (const key of rows.keys) {
+      snapshot.putKey(key.id, key.key_hash, key.role as Role, key.project_id, key.name, key.environment_id);
+    }
+    const flagsByConfig = new Map<string, FlagState>();
     for (const row of rows.flags) {
-      const project = snapshot.projects.get(row.project_id);
-      if (!project) continue;
+      const state = snapshot.projects.get(row.project_id)?.environments.get(row.environment_id);
+      if (!state) continue;
       const flag: FlagState = {
         id: row.id,
         name: row.name,
@@ -243,11 +256,11 @@ export class ChangeFeed {
         actors: new Set(),
         segments: new Set(),
       };
-      project.putFlag(flag);
-      flagsById.set(flag.id, flag);
+      state.putFlag(flag);
+      flagsByConfig.set(row.config_id, flag);
     }
-    for (const row of rows.flagActors) flagsById.get(row.flag_id)?.actors.add(row.actor_id);
-    for (const row of rows.flagSegments) flagsById.get(row.flag_id)?.segments.add(row.segment_id);
+    for (const row of rows.flagActors) flagsByConfig.get(row.config_id)?.actors.add(row.actor_id);
+    for (const row of rows.flagSegments) flagsByConfig.get(row.config_id)?.segments.add(row.segment_id);
     for (const row of rows.segmentActors) {
       const project = snapshot.projects.get(row.project_id);
       if (!project) continue;

@@ -11,7 +11,22 @@ export const GLOBAL_STREAM = "";
  * the next version of its stream; every instance replays them, in version order, into its snapshot.
  */
 export type Change =
-  | { readonly kind: "project.created"; readonly projectId: string }
+  | {
+      readonly kind: "project.created";
+      readonly projectId: string;
+      /** Its environments, the first the default; absent in change sets logged before environments: production. */
+      readonly environments?: readonly string[];
+    }
+  | {
+      readonly kind: "environment.created";
+      readonly projectId: string;
+      readonly environment: string;
+      /** The environment whose flag configurations it starts with; absent: every flag disabled. */
+      readonly copyFrom?: string;
+    }
+  | { readonly kind: "environment.deleted"; readonly projectId: string; readonly environment: string }
+  /** The project's default environment moved to this one. */
+  | { readonly kind: "environment.default"; readonly projectId: string; readonly environment: string }
   | { readonly kind: "project.deleted"; readonly projectId: string }
   | {
       readonly kind: "key.created";
@@ -21,11 +36,18 @@ export type Change =
       readonly hash: string;
       readonly role: Role;
       readonly projectId: string | null;
+      /** The environment the key is bound to; absent in change sets logged before environments. */
+      readonly environment?: string | null;
     }
   | { readonly kind: "key.deleted"; readonly id: string }
   // A project's evaluation changes: the form @flagstaff/core applies (and the stream sends), plus the
-  // project they belong to.
-  | (ProjectChange & { readonly projectId: string });
+  // project and the environment they belong to. A flag change without an environment is one of every
+  // environment (a new flag starts disabled in all; a deleted one leaves all); segment changes are the
+  // project's, and so of every environment.
+  | (ProjectChange & { readonly projectId: string; readonly environment?: string });
+
+/** The environment every change set logged before environments existed belongs to. */
+export { DEFAULT_ENVIRONMENT_ID as FIRST_ENVIRONMENT } from "@flagstaff/core";
 
 /** A committed write as the feed carries it. */
 export interface ChangeSet {

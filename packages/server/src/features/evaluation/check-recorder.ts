@@ -5,47 +5,72 @@ import type { Database } from "../../db/schema.js";
 /** Flags updated per statement; keeps the statement well under every engine's parameter limit. */
 const BATCH = 400;
 
+/** Noted times by environment, then by flag id. */
+type Noted = Map<string, Map<string, number>>;
+
+const timeIn = (noted: Noted, environment: string, flagId: string) => noted.get(environment)?.get(flagId);
+
 /**
- * Coalesces `latestCheckedAt`: a check only notes the time in memory, and `flush` writes every noted
- * flag in one statement per batch. The stored value only ever moves forward, so replicas flushing
- * out of order cannot move it back.
+ * Coalesces `latestCheckedAt`, which each environment's configuration of a flag has: a check only notes
+ * the time in memory, and `flush` writes every noted configuration in one statement per environment and
+ * batch. The stored value only ever moves forward, so replicas flushing out of order cannot move it back.
  */
 export class CheckRecorder {
-  private pending = new Map<string, number>();
+  private pending: Noted = new Map();
   /** Being written right now: still answered by `pendingFor`, so reads never step back mid-flush. */
-  private flushing = new Map<string, number>();
+  private flushing: Noted = new Map();
   private running: Promise<void> | undefined;
   /**
    * The batch written last, kept until the next flush: a read that fetched its row just before that
    * write committed still answers the time it had noted, instead of the older stored one.
    */
-  private written = new Map<string, number>();
+  private written: Noted = new Map();
+  private count = 0;
 
   constructor(private readonly db: Kysely<Database>) {}
 
-  note(flagId: string, at: number): void {
-    this.pending.set(flagId, at);
+  note(environment: string, flagId: string, at: number): void {
+    let flags = this.pending.get(environment);
+    if (flags === undefined) {
+      flags = new Map();
+      this.pending.set(environment, flags);
+    }
+    if (!flags.has(flagId)) this.count++;
+    flags.set(flagId, at);
   }
 
-  /** The time noted for a flag and not yet written, so reads on this instance are never behind. */
-  pendingFor(flagId: string): number | undefined {
-    return this.pending.get(flagId) ?? this.flushing.get(flagId) ?? this.written.get(flagId);
+  /** The time noted for a configuration and not yet written, so reads on this instance are never behind. */
+  pendingFor(environment: string, flagId: string): number | undefined {
+    return (
+      timeIn(this.pending, environment, flagId) ??
+      timeIn(this.flushing, environment, flagId) ??
+      timeIn(this.written, environment, flagId)
+    );
   }
 
-  forget(flagId: string): void {
-    this.pending.delete(flagId);
-    this.flushing.delete(flagId);
-    this.written.delete(flagId);
+  /** Forgets a deleted flag (every environment) or, with `environment`, an environment's configurations. */
+  forget(flagId: string | undefined, environment?: string): void {
+    for (const noted of [this.pending, this.flushing, this.written]) {
+      if (environment !== undefined && flagId === undefined) {
+        if (noted === this.pending) this.count -= noted.get(environment)?.size ?? 0;
+        noted.delete(environment);
+        continue;
+      }
+      for (const [env, flags] of noted) {
+        if (environment !== undefined && env !== environment) continue;
+        if (flagId !== undefined && flags.delete(flagId) && noted === this.pending) this.count--;
+      }
+    }
   }
 
   get size(): number {
-    return this.pending.size;
+    return this.count;
   }
 
   /** Writes every noted time. Waits for a flush already under way first, so shutdown misses nothing. */
   async flush(): Promise<void> {
     while (this.running) await this.running.catch(() => {});
-    if (this.pending.size === 0) return;
+    if (this.count === 0) return;
     this.running = this.write();
     try {
       await this.running;
@@ -57,32 +82,39 @@ export class CheckRecorder {
   private async write(): Promise<void> {
     const batch = this.pending;
     this.pending = new Map();
+    this.count = 0;
     this.flushing = batch;
-    const entries = [...batch];
     try {
-      for (let i = 0; i < entries.length; i += BATCH) {
-        const chunk = entries.slice(i, i + BATCH);
-        const cases = sql.join(
-          chunk.map(([id, at]) => sql`when ${id} then ${isoTime(at)}`),
-          sql` `,
-        );
-        const value = sql<string>`(case id ${cases} end)`;
-        await this.db
-          .updateTable("flags")
-          .set({
-            latest_checked_at: sql<string>`case when latest_checked_at is null or latest_checked_at < ${value} then ${value} else latest_checked_at end`,
-          })
-          .where(
-            "id",
-            "in",
-            chunk.map(([id]) => id),
-          )
-          .execute();
+      for (const [environment, flags] of batch) {
+        const entries = [...flags];
+        for (let i = 0; i < entries.length; i += BATCH) {
+          const chunk = entries.slice(i, i + BATCH);
+          const cases = sql.join(
+            chunk.map(([id, at]) => sql`when ${id} then ${isoTime(at)}`),
+            sql` `,
+          );
+          const value = sql<string>`(case flag_id ${cases} end)`;
+          await this.db
+            .updateTable("flag_configs")
+            .set({
+              latest_checked_at: sql<string>`case when latest_checked_at is null or latest_checked_at < ${value} then ${value} else latest_checked_at end`,
+            })
+            .where("environment_id", "=", environment)
+            .where(
+              "flag_id",
+              "in",
+              chunk.map(([id]) => id),
+            )
+            .execute();
+        }
       }
       this.written = batch;
     } catch (error) {
       // Put back what was not written, unless a newer check has noted a later time meanwhile.
-      for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
+      for (const [environment, flags] of batch) {
+        for (const [id, at] of flags)
+          if (timeIn(this.pending, environment, id) === undefined) this.note(environment, id, at);
+      }
       throw error;
     } finally {
       this.flushing = new Map();

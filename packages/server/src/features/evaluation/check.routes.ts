@@ -2,6 +2,7 @@ import { Type } from "typebox";
 import { MAX_CACHE_SECONDS } from "@flagstaff/core";
 import { errorResponses, Limits, MAX_ACTORS } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
+import { requestEnvironment } from "../../http/environment.js";
 import type { AnswerCheck } from "./answer-check.js";
 
 export const CheckQuery = Type.Object(
@@ -10,6 +11,13 @@ export const CheckQuery = Type.Object(
       Type.Array(Limits.actorId, {
         maxItems: MAX_ACTORS,
         description: `Actors to check for, repeated (actorIds=a&actorIds=b) or bracketed (actorIds[]=a); at most ${MAX_ACTORS}`,
+      }),
+    ),
+    environment: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "The environment to check in; default the key's (a key bound to an environment may name only its own). Extension.",
       }),
     ),
     cache: Type.Optional(
@@ -49,7 +57,7 @@ export function checkRoutes(app: TypedApp, answerCheck: AnswerCheck): void {
     (request, reply) => {
       const { projectId, flagName } = request.params;
       const { actorIds, cache } = request.query;
-      const answer = answerCheck(projectId, flagName, actorIds, cache);
+      const answer = answerCheck(projectId, requestEnvironment(request), flagName, actorIds, cache);
       // The body is written out already: Fastify sends a string with a JSON type as it is.
       reply.header("cache-control", answer.cacheControl).header("content-type", JSON_TYPE);
       return reply.send(answer.body);

@@ -1,12 +1,15 @@
-import { type Evaluation, evaluate } from "@flagstaff/core";
+import { type Evaluation, evaluate, type ProjectState } from "@flagstaff/core";
 import type { Clock, RandomSource } from "../../clock.js";
-import { flagNotFound, projectNotFound } from "../../errors.js";
+import { environmentNotFound, flagNotFound, projectNotFound } from "../../errors.js";
 import type { CheckRecorder } from "./check-recorder.js";
 import type { Snapshot } from "./snapshot.js";
 
 const NO_ACTORS: readonly string[] = [];
 
-/** Answers checks from the snapshot alone: no database I/O, no await. */
+/**
+ * Answers checks from the snapshot alone: no database I/O, no await. Each takes the environment to
+ * evaluate in: the one a key is bound to, or null for the project's default.
+ */
 export class Checker {
   constructor(
     private readonly snapshot: Snapshot,
@@ -15,40 +18,61 @@ export class Checker {
     private readonly random: RandomSource,
   ) {}
 
-  check(projectId: string, flagName: string, actorIds: readonly string[] | undefined): Evaluation {
+  /** An environment's state and its id; throws the 404 of an unknown project or environment. */
+  stateOf(projectId: string, environment: string | null): { state: ProjectState; environment: string } {
     const project = this.snapshot.projects.get(projectId);
     if (!project) throw projectNotFound(projectId);
-    const flag = project.flagsByName.get(flagName);
+    const id = environment ?? project.defaultEnvironment;
+    const state = project.environments.get(id);
+    if (!state) throw environmentNotFound(id);
+    return { state, environment: id };
+  }
+
+  check(
+    projectId: string,
+    environment: string | null,
+    flagName: string,
+    actorIds: readonly string[] | undefined,
+  ): Evaluation {
+    const project = this.snapshot.projects.get(projectId);
+    if (!project) throw projectNotFound(projectId);
+    const id = environment ?? project.defaultEnvironment;
+    const state = project.environments.get(id);
+    if (!state) throw environmentNotFound(id);
+    const flag = state.flagsByName.get(flagName);
     if (!flag) throw flagNotFound(flagName);
-    this.recorder.note(flag.id, this.clock.now());
-    return evaluate(flag, actorIds ?? NO_ACTORS, project.isMember, this.random);
+    this.recorder.note(id, flag.id, this.clock.now());
+    return evaluate(flag, actorIds ?? NO_ACTORS, state.isMember, this.random);
   }
 
-  /** Whether the project exists and has the flag. */
-  has(projectId: string, flagName: string): boolean {
-    return this.snapshot.projects.get(projectId)?.flagsByName.has(flagName) === true;
+  /** Whether the project exists and has the flag in that environment. */
+  has(projectId: string, environment: string | null, flagName: string): boolean {
+    return this.snapshot.projects.get(projectId)?.state(environment)?.flagsByName.has(flagName) === true;
   }
 
-  /** Evaluates every flag of a project, in name order (OFREP bulk evaluation). */
-  checkAll(projectId: string, actorIds: readonly string[]): { name: string; evaluation: Evaluation }[] {
-    const project = this.snapshot.projects.get(projectId);
-    if (!project) throw projectNotFound(projectId);
+  /** Evaluates every flag of a project's environment, in name order (OFREP bulk evaluation). */
+  checkAll(
+    projectId: string,
+    environment: string | null,
+    actorIds: readonly string[],
+  ): { name: string; evaluation: Evaluation }[] {
+    const { state, environment: id } = this.stateOf(projectId, environment);
     const now = this.clock.now();
     const out: { name: string; evaluation: Evaluation }[] = [];
-    for (const name of project.flagNamesInOrder()) {
-      const flag = project.flagsByName.get(name);
+    for (const name of state.flagNamesInOrder()) {
+      const flag = state.flagsByName.get(name);
       if (!flag) continue;
-      this.recorder.note(flag.id, now);
-      out.push({ name, evaluation: evaluate(flag, actorIds, project.isMember, this.random) });
+      this.recorder.note(id, flag.id, now);
+      out.push({ name, evaluation: evaluate(flag, actorIds, state.isMember, this.random) });
     }
     return out;
   }
 
   /**
-   * The version of a project's evaluation state: it moves whenever any of its flags may answer
-   * differently, and only then. Undefined for a project that does not exist.
+   * The version of an environment's evaluation state: it moves whenever any of its flags may answer
+   * differently, and only then. Undefined for a project or environment that does not exist.
    */
-  evaluationVersionOf(projectId: string): number | undefined {
-    return this.snapshot.projects.get(projectId)?.evaluationVersion;
+  evaluationVersionOf(projectId: string, environment: string | null): number | undefined {
+    return this.snapshot.projects.get(projectId)?.state(environment)?.evaluationVersion;
   }
 }

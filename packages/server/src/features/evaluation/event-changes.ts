@@ -10,7 +10,7 @@ import type { Change } from "./changes.js";
 export function evaluationChanges(event: DomainEvent): Change[] {
   switch (event.type) {
     case "project.created":
-      return [{ kind: "project.created", projectId: event.target.id }];
+      return [{ kind: "project.created", projectId: event.target.id, environments: event.unpublished.environments }];
     case "project.deleted":
       return [{ kind: "project.deleted", projectId: event.target.id }];
     case "key.created":
@@ -22,6 +22,7 @@ export function evaluationChanges(event: DomainEvent): Change[] {
           hash: event.unpublished.keyHash,
           role: event.after.role,
           projectId: event.projectId,
+          environment: event.after.environment ?? null,
         },
       ];
     case "key.revoked":
@@ -43,6 +44,7 @@ export function evaluationChanges(event: DomainEvent): Change[] {
         {
           kind: "flag.upserted",
           projectId: event.projectId,
+          ...(event.environment === undefined ? {} : { environment: event.environment }),
           flag: flagOf(event.target.id, event.after),
           addActors: event.after.addedActors,
           removeActors: event.after.removedActors,
@@ -59,6 +61,21 @@ export function evaluationChanges(event: DomainEvent): Change[] {
     }
     case "segment.deleted":
       return [{ kind: "segment.deleted", projectId: event.projectId, segmentId: event.target.id }];
+    case "environment.created":
+      return [
+        {
+          kind: "environment.created",
+          projectId: event.projectId,
+          environment: event.target.id,
+          ...(event.after.copyFrom === null ? {} : { copyFrom: event.after.copyFrom }),
+        },
+      ];
+    case "environment.updated":
+      return event.after.default && !event.before.default
+        ? [{ kind: "environment.default", projectId: event.projectId, environment: event.target.id }]
+        : [];
+    case "environment.deleted":
+      return [{ kind: "environment.deleted", projectId: event.projectId, environment: event.target.id }];
     case "segment.created":
     case "actor.updated":
     case "webhook.created":

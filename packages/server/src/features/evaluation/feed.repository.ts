@@ -122,17 +122,28 @@ export async function pruneChangeSets(db: Executor, before: string): Promise<voi
 
 export interface EvaluationRows {
   projects: { id: string }[];
-  keys: { id: string; name: string; key_hash: string; role: string; project_id: string | null }[];
+  environments: { project_id: string; id: string; is_default: number | string }[];
+  keys: {
+    id: string;
+    name: string;
+    key_hash: string;
+    role: string;
+    project_id: string | null;
+    environment_id: string | null;
+  }[];
+  /** Every flag's configuration in every environment, with the flag's name. */
   flags: {
     id: string;
     project_id: string;
     name: string;
+    config_id: string;
+    environment_id: string;
     status: string;
     percentage_actors: number;
     percentage_calls: number;
   }[];
-  flagActors: { flag_id: string; actor_id: string }[];
-  flagSegments: { flag_id: string; segment_id: string }[];
+  flagActors: { config_id: string; actor_id: string }[];
+  flagSegments: { config_id: string; segment_id: string }[];
   segmentActors: { project_id: string; segment_id: string; actor_id: string }[];
 }
 
@@ -144,31 +155,52 @@ export async function readEvaluationRows(db: Executor, projectId?: string): Prom
     .select("id")
     .$if(one, (q) => q.where("id", "=", projectId as string))
     .execute();
+  const environments = await db
+    .selectFrom("environments")
+    .select(["project_id", "id", "is_default"])
+    .$if(one, (q) => q.where("project_id", "=", projectId as string))
+    .orderBy("project_id")
+    .orderBy("position")
+    .execute();
   const keys = await db
     .selectFrom("api_keys")
-    .select(["id", "name", "key_hash", "role", "project_id"])
+    .select(["id", "name", "key_hash", "role", "project_id", "environment_id"])
     .$if(one, (q) => q.where("project_id", "=", projectId as string))
     .execute();
   const flags = await db
     .selectFrom("flags")
-    .select(["id", "project_id", "name", "status", "percentage_actors", "percentage_calls"])
-    .$if(one, (q) => q.where("project_id", "=", projectId as string))
+    .innerJoin("flag_configs", "flag_configs.flag_id", "flags.id")
+    .select([
+      "flags.id",
+      "flags.project_id",
+      "flags.name",
+      "flag_configs.config_id",
+      "flag_configs.environment_id",
+      "flag_configs.status",
+      "flag_configs.percentage_actors",
+      "flag_configs.percentage_calls",
+    ])
+    .$if(one, (q) => q.where("flags.project_id", "=", projectId as string))
     .execute();
   const flagActors = await db
     .selectFrom("flag_actors")
-    .select(["flag_id", "actor_id"])
+    .select(["config_id", "actor_id"])
     .$if(one, (q) => q.where("project_id", "=", projectId as string))
     .execute();
   const flagSegments = await db
     .selectFrom("flag_segments")
-    .innerJoin("flags", "flags.id", "flag_segments.flag_id")
-    .select(["flag_segments.flag_id", "flag_segments.segment_id"])
-    .$if(one, (q) => q.where("flags.project_id", "=", projectId as string))
+    .select(["flag_segments.config_id", "flag_segments.segment_id"])
+    .$if(one, (q) =>
+      q
+        .innerJoin("flag_configs", "flag_configs.config_id", "flag_segments.config_id")
+        .innerJoin("flags", "flags.id", "flag_configs.flag_id")
+        .where("flags.project_id", "=", projectId as string),
+    )
     .execute();
   const segmentActors = await db
     .selectFrom("segment_actors")
     .select(["project_id", "segment_id", "actor_id"])
     .$if(one, (q) => q.where("project_id", "=", projectId as string))
     .execute();
-  return { projects, keys, flags, flagActors, flagSegments, segmentActors };
+  return { projects, environments, keys, flags, flagActors, flagSegments, segmentActors };
 }

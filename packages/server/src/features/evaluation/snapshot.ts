@@ -1,8 +1,9 @@
-import { compareText, type FlagState, isProjectChange, ProjectState } from "@flagstaff/core";
-import type { Change, ChangeSet, Role } from "./changes.js";
+import { compareText, type FlagState, ProjectState } from "@flagstaff/core";
+import { type Change, type ChangeSet, FIRST_ENVIRONMENT, type Role } from "./changes.js";
+import { ProjectEnvironments } from "./project-environments.js";
 
 // The project state and its rules live in @flagstaff/core, shared with the SDK's local evaluator.
-export { compareText, type FlagState, ProjectState };
+export { compareText, type FlagState, ProjectEnvironments, ProjectState };
 
 /** Told of every change set the snapshot applies (after it applied it), and of every stream reloaded. */
 export interface SnapshotListener {
@@ -17,6 +18,8 @@ export interface Principal {
   readonly role: Role;
   /** null for admin keys. */
   readonly projectId: string | null;
+  /** The environment the key is bound to; null: none (admin keys, unbound write keys). */
+  readonly environment: string | null;
 }
 
 /**
@@ -24,7 +27,7 @@ export interface Principal {
  * members, and the hashes of valid keys. Writes reach it only as change sets, applied in version order.
  */
 export class Snapshot {
-  readonly projects = new Map<string, ProjectState>();
+  readonly projects = new Map<string, ProjectEnvironments>();
   private readonly keysByHash = new Map<string, Principal>();
   private readonly hashByKeyId = new Map<string, string>();
   /** Highest version applied, per stream. */
@@ -55,8 +58,15 @@ export class Snapshot {
     return principal && hash !== undefined ? { principal, hash } : undefined;
   }
 
-  putKey(id: string, hash: string, role: Role, projectId: string | null, name: string): void {
-    this.keysByHash.set(hash, { keyId: id, keyName: name, role, projectId });
+  putKey(
+    id: string,
+    hash: string,
+    role: Role,
+    projectId: string | null,
+    name: string,
+    environment: string | null,
+  ): void {
+    this.keysByHash.set(hash, { keyId: id, keyName: name, role, projectId, environment });
     this.hashByKeyId.set(id, hash);
   }
 
@@ -89,34 +99,42 @@ export class Snapshot {
   /** Applies one committed change set; the caller guarantees version order. */
   apply(set: ChangeSet): void {
     for (const change of set.changes) {
-      if (!this.applyChange(change)) continue;
-      const project = "projectId" in change && change.projectId ? this.projects.get(change.projectId) : undefined;
-      if (project) project.evaluationVersion = set.version;
+      for (const state of this.applyChange(change)) state.evaluationVersion = set.version;
     }
     this.versions.set(set.stream, set.version);
     for (const listener of this.listeners) listener.applied?.(set);
   }
 
-  /** Applies one change; answers whether any evaluation of its project may now answer differently. */
-  private applyChange(change: Change): boolean {
+  /** Applies one change; answers the environments' states whose evaluations may now answer differently. */
+  private applyChange(change: Change): ProjectState[] {
     switch (change.kind) {
-      case "project.created":
-        if (this.projects.has(change.projectId)) return false;
-        this.projects.set(change.projectId, new ProjectState());
-        return true;
+      case "project.created": {
+        if (this.projects.has(change.projectId)) return [];
+        const environments = change.environments ?? [FIRST_ENVIRONMENT];
+        const project = new ProjectEnvironments(environments, environments[0] ?? FIRST_ENVIRONMENT);
+        this.projects.set(change.projectId, project);
+        return [...project.environments.values()];
+      }
       case "project.deleted":
         this.dropProject(change.projectId);
-        return false;
+        return [];
       case "key.created":
-        this.putKey(change.id, change.hash, change.role, change.projectId, change.name ?? "");
-        return false;
+        this.putKey(
+          change.id,
+          change.hash,
+          change.role,
+          change.projectId,
+          change.name ?? "",
+          // Keys logged before environments were all of the first one (admin keys of none).
+          change.environment !== undefined ? change.environment : change.projectId === null ? null : FIRST_ENVIRONMENT,
+        );
+        return [];
       case "key.deleted":
         this.deleteKey(change.id);
-        return false;
+        return [];
       default: {
-        if (!isProjectChange(change)) return false;
         const project = this.projects.get(change.projectId);
-        return project ? project.apply(change) : false;
+        return project ? project.apply(change) : [];
       }
     }
   }

@@ -1,13 +1,40 @@
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import { beyondKey, type KeyColumn, keysetPage } from "../../db/keyset.js";
 import { linkedNow, unlink } from "../../db/link-tables.js";
-import type { Database, FlagsTable } from "../../db/schema.js";
+import type { Database, FlagConfigsTable, FlagsTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
-import type { Flag, FlagFilter, FlagSort } from "./flag.schemas.js";
+import type { Flag, FlagEnvironmentConfiguration, FlagFilter, FlagSort } from "./flag.schemas.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-export const toFlag = (row: Selectable<FlagsTable>): Flag => ({
+/** A configuration's id: unique, since flag ids are, and the owner of its actor and segment links. */
+export const configIdOf = (flagId: string, environment: string) => `${flagId}@${environment}`;
+
+/** A flag's definition joined with one environment's configuration, as the queries below select it. */
+const FLAG_COLUMNS = [
+  "flags.id",
+  "flags.project_id",
+  "flags.name",
+  "flags.description",
+  "flags.created_at",
+  "flag_configs.config_id",
+  "flag_configs.environment_id",
+  "flag_configs.status",
+  "flag_configs.percentage_actors",
+  "flag_configs.percentage_calls",
+  "flag_configs.updated_at",
+  "flag_configs.latest_checked_at",
+  "flag_configs.status_changed_at",
+  "flag_configs.revision",
+  "flag_configs.actors_count",
+  "flag_configs.segments_count",
+] as const;
+
+type FlagRow = Pick<Selectable<FlagsTable>, "id" | "project_id" | "name" | "description" | "created_at"> &
+  Omit<Selectable<FlagConfigsTable>, "flag_id">;
+
+/** A flag in one environment; `environments` is filled in by the service (configurationsOf). */
+export const toFlag = (row: FlagRow): Flag => ({
   id: row.id,
   projectId: row.project_id,
   name: row.name,
@@ -21,31 +48,109 @@ export const toFlag = (row: Selectable<FlagsTable>): Flag => ({
   statusChangedAt: row.status_changed_at,
   actorsCount: Number(row.actors_count),
   segmentsCount: Number(row.segments_count),
+  environment: row.environment_id,
+  environments: {},
   revision: Number(row.revision),
+  configId: row.config_id,
 });
 
-export async function findFlag(db: Executor, projectId: string, name: string): Promise<Flag | undefined> {
-  const row = await db
+/** A project's flags joined with their configuration in one environment. */
+const flagsIn = (db: Executor, projectId: string, environment: string) =>
+  db
     .selectFrom("flags")
-    .selectAll()
-    .where("project_id", "=", projectId)
-    .where("name", "=", name)
+    .innerJoin("flag_configs", (join) =>
+      join.onRef("flag_configs.flag_id", "=", "flags.id").on("flag_configs.environment_id", "=", environment),
+    )
+    .where("flags.project_id", "=", projectId);
+
+export async function findFlag(
+  db: Executor,
+  projectId: string,
+  environment: string,
+  name: string,
+): Promise<Flag | undefined> {
+  const row = await flagsIn(db, projectId, environment)
+    .select(FLAG_COLUMNS)
+    .where("flags.name", "=", name)
     .executeTakeFirst();
   return row && toFlag(row);
 }
 
-export async function findFlagsByNames(db: Executor, projectId: string, names: readonly string[]): Promise<Flag[]> {
-  if (names.length === 0) return [];
-  const rows = await db
+/** Whether the project has a flag of this name (in every environment, or in none). */
+export async function flagExists(db: Executor, projectId: string, name: string): Promise<boolean> {
+  const row = await db
     .selectFrom("flags")
-    .selectAll()
+    .select("id")
     .where("project_id", "=", projectId)
-    .where("name", "in", names)
+    .where("name", "=", name)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function findFlagsByNames(
+  db: Executor,
+  projectId: string,
+  environment: string,
+  names: readonly string[],
+): Promise<Flag[]> {
+  if (names.length === 0) return [];
+  const rows = await flagsIn(db, projectId, environment)
+    .select(FLAG_COLUMNS)
+    .where("flags.name", "in", names)
     .execute();
   return rows.map(toFlag);
 }
 
-export async function insertFlag(trx: Transaction<Database>, flag: Flag): Promise<void> {
+/** Every environment's configuration of these flags, by flag id and environment id. */
+export async function configurationsOf(
+  db: Executor,
+  flagIds: readonly string[],
+): Promise<Map<string, Record<string, FlagEnvironmentConfiguration>>> {
+  const byFlag = new Map<string, Record<string, FlagEnvironmentConfiguration>>();
+  if (flagIds.length === 0) return byFlag;
+  // In the environments' order (the list's), the same on both engines.
+  const rows = await db
+    .selectFrom("flag_configs")
+    .innerJoin("flags", "flags.id", "flag_configs.flag_id")
+    .innerJoin("environments", (join) =>
+      join
+        .onRef("environments.project_id", "=", "flags.project_id")
+        .onRef("environments.id", "=", "flag_configs.environment_id"),
+    )
+    .select([
+      "flag_configs.flag_id",
+      "flag_configs.environment_id",
+      "flag_configs.status",
+      "flag_configs.percentage_actors",
+      "flag_configs.percentage_calls",
+      "flag_configs.status_changed_at",
+    ])
+    .where("flag_configs.flag_id", "in", flagIds)
+    .orderBy("flag_configs.flag_id")
+    .orderBy("environments.position")
+    .execute();
+  for (const row of rows) {
+    let configurations = byFlag.get(row.flag_id);
+    if (!configurations) {
+      configurations = {};
+      byFlag.set(row.flag_id, configurations);
+    }
+    configurations[row.environment_id] = {
+      status: row.status as Flag["status"],
+      percentageActors: Number(row.percentage_actors) as Flag["percentageActors"],
+      percentageCalls: Number(row.percentage_calls) as Flag["percentageCalls"],
+      statusChangedAt: row.status_changed_at,
+    };
+  }
+  return byFlag;
+}
+
+/** A new flag's definition, and its configuration in each environment: disabled, nothing attached. */
+export async function insertFlag(
+  trx: Transaction<Database>,
+  flag: Flag,
+  environments: readonly string[],
+): Promise<void> {
   await trx
     .insertInto("flags")
     .values({
@@ -53,25 +158,35 @@ export async function insertFlag(trx: Transaction<Database>, flag: Flag): Promis
       project_id: flag.projectId,
       name: flag.name,
       description: flag.description,
-      status: flag.status,
-      percentage_actors: flag.percentageActors,
-      percentage_calls: flag.percentageCalls,
       created_at: flag.createdAt,
-      updated_at: flag.updatedAt,
-      latest_checked_at: flag.latestCheckedAt,
-      status_changed_at: flag.statusChangedAt,
-      revision: flag.revision,
-      actors_count: flag.actorsCount,
-      segments_count: flag.segmentsCount,
     })
+    .execute();
+  await trx
+    .insertInto("flag_configs")
+    .values(
+      environments.map((environment) => ({
+        config_id: configIdOf(flag.id, environment),
+        flag_id: flag.id,
+        environment_id: environment,
+        status: flag.status,
+        percentage_actors: flag.percentageActors,
+        percentage_calls: flag.percentageCalls,
+        updated_at: flag.updatedAt,
+        latest_checked_at: null,
+        status_changed_at: flag.statusChangedAt,
+        revision: flag.revision,
+        actors_count: 0,
+        segments_count: 0,
+      })),
+    )
     .execute();
 }
 
-export async function saveFlagFields(trx: Transaction<Database>, flag: Flag): Promise<void> {
+/** Writes a flag's configuration in its environment. */
+export async function saveConfiguration(trx: Transaction<Database>, flag: Flag): Promise<void> {
   await trx
-    .updateTable("flags")
+    .updateTable("flag_configs")
     .set({
-      description: flag.description,
       status: flag.status,
       percentage_actors: flag.percentageActors,
       percentage_calls: flag.percentageCalls,
@@ -81,7 +196,21 @@ export async function saveFlagFields(trx: Transaction<Database>, flag: Flag): Pr
       actors_count: flag.actorsCount,
       segments_count: flag.segmentsCount,
     })
-    .where("id", "=", flag.id)
+    .where("config_id", "=", flag.configId)
+    .execute();
+}
+
+/**
+ * Writes a flag's description. It shows in every environment, so every other environment's configuration
+ * moves too (its revision, hence its ETag, and its updatedAt); the caller saves the flag's own.
+ */
+export async function saveDescription(trx: Transaction<Database>, flag: Flag): Promise<void> {
+  await trx.updateTable("flags").set({ description: flag.description }).where("id", "=", flag.id).execute();
+  await trx
+    .updateTable("flag_configs")
+    .set((eb) => ({ revision: eb("revision", "+", 1), updated_at: flag.updatedAt }))
+    .where("flag_id", "=", flag.id)
+    .where("config_id", "<>", flag.configId)
     .execute();
 }
 
@@ -89,61 +218,190 @@ export async function deleteFlag(trx: Transaction<Database>, id: string): Promis
   await trx.deleteFrom("flags").where("id", "=", id).execute();
 }
 
-/** Which of these actors the flag has attached now. */
-export const attachedActors = (trx: Executor, flagId: string, actorIds: readonly string[]) =>
-  linkedNow(trx, "flagActors", flagId, actorIds);
+/** Which of these actors the configuration has attached now. */
+export const attachedActors = (trx: Executor, configId: string, actorIds: readonly string[]) =>
+  linkedNow(trx, "flagActors", configId, actorIds);
 
 export async function attachActors(
   trx: Transaction<Database>,
-  flag: Pick<Flag, "id" | "projectId">,
+  flag: Pick<Flag, "configId" | "projectId">,
   actorIds: readonly string[],
   at: string,
 ): Promise<void> {
   if (actorIds.length === 0) return;
   await trx
     .insertInto("flag_actors")
-    .values(actorIds.map((actor_id) => ({ flag_id: flag.id, project_id: flag.projectId, actor_id, created_at: at })))
+    .values(
+      actorIds.map((actor_id) => ({ config_id: flag.configId, project_id: flag.projectId, actor_id, created_at: at })),
+    )
     .execute();
 }
 
-export const detachActors = (trx: Transaction<Database>, flagId: string, actorIds: readonly string[]) =>
-  unlink(trx, "flagActors", flagId, actorIds);
+export const detachActors = (trx: Transaction<Database>, configId: string, actorIds: readonly string[]) =>
+  unlink(trx, "flagActors", configId, actorIds);
 
-/** Which of these segments the flag has attached now. */
-export const attachedSegments = (trx: Executor, flagId: string, segmentIds: readonly string[]) =>
-  linkedNow(trx, "flagSegments", flagId, segmentIds);
+/** Which of these segments the configuration has attached now. */
+export const attachedSegments = (trx: Executor, configId: string, segmentIds: readonly string[]) =>
+  linkedNow(trx, "flagSegments", configId, segmentIds);
 
 export async function attachSegments(
   trx: Transaction<Database>,
-  flagId: string,
+  configId: string,
   segmentIds: readonly string[],
   at: string,
 ) {
   if (segmentIds.length === 0) return;
   await trx
     .insertInto("flag_segments")
-    .values(segmentIds.map((segment_id) => ({ flag_id: flagId, segment_id, created_at: at })))
+    .values(segmentIds.map((segment_id) => ({ config_id: configId, segment_id, created_at: at })))
     .execute();
 }
 
-export const detachSegments = (trx: Transaction<Database>, flagId: string, segmentIds: readonly string[]) =>
-  unlink(trx, "flagSegments", flagId, segmentIds);
+export const detachSegments = (trx: Transaction<Database>, configId: string, segmentIds: readonly string[]) =>
+  unlink(trx, "flagSegments", configId, segmentIds);
+
+/** Every actor and segment attached to a configuration (a copy replaces them all). */
+export async function linksOf(db: Executor, configId: string) {
+  const actors = await db.selectFrom("flag_actors").select("actor_id").where("config_id", "=", configId).execute();
+  const segments = await db
+    .selectFrom("flag_segments")
+    .select("segment_id")
+    .where("config_id", "=", configId)
+    .execute();
+  return { actors: actors.map((r) => r.actor_id), segments: segments.map((r) => r.segment_id) };
+}
+
+/**
+ * Gives a new environment a configuration of every flag of its project: a copy of `copyFrom`'s (status,
+ * percentages, attached actors and segments), or disabled with nothing attached. Three statements,
+ * whatever the number of flags.
+ */
+export async function insertEnvironmentConfigurations(
+  trx: Transaction<Database>,
+  projectId: string,
+  environment: string,
+  copyFrom: string | undefined,
+  at: string,
+): Promise<void> {
+  const configId = sql<string>`flags.id || ${`@${environment}`}`;
+  if (copyFrom === undefined) {
+    await trx
+      .insertInto("flag_configs")
+      .columns([
+        "config_id",
+        "flag_id",
+        "environment_id",
+        "status",
+        "percentage_actors",
+        "percentage_calls",
+        "updated_at",
+        "latest_checked_at",
+        "status_changed_at",
+        "revision",
+        "actors_count",
+        "segments_count",
+      ])
+      .expression((eb) =>
+        eb
+          .selectFrom("flags")
+          .select([
+            configId.as("config_id"),
+            "flags.id",
+            sql.lit(environment).as("environment_id"),
+            sql.lit("disabled").as("status"),
+            sql.lit(0).as("percentage_actors"),
+            sql.lit(0).as("percentage_calls"),
+            sql<string>`${at}`.as("updated_at"),
+            sql<null>`null`.as("latest_checked_at"),
+            sql<string>`${at}`.as("status_changed_at"),
+            sql.lit(1).as("revision"),
+            sql.lit(0).as("actors_count"),
+            sql.lit(0).as("segments_count"),
+          ])
+          .where("flags.project_id", "=", projectId),
+      )
+      .execute();
+    return;
+  }
+  const source = (eb: Executor) =>
+    eb
+      .selectFrom("flag_configs as source")
+      .innerJoin("flags", "flags.id", "source.flag_id")
+      .where("flags.project_id", "=", projectId)
+      .where("source.environment_id", "=", copyFrom);
+  await trx
+    .insertInto("flag_configs")
+    .columns([
+      "config_id",
+      "flag_id",
+      "environment_id",
+      "status",
+      "percentage_actors",
+      "percentage_calls",
+      "updated_at",
+      "latest_checked_at",
+      "status_changed_at",
+      "revision",
+      "actors_count",
+      "segments_count",
+    ])
+    .expression(
+      source(trx).select([
+        configId.as("config_id"),
+        "flags.id",
+        sql<string>`${environment}`.as("environment_id"),
+        "source.status",
+        "source.percentage_actors",
+        "source.percentage_calls",
+        sql<string>`${at}`.as("updated_at"),
+        sql<null>`null`.as("latest_checked_at"),
+        sql<string>`${at}`.as("status_changed_at"),
+        sql.lit(1).as("revision"),
+        "source.actors_count",
+        "source.segments_count",
+      ]),
+    )
+    .execute();
+  await trx
+    .insertInto("flag_actors")
+    .columns(["config_id", "project_id", "actor_id", "created_at"])
+    .expression(
+      source(trx)
+        .innerJoin("flag_actors", "flag_actors.config_id", "source.config_id")
+        .select([
+          configId.as("config_id"),
+          "flag_actors.project_id",
+          "flag_actors.actor_id",
+          sql<string>`${at}`.as("created_at"),
+        ]),
+    )
+    .execute();
+  await trx
+    .insertInto("flag_segments")
+    .columns(["config_id", "segment_id", "created_at"])
+    .expression(
+      source(trx)
+        .innerJoin("flag_segments", "flag_segments.config_id", "source.config_id")
+        .select([configId.as("config_id"), "flag_segments.segment_id", sql<string>`${at}`.as("created_at")]),
+    )
+    .execute();
+}
 
 /** `%`, `_` and `\` match themselves in a search, not as LIKE wildcards. */
 const likePattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-function flagsQuery(db: Executor, projectId: string, filter: FlagFilter) {
-  let query = db.selectFrom("flags").where("project_id", "=", projectId);
+function flagsQuery(db: Executor, projectId: string, environment: string, filter: FlagFilter) {
+  let query = flagsIn(db, projectId, environment);
   if (filter.name !== undefined) {
-    query = query.where(sql<boolean>`lower(name) like ${likePattern(filter.name)} escape '\\'`);
+    query = query.where(sql<boolean>`lower(flags.name) like ${likePattern(filter.name)} escape '\\'`);
   }
   if (filter.q !== undefined) {
     const pattern = likePattern(filter.q);
     query = query.where(
-      sql<boolean>`(lower(name) like ${pattern} escape '\\' or lower(description) like ${pattern} escape '\\')`,
+      sql<boolean>`(lower(flags.name) like ${pattern} escape '\\' or lower(flags.description) like ${pattern} escape '\\')`,
     );
   }
-  if (filter.status !== undefined) query = query.where("status", "=", filter.status);
+  if (filter.status !== undefined) query = query.where("flag_configs.status", "=", filter.status);
   return query;
 }
 
@@ -158,19 +416,19 @@ export interface FlagOrder {
 }
 
 const TIME_COLUMNS = {
-  createdAt: "created_at",
-  updatedAt: "updated_at",
-  latestCheckedAt: "latest_checked_at",
+  createdAt: "flags.created_at",
+  updatedAt: "flag_configs.updated_at",
+  latestCheckedAt: "flag_configs.latest_checked_at",
 } as const;
 
 export function flagOrder(sort: FlagSort): FlagOrder {
   const descending = sort.startsWith("-");
   const field = (descending ? sort.slice(1) : sort) as keyof typeof TIME_COLUMNS | "name";
-  if (field === "name") return { columns: [{ ref: "name", descending }], keyOf: (f) => [f.name] };
+  if (field === "name") return { columns: [{ ref: "flags.name", descending }], keyOf: (f) => [f.name] };
   const column = TIME_COLUMNS[field];
   const ref = field === "latestCheckedAt" ? sql<string>`coalesce(${sql.ref(column)}, '')` : column;
   return {
-    columns: [{ ref, descending }, "name"],
+    columns: [{ ref, descending }, "flags.name"],
     keyOf: (f) => [f[field] ?? "", f.name],
   };
 }
@@ -180,30 +438,37 @@ const BY_NAME = flagOrder("name");
 export async function listFlags(
   db: Executor,
   projectId: string,
+  environment: string,
   filter: FlagFilter,
   page: PageQuery,
   order: FlagOrder = BY_NAME,
 ): Promise<Flag[]> {
-  const rows = await keysetPage(flagsQuery(db, projectId, filter).selectAll(), order.columns, page).execute();
+  const query = flagsQuery(db, projectId, environment, filter).select(FLAG_COLUMNS);
+  const rows = await keysetPage(query, order.columns, page).execute();
   return rows.map(toFlag);
 }
 
 export async function flagsBeyond(
   db: Executor,
   projectId: string,
+  environment: string,
   filter: FlagFilter,
   side: "before" | "after",
   key: SortKey,
   order: FlagOrder = BY_NAME,
 ) {
-  return (
-    (await beyondKey(flagsQuery(db, projectId, filter).select("id"), order.columns, side, key).execute()).length > 0
-  );
+  const query = flagsQuery(db, projectId, environment, filter).select("flags.id");
+  return (await beyondKey(query, order.columns, side, key).execute()).length > 0;
 }
 
 /** How many flags match the filter, whatever the page. */
-export async function countFlags(db: Executor, projectId: string, filter: FlagFilter): Promise<number> {
-  const row = await flagsQuery(db, projectId, filter)
+export async function countFlags(
+  db: Executor,
+  projectId: string,
+  environment: string,
+  filter: FlagFilter,
+): Promise<number> {
+  const row = await flagsQuery(db, projectId, environment, filter)
     .select((eb) => eb.fn.countAll<number | string | bigint>().as("count"))
     .executeTakeFirstOrThrow();
   return Number(row.count);

@@ -1,12 +1,23 @@
 import { Type } from "typebox";
-import { ActorParams, errorResponses, PageOf, PageQuery } from "../../http/schemas.js";
+import {
+  ActorParams,
+  EnvironmentPageQuery,
+  EnvironmentQuery,
+  EnvironmentQuerySchema,
+  errorResponses,
+  IfMatchHeaders,
+  PageOf,
+  PageQuerySchema,
+} from "../../http/schemas.js";
+import { environmentScope, refuseOtherEnvironment } from "../../http/environment.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
 import { conditionalResourceRoutes } from "../../http/conditional-writes.js";
-import { entityTag } from "../../http/preconditions.js";
-import { Limits, MAX_ACTORS, MembersQuery } from "../../http/schemas.js";
+import { Limits, MAX_ACTORS } from "../../http/schemas.js";
 import {
+  type Flag as FlagEntity,
+  CopyFlagBody,
   CreateFlagBody,
   CreateFlagParams,
   FlagParams,
@@ -16,7 +27,7 @@ import {
 } from "./flag.schemas.js";
 
 export { ExplanationSchema } from "./flag.schemas.js";
-import type { FlagService } from "./flag.service.js";
+import { type FlagService, flagTag } from "./flag.service.js";
 
 const Flag = Type.Ref("Flag");
 
@@ -34,6 +45,16 @@ const ExplainQuery = Type.Object(
         description: `Actors to explain for, repeated; at most ${MAX_ACTORS}`,
       }),
     ),
+    ...EnvironmentQuerySchema,
+  },
+  { additionalProperties: false },
+);
+
+const FlagActorsQuery = Type.Object(
+  {
+    ...PageQuerySchema,
+    ...EnvironmentQuerySchema,
+    q: Type.Optional(Type.String({ maxLength: 256, description: "Case-insensitive substring of the actor id" })),
   },
   { additionalProperties: false },
 );
@@ -52,8 +73,10 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
       },
     },
     async (request) => {
-      const { name, q, status, sort, total, ...page } = request.query;
-      return flags.list(request.params.projectId, { name, q, status }, page, sort as FlagSort | undefined, total);
+      const { name, q, status, sort, total, environment: _environment, ...page } = request.query;
+      const scope = environmentScope(request);
+      const filter = { name, q, status };
+      return flags.list(request.params.projectId, scope, filter, page, sort as FlagSort | undefined, total);
     },
   );
 
@@ -63,24 +86,26 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
       config: { access: "write" },
       schema: {
         tags: ["flags"],
-        summary: "Create a flag (status disabled, both percentages 0)",
+        summary: "Create a flag (status disabled, both percentages 0, in every environment)",
         params: CreateFlagParams,
+        querystring: EnvironmentQuery,
         body: CreateFlagBody,
         response: { 201: Flag, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
       const { projectId, flagName } = request.params;
-      const flag = await flags.create(writeContext(request), projectId, flagName, request.body ?? {});
+      const scope = environmentScope(request);
+      const flag = await flags.create(writeContext(request), projectId, scope, flagName, request.body ?? {});
       return reply
         .code(201)
         .header("location", `/projects/${encodeURIComponent(projectId)}/flags/${encodeURIComponent(flagName)}`)
-        .header("etag", entityTag(flag.id, flag.revision))
+        .header("etag", flagTag(flag))
         .send(flag);
     },
   );
 
-  conditionalResourceRoutes(app, {
+  conditionalResourceRoutes<typeof FlagParams, typeof UpdateFlagBody, FlagEntity>(app, {
     path: "/projects/:projectId/flags/:flagName",
     noun: "flag",
     params: FlagParams,
@@ -88,12 +113,50 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
     updateBody: UpdateFlagBody,
     summaries: {
       update: "Update a flag: fields, attached actors, attached segments; all in one transaction",
-      delete: "Delete a flag with its actor and segment links",
+      delete: "Delete a flag with its actor and segment links, in every environment",
     },
-    get: (params) => flags.get(params.projectId, params.flagName),
-    update: (context, params, body, ifMatch) => flags.update(context, params.projectId, params.flagName, body, ifMatch),
-    delete: (context, params, ifMatch) => flags.delete(context, params.projectId, params.flagName, ifMatch),
+    deleteDescription:
+      "With If-Match, only when the flag's configuration in the environment acted on still has that ETag; 412 " +
+      "otherwise (extension). A key bound to an environment may delete a flag only while the project has no " +
+      "other environment (403 otherwise): deleting a flag deletes its configuration in every environment.",
+    query: EnvironmentQuery,
+    tag: flagTag,
+    get: (params, request) => flags.get(params.projectId, environmentScope(request), params.flagName),
+    update: (context, params, body, ifMatch, request) =>
+      flags.update(context, params.projectId, environmentScope(request), params.flagName, body, ifMatch),
+    delete: (context, params, ifMatch, request) =>
+      flags.delete(context, params.projectId, environmentScope(request), params.flagName, ifMatch),
   });
+
+  app.post(
+    "/projects/:projectId/flags/:flagName/copy",
+    {
+      config: { access: "write" },
+      schema: {
+        tags: ["flags", "environments"],
+        summary: "Copy a flag's configuration from one environment to another (extension)",
+        description:
+          "Replaces the target environment's status, percentages, attached actors and attached segments with the " +
+          "source's, in one write recorded as one flag.updated event (in the target environment, with copiedFrom). " +
+          "With If-Match, only when the target's configuration still has that ETag; 412 otherwise. A key bound to " +
+          "an environment may copy only within it, which is nothing: 403.",
+        params: FlagParams,
+        headers: IfMatchHeaders,
+        body: CopyFlagBody,
+        response: { 200: Flag, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { projectId, flagName } = request.params;
+      const principal = request.principal;
+      refuseOtherEnvironment(principal, request.body.from);
+      refuseOtherEnvironment(principal, request.body.to);
+      const scope = { environment: request.body.to, ownOnly: environmentScope(request).ownOnly };
+      const ifMatch = request.headers["if-match"];
+      const flag = await flags.copy(writeContext(request), projectId, scope, flagName, request.body, ifMatch);
+      return reply.header("etag", flagTag(flag)).send(flag);
+    },
+  );
 
   app.get(
     "/projects/:projectId/flags/:flagName/explain",
@@ -111,7 +174,13 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         response: { 200: Type.Ref("Explanation"), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
-    async (request) => flags.explain(request.params.projectId, request.params.flagName, request.query.actorIds ?? []),
+    async (request) =>
+      flags.explain(
+        request.params.projectId,
+        environmentScope(request),
+        request.params.flagName,
+        request.query.actorIds ?? [],
+      ),
   );
 
   app.get(
@@ -122,13 +191,14 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         tags: ["flags", "actors"],
         summary: "List the actors attached to a flag, by actor id, optionally searched (extension)",
         params: FlagParams,
-        querystring: MembersQuery,
+        querystring: FlagActorsQuery,
         response: { 200: PageOf(Type.Ref("Membership")), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
     async (request) => {
-      const { q, ...page } = request.query;
-      return flags.listActors(request.params.projectId, request.params.flagName, q, toPageQuery(page, 1));
+      const { q, environment: _environment, ...page } = request.query;
+      const { projectId, flagName } = request.params;
+      return flags.listActors(projectId, environmentScope(request), flagName, q, toPageQuery(page, 1));
     },
   );
 
@@ -140,12 +210,15 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         tags: ["actors", "flags"],
         summary: "List flags enabled for an actor (random call rollout excluded)",
         params: ActorParams,
-        querystring: PageQuery,
+        querystring: EnvironmentPageQuery,
         response: { 200: PageOf(Flag), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
-    async (request) =>
-      flags.listForActor(request.params.projectId, request.params.actorId, toPageQuery(request.query, 1)),
+    async (request) => {
+      const { environment: _environment, ...page } = request.query;
+      const { projectId, actorId } = request.params;
+      return flags.listForActor(projectId, environmentScope(request), actorId, toPageQuery(page, 1));
+    },
   );
 
   app.get(
@@ -156,11 +229,14 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         tags: ["segments", "flags"],
         summary: "List flags enabled for a segment: enabled, or conditional with the segment attached",
         params: Type.Object({ projectId: Type.String(), segmentId: Type.String() }),
-        querystring: PageQuery,
+        querystring: EnvironmentPageQuery,
         response: { 200: PageOf(Flag), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
-    async (request) =>
-      flags.listForSegment(request.params.projectId, request.params.segmentId, toPageQuery(request.query, 1)),
+    async (request) => {
+      const { environment: _environment, ...page } = request.query;
+      const { projectId, segmentId } = request.params;
+      return flags.listForSegment(projectId, environmentScope(request), segmentId, toPageQuery(page, 1));
+    },
   );
 }

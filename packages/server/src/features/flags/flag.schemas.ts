@@ -2,13 +2,16 @@ import { DESCRIPTION_MAX_LENGTH, FLAG_NAME_MAX_LENGTH, FLAG_SORTS, FLAG_STATUSES
 import { oneOf } from "@flagstaff/core/schemas";
 import type { Flag as FlagShape } from "@flagstaff/core/schemas";
 import { Type } from "typebox";
-import { Limits, PageQuerySchema } from "../../http/schemas.js";
+import { EnvironmentQuerySchema, Limits, PageQuerySchema } from "../../http/schemas.js";
 
 export type { FlagSort } from "@flagstaff/core";
 
 // The flag's shapes are the API's contract, shared with the clients: @flagstaff/core/schemas.
 export {
+  CopyFlagBody,
+  type CopyFlagInput,
   CreateFlagBody,
+  type FlagEnvironmentConfiguration,
   type CreateFlagInput,
   ExplanationSchema,
   FlagSchema,
@@ -17,14 +20,18 @@ export {
   type UpdateFlagInput,
 } from "@flagstaff/core/schemas";
 
-/** A flag as the API shows it, plus the revision its ETag is made of (not serialised). */
-export type Flag = FlagShape & { revision: number };
+/**
+ * A flag in one environment as the API shows it, plus the revision its ETag is made of and the id of its
+ * configuration there (neither serialised).
+ */
+export type Flag = FlagShape & { revision: number; configId: string };
 
 export const FlagParams = Type.Object({ projectId: Type.String(), flagName: Type.String() });
 export const CreateFlagParams = Type.Object({ projectId: Type.String(), flagName: Limits.flagName });
 export const ListFlagsQuery = Type.Object(
   {
     ...PageQuerySchema,
+    ...EnvironmentQuerySchema,
     name: Type.Optional(
       Type.String({ maxLength: FLAG_NAME_MAX_LENGTH, description: "Case-insensitive substring of the name" }),
     ),

@@ -3,22 +3,35 @@ import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
-import { AppError, type FieldError, flagNotFound, invalid, projectNotFound, segmentNotFound } from "../../errors.js";
+import {
+  AppError,
+  environmentNotFound,
+  type FieldError,
+  flagNotFound,
+  invalid,
+  projectNotFound,
+  segmentNotFound,
+} from "../../errors.js";
 import { newId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery, toPageQuery } from "../../pagination.js";
 import { ensureActors } from "../actors/actor.repository.js";
 import type { CheckRecorder } from "../evaluation/check-recorder.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import { entityTag, requireMatch } from "../../http/preconditions.js";
+
 import { listMembers, type Membership } from "../actors/member-lists.js";
 import { segmentNames } from "../segments/segment.repository.js";
 import type { FlagRecord, FlagUpdate, WriteContext } from "../history/domain-events.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
+import type { EnvironmentScope } from "../../http/environment.js";
 import { anyNameBeyond, pageOfNames } from "../evaluation/name-scan.js";
-import { findProject } from "../projects/project.repository.js";
+import { countEnvironments, listEnvironments, resolveEnvironment } from "../environments/environment.repository.js";
 import { existingSegmentIds, findSegment } from "../segments/segment.repository.js";
 import * as repo from "./flag.repository.js";
-import type { CreateFlagInput, Flag, FlagFilter, FlagSort, UpdateFlagInput } from "./flag.schemas.js";
+import type { CopyFlagInput, CreateFlagInput, Flag, FlagFilter, FlagSort, UpdateFlagInput } from "./flag.schemas.js";
+
+/** A flag's ETag: of its configuration in the environment it is shown in (which its definition is part of). */
+export const flagTag = (flag: Pick<Flag, "configId" | "revision">) => entityTag(flag.configId, flag.revision);
 
 const unique = (ids: readonly string[] | undefined): string[] => [...new Set(ids ?? [])];
 
@@ -51,26 +64,62 @@ export class FlagService {
   ) {}
 
   /** A flag as answered: with a check noted on this instance but not yet flushed. */
-  private present(flag: Flag): Flag {
-    const pending = this.recorder.pendingFor(flag.id);
+  private withPendingCheck(flag: Flag): Flag {
+    const pending = this.recorder.pendingFor(flag.environment, flag.id);
     if (pending === undefined) return flag;
     const at = isoTime(pending);
     return flag.latestCheckedAt === null || flag.latestCheckedAt < at ? { ...flag, latestCheckedAt: at } : flag;
   }
 
-  private async requireProject(db: Kysely<Database> | Transaction<Database>, projectId: string) {
-    if (!(await findProject(db, projectId))) throw projectNotFound(projectId);
+  /**
+   * Flags as answered: each with its pending check and its configuration in every environment (only in
+   * its own for a key bound to one).
+   */
+  private async present(
+    db: Kysely<Database> | Transaction<Database>,
+    flags: Flag[],
+    ownOnly: boolean,
+  ): Promise<Flag[]> {
+    const configurations = await repo.configurationsOf(
+      db,
+      flags.map((f) => f.id),
+    );
+    return flags.map((f) => {
+      const all = configurations.get(f.id) ?? {};
+      const own = all[f.environment];
+      const environments = ownOnly ? (own ? { [f.environment]: own } : {}) : all;
+      return { ...this.withPendingCheck(f), environments };
+    });
   }
 
-  async create(context: WriteContext, projectId: string, name: string, input: CreateFlagInput): Promise<Flag> {
+  private async presentOne(db: Kysely<Database> | Transaction<Database>, flag: Flag, ownOnly: boolean): Promise<Flag> {
+    return (await this.present(db, [flag], ownOnly))[0] as Flag;
+  }
+
+  /**
+   * Creates a flag: disabled in every environment. The answer shows it in `environment` (null: the
+   * project's default).
+   */
+  async create(
+    context: WriteContext,
+    projectId: string,
+    scope: EnvironmentScope,
+    name: string,
+    input: CreateFlagInput,
+  ): Promise<Flag> {
+    const { environment, ownOnly } = scope;
     const exists = () => new AppError(409, "flag_exists", `Flag "${name}" already exists in project "${projectId}".`);
     try {
       return await this.work.write(context, projectId, async (trx) => {
-        await this.requireProject(trx, projectId);
-        if (await repo.findFlag(trx, projectId, name)) throw exists();
+        const environments = await listEnvironments(trx, projectId);
+        if (environments.length === 0) throw projectNotFound(projectId);
+        const shown = environment ?? environments.find((e) => e.default)?.id ?? (environments[0]?.id as string);
+        if (!environments.some((e) => e.id === shown)) throw environmentNotFound(shown);
+        if (await repo.findFlag(trx, projectId, shown, name)) throw exists();
         const now = isoTime(this.clock.now());
+        const id = newId("flg");
         const flag: Flag = {
-          id: newId("flg"),
+          id,
           projectId,
           name,
           description: input.description ?? "",
@@ -83,11 +132,18 @@ export class FlagService {
           statusChangedAt: now,
           actorsCount: 0,
           segmentsCount: 0,
+          environment: shown,
+          environments: {},
           revision: 1,
+          configId: repo.configIdOf(id, shown),
         };
-        await repo.insertFlag(trx, flag);
+        await repo.insertFlag(
+          trx,
+          flag,
+          environments.map((e) => e.id),
+        );
         return {
-          result: flag,
+          result: await this.presentOne(trx, flag, ownOnly),
           events: [{ type: "flag.created", projectId, target: target(flag), before: null, after: flagState(flag) }],
         };
       });
@@ -97,21 +153,23 @@ export class FlagService {
     }
   }
 
-  async get(projectId: string, name: string): Promise<Flag> {
-    const flag = await repo.findFlag(this.db, projectId, name);
-    if (flag) return this.present(flag);
-    await this.requireProject(this.db, projectId);
-    throw flagNotFound(name);
+  async get(projectId: string, scope: EnvironmentScope, name: string): Promise<Flag> {
+    const id = await resolveEnvironment(this.db, projectId, scope.environment);
+    const flag = await repo.findFlag(this.db, projectId, id, name);
+    if (!flag) throw flagNotFound(name);
+    return this.presentOne(this.db, flag, scope.ownOnly);
   }
 
   /** Changes a flag; with `ifMatch` (an If-Match header), only if it still has one of those ETags. */
   async update(
     context: WriteContext,
     projectId: string,
+    scope: EnvironmentScope,
     name: string,
     input: UpdateFlagInput,
     ifMatch?: string,
   ): Promise<Flag> {
+    const { environment, ownOnly } = scope;
     const addActors = unique(input.addActors);
     const removeActors = unique(input.removeActors);
     const addSegments = unique(input.addSegments);
@@ -123,18 +181,18 @@ export class FlagService {
     if (problems.length > 0) throw invalid("An id cannot be added and removed in the same request.", problems);
 
     return this.work.write(context, projectId, async (trx) => {
-      await this.requireProject(trx, projectId);
-      const flag = await repo.findFlag(trx, projectId, name);
+      const environmentId = await resolveEnvironment(trx, projectId, environment);
+      const flag = await repo.findFlag(trx, projectId, environmentId, name);
       if (!flag) throw flagNotFound(name);
-      requireMatch(ifMatch, entityTag(flag.id, flag.revision), `Flag "${name}"`);
+      requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
       if (addSegments.length > 0) {
         const found = await existingSegmentIds(trx, projectId, addSegments);
         const missing = addSegments.find((id) => !found.has(id));
         if (missing !== undefined) throw segmentNotFound(missing);
       }
 
-      const actorsNow = await repo.attachedActors(trx, flag.id, [...addActors, ...removeActors]);
-      const segmentsNow = await repo.attachedSegments(trx, flag.id, [...addSegments, ...removeSegments]);
+      const actorsNow = await repo.attachedActors(trx, flag.configId, [...addActors, ...removeActors]);
+      const segmentsNow = await repo.attachedSegments(trx, flag.configId, [...addSegments, ...removeSegments]);
       const delta = {
         addActors: addActors.filter((id) => !actorsNow.has(id)),
         removeActors: removeActors.filter((id) => actorsNow.has(id)),
@@ -155,7 +213,8 @@ export class FlagService {
         next.percentageCalls !== flag.percentageCalls;
       const membershipChanged = Object.values(delta).some((ids) => ids.length > 0);
       // A request that changes nothing writes nothing: no event, updatedAt and the version stay.
-      if (!fieldsChanged && !membershipChanged) return { result: this.present(flag), events: [] };
+      if (!fieldsChanged && !membershipChanged)
+        return { result: await this.presentOne(trx, flag, ownOnly), events: [] };
 
       const now = isoTime(this.clock.now());
       next.updatedAt = now;
@@ -163,12 +222,13 @@ export class FlagService {
       next.revision = flag.revision + 1;
       next.actorsCount = flag.actorsCount + delta.addActors.length - delta.removeActors.length;
       next.segmentsCount = flag.segmentsCount + delta.addSegments.length - delta.removeSegments.length;
-      await repo.saveFlagFields(trx, next);
+      await repo.saveConfiguration(trx, next);
+      if (next.description !== flag.description) await repo.saveDescription(trx, next);
       await ensureActors(trx, projectId, delta.addActors, now);
       await repo.attachActors(trx, next, delta.addActors, now);
-      await repo.detachActors(trx, next.id, delta.removeActors);
-      await repo.attachSegments(trx, next.id, delta.addSegments, now);
-      await repo.detachSegments(trx, next.id, delta.removeSegments);
+      await repo.detachActors(trx, next.configId, delta.removeActors);
+      await repo.attachSegments(trx, next.configId, delta.addSegments, now);
+      await repo.detachSegments(trx, next.configId, delta.removeSegments);
       const after: FlagUpdate = {
         ...flagState(next),
         addedActors: delta.addActors,
@@ -177,19 +237,46 @@ export class FlagService {
         removedSegments: delta.removeSegments,
       };
       return {
-        result: this.present(next),
-        events: [{ type: "flag.updated", projectId, target: target(next), before: flagState(flag), after }],
+        result: await this.presentOne(trx, next, ownOnly),
+        events: [
+          {
+            type: "flag.updated",
+            projectId,
+            environment: environmentId,
+            target: target(next),
+            before: flagState(flag),
+            after,
+          },
+        ],
       };
     });
   }
 
-  /** Deletes a flag with its actor and segment links; a new flag of the same name starts clean. */
-  async delete(context: WriteContext, projectId: string, name: string, ifMatch?: string): Promise<void> {
+  /**
+   * Deletes a flag with its actor and segment links in every environment; a new flag of the same name
+   * starts clean. A key bound to an environment may delete only while its project has no other.
+   */
+  async delete(
+    context: WriteContext,
+    projectId: string,
+    scope: EnvironmentScope,
+    name: string,
+    ifMatch?: string,
+  ): Promise<void> {
     const id = await this.work.write(context, projectId, async (trx) => {
-      await this.requireProject(trx, projectId);
-      const flag = await repo.findFlag(trx, projectId, name);
+      const environmentId = await resolveEnvironment(trx, projectId, scope.environment);
+      const flag = await repo.findFlag(trx, projectId, environmentId, name);
       if (!flag) throw flagNotFound(name);
-      requireMatch(ifMatch, entityTag(flag.id, flag.revision), `Flag "${name}"`);
+      // Deleting a flag deletes its configuration in every environment: a key bound to one may do it only
+      // while there is no other (so a key of one environment never changes another's configuration).
+      if (scope.ownOnly && (await countEnvironments(trx, projectId)) > 1) {
+        throw new AppError(
+          403,
+          "forbidden",
+          `Deleting flag "${name}" deletes it in every environment, and this key is bound to environment "${environmentId}": use a key bound to no environment.`,
+        );
+      }
+      requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
       await repo.deleteFlag(trx, flag.id);
       return {
         result: flag.id,
@@ -199,16 +286,25 @@ export class FlagService {
     this.recorder.forget(id);
   }
 
+  /** An environment's evaluation state from the snapshot; the 404 of an unknown project or environment. */
+  private stateOf(projectId: string, environment: string | null): { state: ProjectState; id: string } {
+    const project = this.snapshot.projects.get(projectId);
+    if (!project) throw projectNotFound(projectId);
+    const id = project.resolve(environment);
+    const state = project.environments.get(id);
+    if (!state) throw environmentNotFound(id);
+    return { state, id };
+  }
+
   /**
    * Why the flag answers as it does for these actors, from the same snapshot and rules the check uses
    * (a read: it records no check). Segments are named from the database.
    */
-  async explain(projectId: string, name: string, actorIds: readonly string[]) {
-    const project = this.snapshot.projects.get(projectId);
-    if (!project) throw projectNotFound(projectId);
-    const flag = project.flagsByName.get(name);
+  async explain(projectId: string, scope: EnvironmentScope, name: string, actorIds: readonly string[]) {
+    const { state } = this.stateOf(projectId, scope.environment);
+    const flag = state.flagsByName.get(name);
     if (!flag) throw flagNotFound(name);
-    const explanation = explain(flag, actorIds, project.isMember);
+    const explanation = explain(flag, actorIds, state.isMember);
     const ids = new Set(explanation.actors.flatMap((a) => a.segments));
     const names = await segmentNames(this.db, projectId, [...ids]);
     const named = (id: string) => ({ id, name: names.get(id) ?? id });
@@ -219,19 +315,29 @@ export class FlagService {
     };
   }
 
-  /** The actors attached to a flag directly, by actor id, optionally searched. */
-  async listActors(projectId: string, name: string, q: string | undefined, page: PageQuery): Promise<Page<Membership>> {
-    const flag = await this.get(projectId, name);
-    return listMembers(this.db, "flag", flag.id, q, page);
+  /** The actors attached to a flag directly in an environment, by actor id, optionally searched. */
+  async listActors(
+    projectId: string,
+    scope: EnvironmentScope,
+    name: string,
+    q: string | undefined,
+    page: PageQuery,
+  ): Promise<Page<Membership>> {
+    const id = await resolveEnvironment(this.db, projectId, scope.environment);
+    const flag = await repo.findFlag(this.db, projectId, id, name);
+    if (!flag) throw flagNotFound(name);
+    return listMembers(this.db, "flag", flag.configId, q, page);
   }
 
   /**
    * A page of the project's flags in the given order, filtered; with `withTotal`, also how many match.
    * The name order keeps the cursors it always had (the name alone); every other order's cursors start
    * with the order's own name, so a cursor from one order is refused by another instead of misleading it.
+   * Status, sort times and counts are those of the scope's environment.
    */
   async list(
     projectId: string,
+    scope: EnvironmentScope,
     filter: FlagFilter,
     paging: { limit?: number; before?: string; after?: string },
     sort: FlagSort = "name",
@@ -251,33 +357,49 @@ export class FlagService {
       }
       page = { ...parsed, key };
     }
-    await this.requireProject(this.db, projectId);
-    const rows = await repo.listFlags(this.db, projectId, filter, page, order);
+    const environment = await resolveEnvironment(this.db, projectId, scope.environment);
+    const rows = await repo.listFlags(this.db, projectId, environment, filter, page, order);
     const result = await assemblePage(
       page,
       rows,
       (f) => (tagged ? [sort, ...order.keyOf(f)] : order.keyOf(f)),
-      (side, key) => repo.flagsBeyond(this.db, projectId, filter, side, tagged ? key.slice(1) : key, order),
+      (side, key) =>
+        repo.flagsBeyond(this.db, projectId, environment, filter, side, tagged ? key.slice(1) : key, order),
     );
-    const data = result.data.map((f) => this.present(f));
+    const data = await this.present(this.db, result.data, scope.ownOnly);
     if (!withTotal) return { ...result, data };
-    return { ...result, data, total: await repo.countFlags(this.db, projectId, filter) };
+    return { ...result, data, total: await repo.countFlags(this.db, projectId, environment, filter) };
   }
 
   /**
    * Flags on for an actor by the deterministic rules (attached, in an attached segment, in the actor
-   * rollout): the engine in @flagstaff/core decides from the snapshot, the database fills in the page.
+   * rollout) in an environment: the engine in @flagstaff/core decides from the snapshot, the database
+   * fills in the page.
    */
-  async listForActor(projectId: string, actorId: string, page: PageQuery): Promise<Page<Flag>> {
-    await this.requireProject(this.db, projectId);
-    return this.pageDecidedByEngine(projectId, page, (flag, state) => isEnabledForActor(flag, actorId, state.isMember));
+  async listForActor(
+    projectId: string,
+    scope: EnvironmentScope,
+    actorId: string,
+    page: PageQuery,
+  ): Promise<Page<Flag>> {
+    const environment = await resolveEnvironment(this.db, projectId, scope.environment);
+    return this.pageDecidedByEngine(projectId, environment, scope.ownOnly, page, (flag, state) =>
+      isEnabledForActor(flag, actorId, state.isMember),
+    );
   }
 
   /** Flags enabled for a segment (enabled, or conditional with it attached), decided by the same engine. */
-  async listForSegment(projectId: string, segmentId: string, page: PageQuery): Promise<Page<Flag>> {
-    await this.requireProject(this.db, projectId);
+  async listForSegment(
+    projectId: string,
+    scope: EnvironmentScope,
+    segmentId: string,
+    page: PageQuery,
+  ): Promise<Page<Flag>> {
+    const environment = await resolveEnvironment(this.db, projectId, scope.environment);
     if (!(await findSegment(this.db, projectId, segmentId))) throw segmentNotFound(segmentId);
-    return this.pageDecidedByEngine(projectId, page, (flag) => isEnabledForSegment(flag, segmentId));
+    return this.pageDecidedByEngine(projectId, environment, scope.ownOnly, page, (flag) =>
+      isEnabledForSegment(flag, segmentId),
+    );
   }
 
   /**
@@ -286,10 +408,12 @@ export class FlagService {
    */
   private async pageDecidedByEngine(
     projectId: string,
+    environment: string,
+    ownOnly: boolean,
     page: PageQuery,
     selected: (flag: FlagState, state: ProjectState) => boolean,
   ): Promise<Page<Flag>> {
-    const state = this.snapshot.projects.get(projectId);
+    const state = this.snapshot.projects.get(projectId)?.environments.get(environment);
     if (!state) return { data: [], pagination: { before: null, after: null } };
     const names = state.flagNamesInOrder();
     const matches = (flagName: string) => {
@@ -297,7 +421,8 @@ export class FlagService {
       return flag !== undefined && selected(flag, state);
     };
     const picked = pageOfNames(names, page, matches);
-    const byName = new Map((await repo.findFlagsByNames(this.db, projectId, picked)).map((f) => [f.name, f]));
+    const found = await repo.findFlagsByNames(this.db, projectId, environment, picked);
+    const byName = new Map(found.map((f) => [f.name, f]));
     const rows = picked.map((n) => byName.get(n)).filter((f): f is Flag => f !== undefined);
     const result = await assemblePage(
       page,
@@ -305,6 +430,82 @@ export class FlagService {
       (f) => [f.name],
       (side, key) => anyNameBeyond(names, side, key[0] as string, matches),
     );
-    return { ...result, data: result.data.map((f) => this.present(f)) };
+    return { ...result, data: await this.present(this.db, result.data, ownOnly) };
+  }
+
+  /**
+   * Copies a flag's configuration from one environment to another (status, percentages, attached actors
+   * and segments) in one write with one history event (`flag.updated` in the target environment, with
+   * `copiedFrom`). With `ifMatch`, only if the target's configuration still has one of those ETags.
+   */
+  async copy(
+    context: WriteContext,
+    projectId: string,
+    scope: EnvironmentScope,
+    name: string,
+    input: CopyFlagInput,
+    ifMatch?: string,
+  ): Promise<Flag> {
+    if (input.from === input.to) {
+      throw invalid("from and to name the same environment: there is nothing to copy.", [
+        { path: "/to", message: "must differ from from" },
+      ]);
+    }
+    return this.work.write(context, projectId, async (trx) => {
+      const from = await resolveEnvironment(trx, projectId, input.from);
+      const to = await resolveEnvironment(trx, projectId, input.to);
+      const source = await repo.findFlag(trx, projectId, from, name);
+      const flag = await repo.findFlag(trx, projectId, to, name);
+      if (!source || !flag) throw flagNotFound(name);
+      requireMatch(ifMatch, flagTag(flag), `Flag "${name}" in environment "${to}"`);
+      const wanted = await repo.linksOf(trx, source.configId);
+      const current = await repo.linksOf(trx, flag.configId);
+      const has = { actors: new Set(current.actors), segments: new Set(current.segments) };
+      const want = { actors: new Set(wanted.actors), segments: new Set(wanted.segments) };
+      const delta = {
+        addActors: wanted.actors.filter((id) => !has.actors.has(id)),
+        removeActors: current.actors.filter((id) => !want.actors.has(id)),
+        addSegments: wanted.segments.filter((id) => !has.segments.has(id)),
+        removeSegments: current.segments.filter((id) => !want.segments.has(id)),
+      };
+      const next: Flag = {
+        ...flag,
+        status: source.status,
+        percentageActors: source.percentageActors,
+        percentageCalls: source.percentageCalls,
+      };
+      const fieldsChanged =
+        next.status !== flag.status ||
+        next.percentageActors !== flag.percentageActors ||
+        next.percentageCalls !== flag.percentageCalls;
+      if (!fieldsChanged && Object.values(delta).every((ids) => ids.length === 0)) {
+        return { result: await this.presentOne(trx, flag, scope.ownOnly), events: [] };
+      }
+      const now = isoTime(this.clock.now());
+      next.updatedAt = now;
+      if (next.status !== flag.status) next.statusChangedAt = now;
+      next.revision = flag.revision + 1;
+      next.actorsCount = wanted.actors.length;
+      next.segmentsCount = wanted.segments.length;
+      await repo.saveConfiguration(trx, next);
+      await repo.attachActors(trx, next, delta.addActors, now);
+      await repo.detachActors(trx, next.configId, delta.removeActors);
+      await repo.attachSegments(trx, next.configId, delta.addSegments, now);
+      await repo.detachSegments(trx, next.configId, delta.removeSegments);
+      const after: FlagUpdate = {
+        ...flagState(next),
+        addedActors: delta.addActors,
+        removedActors: delta.removeActors,
+        addedSegments: delta.addSegments,
+        removedSegments: delta.removeSegments,
+        copiedFrom: from,
+      };
+      return {
+        result: await this.presentOne(trx, next, scope.ownOnly),
+        events: [
+          { type: "flag.updated", projectId, environment: to, target: target(next), before: flagState(flag), after },
+        ],
+      };
+    });
   }
 }

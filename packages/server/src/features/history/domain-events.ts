@@ -22,7 +22,13 @@ export const WEBHOOK_DISPATCHER: WriteContext = { actor: { system: "webhook-disp
 // What the history records of each kind of target, before and after a write (never a secret). Type
 // aliases, not interfaces: a published event's states are plain JSON records.
 export type ProjectRecord = { readonly id: string; readonly name: string };
-export type KeyRecord = { readonly id: string; readonly name: string; readonly role: Role };
+export type KeyRecord = {
+  readonly id: string;
+  readonly name: string;
+  readonly role: Role;
+  /** The environment the key is bound to (absent in events recorded before environments). */
+  readonly environment?: string | null;
+};
 export type FlagRecord = {
   readonly name: string;
   readonly description: string;
@@ -36,7 +42,17 @@ export type FlagUpdate = FlagRecord & {
   readonly removedActors: readonly string[];
   readonly addedSegments: readonly string[];
   readonly removedSegments: readonly string[];
+  /** Set when the update copied another environment's configuration (POST …/copy). */
+  readonly copiedFrom?: string;
 };
+export type EnvironmentRecord = {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly default: boolean;
+};
+/** An environment as created: its record, and the environment its configurations were copied from. */
+export type EnvironmentCreation = EnvironmentRecord & { readonly copyFrom: string | null };
 export type SegmentRecord = { readonly name: string; readonly description: string };
 /** A segment after an update: its fields, and the members the update added and removed. */
 export type SegmentUpdate = SegmentRecord & {
@@ -62,6 +78,8 @@ interface EventOf<Type extends string, Kind extends TargetKind, Before, After, P
   readonly target: { readonly kind: Kind; readonly id: string; readonly name: string };
   readonly before: Before;
   readonly after: After;
+  /** The environment of a configuration's change or of an environment's event (published as `environment`). */
+  readonly environment?: string;
 }
 
 /**
@@ -70,7 +88,10 @@ interface EventOf<Type extends string, Kind extends TargetKind, Before, After, P
  * work drops it before the event is stored or published.
  */
 export type DomainEvent =
-  | EventOf<"project.created", "project", null, ProjectRecord>
+  | (EventOf<"project.created", "project", null, ProjectRecord> & {
+      /** Its environments' ids, the first the default (the snapshot builds the project's states from them). */
+      readonly unpublished: { readonly environments: readonly string[] };
+    })
   | EventOf<"project.deleted", "project", ProjectRecord, null, null>
   | (EventOf<"key.created", "key", null, KeyRecord, string | null> & {
       readonly unpublished: { readonly keyHash: string };
@@ -85,7 +106,10 @@ export type DomainEvent =
   | EventOf<"actor.updated", "actor", ActorProfile | null, ActorProfile>
   | EventOf<"webhook.created", "webhook", null, WebhookRecord>
   | EventOf<"webhook.updated", "webhook", WebhookRecord, WebhookRecord>
-  | EventOf<"webhook.deleted", "webhook", WebhookRecord, null>;
+  | EventOf<"webhook.deleted", "webhook", WebhookRecord, null>
+  | EventOf<"environment.created", "environment", null, EnvironmentCreation>
+  | EventOf<"environment.updated", "environment", EnvironmentRecord, EnvironmentRecord>
+  | EventOf<"environment.deleted", "environment", EnvironmentRecord, null>;
 
 export type EventType = DomainEvent["type"];
 
@@ -106,6 +130,7 @@ export interface StoredEvent {
   readonly id: string;
   readonly type: EventType;
   readonly projectId: string | null;
+  readonly environment?: string;
   readonly target: { readonly kind: TargetKind; readonly id: string; readonly name: string };
   readonly before: Record<string, unknown> | null;
   readonly after: Record<string, unknown> | null;
@@ -126,6 +151,7 @@ export function publishedEvent(
     id: stored.id,
     type: event.type,
     projectId: event.projectId,
+    ...(event.environment === undefined ? {} : { environment: event.environment }),
     target: event.target,
     before: event.before,
     after: event.after,

@@ -19,6 +19,10 @@ export interface EventFilter {
   readonly until?: string;
   /** Leaves out webhook events, for keys that may not see webhooks. */
   readonly hideWebhooks?: boolean;
+  /** Only events of this environment (a configuration's changes and the environment's own events). */
+  readonly environment?: string;
+  /** Leaves out the events of every other environment (for keys bound to this one); the rest stay. */
+  readonly withinEnvironment?: string;
 }
 
 /** Stores events in the history, in the write's transaction. */
@@ -38,6 +42,7 @@ export async function insertEvents(trx: Transaction<Database>, events: readonly 
         before: e.before === null ? null : JSON.stringify(e.before),
         after: e.after === null ? null : JSON.stringify(e.after),
         request_id: e.requestId,
+        environment_id: e.environment ?? null,
         created_at: e.createdAt,
       })),
     )
@@ -68,6 +73,7 @@ function readEvent(row: EventsTable): StoredEvent {
     id: row.id,
     type: row.type as EventType,
     projectId: row.project_id,
+    ...(row.environment_id === null ? {} : { environment: row.environment_id }),
     createdAt: row.created_at,
     actor: JSON.parse(row.actor) as EventActor,
     target: { kind: row.target_kind as TargetKind, id: row.target_id, name: row.target_name },
@@ -86,6 +92,11 @@ function filtered(db: Executor, filter: EventFilter): SelectQueryBuilder<Databas
   }
   if (filter.segmentId !== undefined) {
     q = q.where("target_kind", "=", "segment").where("target_id", "=", filter.segmentId);
+  }
+  if (filter.environment !== undefined) q = q.where("environment_id", "=", filter.environment);
+  if (filter.withinEnvironment !== undefined) {
+    const own = filter.withinEnvironment;
+    q = q.where((eb) => eb.or([eb("environment_id", "is", null), eb("environment_id", "=", own)]));
   }
   if (filter.since !== undefined) q = q.where("created_at", ">=", filter.since);
   if (filter.until !== undefined) q = q.where("created_at", "<", filter.until);

@@ -31,7 +31,8 @@ export function eventRoutes(app: TypedApp, events: EventService): void {
       // The webhooks API is admin-only: its events are too, or they would show the webhooks to other keys.
       const principal = request.principal;
       const seesWebhooks = principal !== undefined && allows(principal, "admin", projectId);
-      return events.list(projectId, filters, toPageQuery({ limit, before, after }, 1), seesWebhooks);
+      const boundTo = principal?.environment ?? null;
+      return events.list(projectId, filters, toPageQuery({ limit, before, after }, 1), seesWebhooks, boundTo);
     },
   );
 
@@ -50,7 +51,8 @@ export function eventRoutes(app: TypedApp, events: EventService): void {
     async (request) => {
       const { limit, before, after, ...filters } = request.query;
       const { projectId, flagName } = request.params;
-      return events.listForFlag(projectId, flagName, filters, toPageQuery({ limit, before, after }, 1));
+      const boundTo = request.principal?.environment ?? null;
+      return events.listForFlag(projectId, flagName, filters, toPageQuery({ limit, before, after }, 1), boundTo);
     },
   );
 }

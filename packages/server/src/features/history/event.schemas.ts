@@ -16,6 +16,13 @@ const historyFilters = {
   ),
   since: Type.Optional({ ...Timestamp, description: "Events at or after this time" }),
   until: Type.Optional({ ...Timestamp, description: "Events strictly before this time" }),
+  environment: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        "Only events of this environment: its configurations' changes and its own events. A key bound to an environment never sees another's. Extension.",
+    }),
+  ),
 };
 
 export const ListEventsQuery = Type.Object(
@@ -41,4 +48,5 @@ export interface HistoryQuery {
   segment?: string;
   since?: string;
   until?: string;
+  environment?: string;
 }

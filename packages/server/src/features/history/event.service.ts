@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
 import { flagNotFound, invalid, projectNotFound } from "../../errors.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
-import { findFlag } from "../flags/flag.repository.js";
+import { flagExists } from "../flags/flag.repository.js";
 import { findProject } from "../projects/project.repository.js";
 import { EVENT_TYPES, type EventType, type StoredEvent } from "./domain-events.js";
 import { type EventFilter, eventsBeyond, listEvents } from "./event.repository.js";
@@ -55,6 +55,7 @@ export class EventService {
       segmentId: query.segment,
       since: normalTime(query.since, "since"),
       until: normalTime(query.until, "until"),
+      ...(query.environment === undefined ? {} : { environment: query.environment }),
     };
   }
 
@@ -67,9 +68,11 @@ export class EventService {
     query: HistoryQuery,
     page: PageQuery,
     seesWebhooks: boolean,
+    boundTo: string | null = null,
   ): Promise<Page<HistoryEvent>> {
     if (!(await findProject(this.db, projectId))) throw projectNotFound(projectId);
-    return this.page({ ...this.filter(projectId, query), hideWebhooks: !seesWebhooks }, page);
+    const within = boundTo === null ? {} : { withinEnvironment: boundTo };
+    return this.page({ ...this.filter(projectId, query), hideWebhooks: !seesWebhooks, ...within }, page);
   }
 
   /** Events of every flag that had this name, the deleted ones included; 404 when there never was one. */
@@ -78,12 +81,14 @@ export class EventService {
     flagName: string,
     query: HistoryQuery,
     page: PageQuery,
+    boundTo: string | null = null,
   ): Promise<Page<HistoryEvent>> {
     if (!(await findProject(this.db, projectId))) throw projectNotFound(projectId);
     const everKnown =
-      (await findFlag(this.db, projectId, flagName)) !== undefined ||
+      (await flagExists(this.db, projectId, flagName)) ||
       (await listEvents(this.db, { projectId, flagName }, { limit: 0, direction: "first" })).length > 0;
     if (!everKnown) throw flagNotFound(flagName);
-    return this.page(this.filter(projectId, { ...query, flag: flagName, segment: undefined }), page);
+    const within = boundTo === null ? {} : { withinEnvironment: boundTo };
+    return this.page({ ...this.filter(projectId, { ...query, flag: flagName, segment: undefined }), ...within }, page);
   }
 }

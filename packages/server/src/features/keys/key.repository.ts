@@ -12,10 +12,11 @@ const toKey = (row: Omit<ApiKeysTable, "key_hash">): ApiKey => ({
   name: row.name,
   role: row.role as ApiKey["role"],
   projectId: row.project_id,
+  environment: row.environment_id,
   createdAt: row.created_at,
 });
 
-const COLUMNS = ["id", "name", "role", "project_id", "created_at"] as const;
+const COLUMNS = ["id", "name", "role", "project_id", "environment_id", "created_at"] as const;
 
 export async function insertKey(trx: Transaction<Database>, key: ApiKey, hash: string): Promise<void> {
   await trx
@@ -25,6 +26,7 @@ export async function insertKey(trx: Transaction<Database>, key: ApiKey, hash: s
       name: key.name,
       role: key.role,
       project_id: key.projectId,
+      environment_id: key.environment,
       key_hash: hash,
       created_at: key.createdAt,
     })
@@ -36,14 +38,14 @@ export async function deleteKey(
   trx: Transaction<Database>,
   projectId: string,
   id: string,
-): Promise<{ name: string; role: Role } | undefined> {
+): Promise<{ name: string; role: Role; environment: string | null } | undefined> {
   const row = await trx
     .deleteFrom("api_keys")
     .where("id", "=", id)
     .where("project_id", "=", projectId)
-    .returning(["name", "role"])
+    .returning(["name", "role", "environment_id"])
     .executeTakeFirst();
-  return row && { name: row.name, role: row.role as Role };
+  return row && { name: row.name, role: row.role as Role, environment: row.environment_id };
 }
 
 export async function listKeys(db: Executor, projectId: string, page: PageQuery): Promise<ApiKey[]> {
@@ -80,12 +82,12 @@ export async function listAdminKeys(db: Executor): Promise<ApiKey[]> {
 export async function deleteAdminKey(
   trx: Transaction<Database>,
   id: string,
-): Promise<{ name: string; role: Role } | undefined> {
+): Promise<{ name: string; role: Role; environment: null } | undefined> {
   const row = await trx
     .deleteFrom("api_keys")
     .where("id", "=", id)
     .where("role", "=", "admin")
     .returning(["name", "role"])
     .executeTakeFirst();
-  return row && { name: row.name, role: row.role as Role };
+  return row && { name: row.name, role: row.role as Role, environment: null };
 }

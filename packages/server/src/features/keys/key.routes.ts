@@ -28,6 +28,7 @@ export function keyRoutes(app: TypedApp, keys: KeyService): void {
         name: principal.keyName,
         role: principal.role,
         projectId: principal.projectId,
+        environment: principal.environment,
       };
     },
   );

@@ -1,7 +1,8 @@
 import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import type { Database } from "../../db/schema.js";
-import { AppError, projectNotFound } from "../../errors.js";
+import { AppError, invalid, projectNotFound } from "../../errors.js";
+import { resolveEnvironment } from "../environments/environment.repository.js";
 import { hashApiKey, newApiKey, newKeyId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import { GLOBAL_STREAM, type Role } from "../evaluation/changes.js";
@@ -11,11 +12,14 @@ import { findProject } from "../projects/project.repository.js";
 import * as repo from "./key.repository.js";
 import type { ApiKey, CreatedApiKey, CreateKeyInput } from "./key.schemas.js";
 
-/** A key's state as the history records it: id, name and role, never the secret or its hash. */
-const keyState = (key: { id: string; name: string; role: Role }): KeyRecord => ({
+type KeyFields = { id: string; name: string; role: Role; environment: string | null };
+
+/** A key's state as the history records it: id, name, role and environment, never the secret or its hash. */
+const keyState = (key: KeyFields): KeyRecord => ({
   id: key.id,
   name: key.name,
   role: key.role,
+  environment: key.environment,
 });
 
 /** A key's creation; its hash goes along unpublished, for the snapshot that authenticates with it. */
@@ -28,7 +32,7 @@ const keyCreated = (projectId: string | null, key: ApiKey, keyHash: string): Dom
   unpublished: { keyHash },
 });
 
-const keyRevoked = (projectId: string | null, key: { id: string; name: string; role: Role }): DomainEvent => ({
+export const keyRevoked = (projectId: string | null, key: KeyFields): DomainEvent => ({
   type: "key.revoked",
   projectId,
   target: { kind: "key", id: key.id, name: key.name },
@@ -43,13 +47,30 @@ export class KeyService {
     private readonly clock: Clock,
   ) {}
 
+  /**
+   * Creates a project key bound to `input.environment`, or to the project's default environment when it
+   * names none. Only a write key may be bound to no environment (`environment: null`).
+   */
   async create(context: WriteContext, projectId: string, input: CreateKeyInput): Promise<CreatedApiKey> {
+    if (input.environment === null && input.role !== "write") {
+      throw invalid(`A ${input.role} key is bound to one environment: it cannot have environment null.`, [
+        { path: "/environment", message: "must name an environment for check and read keys" },
+      ]);
+    }
     return this.work.write(context, projectId, async (trx) => {
-      if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
+      const environment =
+        input.environment === null ? null : await resolveEnvironment(trx, projectId, input.environment ?? null);
       const secret = newApiKey();
       const hash = hashApiKey(secret);
       const now = this.clock.now();
-      const key: ApiKey = { id: newKeyId(now), name: input.name, role: input.role, projectId, createdAt: isoTime(now) };
+      const key: ApiKey = {
+        id: newKeyId(now),
+        name: input.name,
+        role: input.role,
+        projectId,
+        environment,
+        createdAt: isoTime(now),
+      };
       await repo.insertKey(trx, key, hash);
       return {
         result: { ...key, role: input.role, projectId, key: secret },
@@ -130,7 +151,14 @@ export class KeyService {
   private async insertAdminKey(trx: Transaction<Database>, name: string, secret: string) {
     const hash = hashApiKey(secret);
     const now = this.clock.now();
-    const key: ApiKey = { id: newKeyId(now), name, role: "admin", projectId: null, createdAt: isoTime(now) };
+    const key: ApiKey = {
+      id: newKeyId(now),
+      name,
+      role: "admin",
+      projectId: null,
+      environment: null,
+      createdAt: isoTime(now),
+    };
     await repo.insertKey(trx, key, hash);
     return { key, event: keyCreated(null, key, hash) };
   }

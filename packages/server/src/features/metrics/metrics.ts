@@ -131,12 +131,18 @@ export class Metrics {
         let flags = 0;
         let memberships = 0;
         let attachments = 0;
+        let environments = 0;
         for (const project of snapshot.projects.values()) {
-          flags += project.flagsById.size;
-          for (const flag of project.flagsById.values()) attachments += flag.actors.size + flag.segments.size;
+          environments += project.environments.size;
+          for (const state of project.environments.values()) {
+            flags += state.flagsById.size;
+            for (const flag of state.flagsById.values()) attachments += flag.actors.size + flag.segments.size;
+          }
           for (const members of project.segmentMembers.values()) memberships += members.size;
         }
+        this.set({ kind: "environments" }, environments);
         this.set({ kind: "projects" }, snapshot.projects.size);
+        // A flag's configuration in each environment counts once per environment.
         this.set({ kind: "flags" }, flags);
         this.set({ kind: "flag_attachments" }, attachments);
         this.set({ kind: "segment_memberships" }, memberships);

@@ -16,11 +16,17 @@ export const success = (key: string, evaluation: Evaluation) => ({
  * the actors, counts the result and gives the JSON body. Throws the 404 of an unknown flag. The Fastify
  * route and the node:http adapter (http/node-adapter.ts) both call it.
  */
-export type AnswerOfrep = (projectId: string, key: string, actors: readonly string[]) => string;
+export type AnswerOfrep = (
+  projectId: string,
+  /** The key's environment; null: the project's default. */
+  environment: string | null,
+  key: string,
+  actors: readonly string[],
+) => string;
 
 export function ofrepAnswers(checker: Checker, metrics: Metrics): AnswerOfrep {
-  return (projectId, key, actors) => {
-    const evaluation = checker.check(projectId, key, actors);
+  return (projectId, environment, key, actors) => {
+    const evaluation = checker.check(projectId, environment, key, actors);
     metrics.recordCheck(evaluation.enabled);
     return JSON.stringify(success(key, evaluation));
   };

@@ -68,15 +68,22 @@ function actorsOf(body: OfrepBody | undefined): string[] {
 export const OFREP_EVALUATE_ROUTE = "/ofrep/v1/evaluate/flags/:key";
 
 /**
- * An ETag for a bulk answer: a digest of the project, the version of its evaluation state and the
- * context, so it changes when any flag's answer may change or the context does, and two projects never
+ * An ETag for a bulk answer: a digest of the project, the environment, the version of that environment's
+ * evaluation state and the context, so it changes when any flag's answer may change or the context does, and two projects never
  * share one (a key of one project presenting another's tag gets the full answer, never a 304). The key
  * and the stream-token window are in it too: the answer advertises an event stream with a token of that
  * key, and a 304 must never leave a client holding an expired token (it gets a 200 with a fresh one).
  */
-function bulkTag(projectId: string, keyId: string, window: number, version: number, body: OfrepBody | undefined) {
+function bulkTag(
+  projectId: string,
+  environment: string,
+  keyId: string,
+  window: number,
+  version: number,
+  body: OfrepBody | undefined,
+) {
   const digest = createHash("sha256")
-    .update(JSON.stringify([projectId, version, body?.context ?? {}, keyId, window]))
+    .update(JSON.stringify([projectId, environment, version, body?.context ?? {}, keyId, window]))
     .digest("base64url")
     .slice(0, 32);
   return `"${digest}"`;
@@ -157,10 +164,15 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
       },
     },
     (request, reply) => {
-      const projectId = request.principal?.projectId as string;
+      const principal = request.principal as NonNullable<typeof request.principal>;
       const key = request.params.key;
       // The body is written out already: Fastify sends a string with a JSON type as it is.
-      const body = answerOfrep(projectId, key, actorsOf(request.body as OfrepBody));
+      const body = answerOfrep(
+        principal.projectId as string,
+        principal.environment,
+        key,
+        actorsOf(request.body as OfrepBody),
+      );
       return reply.header("content-type", JSON_TYPE).send(body);
     },
   );
@@ -209,12 +221,14 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
   );
 
   function answerBulk(request: FastifyRequest, reply: FastifyReply, keyId: string) {
-    const projectId = request.principal?.projectId as string;
+    const principal = request.principal as NonNullable<typeof request.principal>;
+    const projectId = principal.projectId as string;
     const body = request.body as OfrepBody;
-    const tag = bulkTag(projectId, keyId, tokens.window(), checker.evaluationVersionOf(projectId) ?? 0, body);
+    const { state, environment } = checker.stateOf(projectId, principal.environment);
+    const tag = bulkTag(projectId, environment, keyId, tokens.window(), state.evaluationVersion, body);
     reply.header("etag", tag);
     if (matches(request.headers["if-none-match"], tag)) return reply.code(304).send(null);
-    const flags = checker.checkAll(projectId, actorsOf(body)).map(({ name, evaluation }) => {
+    const flags = checker.checkAll(projectId, environment, actorsOf(body)).map(({ name, evaluation }) => {
       metrics.recordCheck(evaluation.enabled);
       return success(name, evaluation);
     });
@@ -256,10 +270,16 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
       },
     },
     async (request, reply) => {
-      const projectId = request.principal?.projectId as string;
-      const keyId = request.principal?.keyId ?? "";
-      admitStream(streams, "refetch", keyId, reply);
-      streams.openRefetch(openEventStream(reply), projectId, keyId, lastEventId(request.headers["last-event-id"]));
+      const principal = request.principal as NonNullable<typeof request.principal>;
+      const projectId = principal.projectId as string;
+      admitStream(streams, "refetch", principal.keyId, reply);
+      streams.openRefetch(
+        openEventStream(reply),
+        projectId,
+        principal.environment,
+        principal.keyId,
+        lastEventId(request.headers["last-event-id"]),
+      );
     },
   );
 

@@ -2,7 +2,9 @@ import type { Kysely } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
-import { AppError, projectNotFound } from "../../errors.js";
+import { DEFAULT_ENVIRONMENT_ID, DEFAULT_ENVIRONMENT_NAME, DEFAULT_MAX_ENVIRONMENTS } from "@flagstaff/core";
+import { AppError, invalid, projectNotFound } from "../../errors.js";
+import { insertEnvironment } from "../environments/environment.repository.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import { deleteChangeLog } from "../evaluation/feed.repository.js";
 import type { WriteContext } from "../history/domain-events.js";
@@ -18,14 +20,47 @@ export class ProjectService {
     private readonly db: Kysely<Database>,
     private readonly work: UnitOfWork,
     private readonly clock: Clock,
+    private readonly maxEnvironments: number = DEFAULT_MAX_ENVIRONMENTS,
   ) {}
 
+  /**
+   * Creates a project with its environments: those the input names (the first the default), or one,
+   * production. Its environments are created with it, recorded with it (no environment events of their own).
+   */
   async create(context: WriteContext, input: CreateProjectInput): Promise<Project> {
+    const named = input.environments ?? [{ id: DEFAULT_ENVIRONMENT_ID, name: DEFAULT_ENVIRONMENT_NAME }];
+    if (named.length > this.maxEnvironments) {
+      throw new AppError(
+        400,
+        "invalid_request",
+        `A project may have at most ${this.maxEnvironments} environments (ENVIRONMENTS_MAX_PER_PROJECT).`,
+        [{ path: "/environments", message: `must have at most ${this.maxEnvironments} items` }],
+      );
+    }
+    const seen = new Set<string>();
+    const twice = named.findIndex((e) => seen.size === seen.add(e.id).size);
+    if (twice >= 0) {
+      throw invalid("Each environment of a project needs its own id.", [
+        { path: `/environments/${twice}/id`, message: `"${named[twice]?.id}" is named twice` },
+      ]);
+    }
     try {
       return await this.work.write(context, input.id, async (trx) => {
         if (await repo.findProject(trx, input.id)) throw projectExists(input.id);
-        const project: Project = { id: input.id, name: input.name, createdAt: isoTime(this.clock.now()) };
+        const now = isoTime(this.clock.now());
+        const project: Project = { id: input.id, name: input.name, createdAt: now };
         await repo.insertProject(trx, project);
+        for (const [index, environment] of named.entries()) {
+          await insertEnvironment(trx, {
+            id: environment.id,
+            projectId: project.id,
+            name: environment.name,
+            description: environment.description ?? "",
+            default: index === 0,
+            createdAt: now,
+            updatedAt: now,
+          });
+        }
         return {
           result: project,
           events: [
@@ -35,6 +70,7 @@ export class ProjectService {
               target: { kind: "project", id: project.id, name: project.name },
               before: null,
               after: { id: project.id, name: project.name },
+              unpublished: { environments: named.map((e) => e.id) },
             },
           ],
         };

@@ -103,14 +103,16 @@ export async function saveSegment(trx: Transaction<Database>, segment: SegmentRo
 }
 
 /**
- * Records on every flag a segment is attached to that it is being detached (the segment is deleted):
- * `updatedAt` and the revision move, and one fewer segment is attached.
+ * Records on every flag configuration a segment is attached to (in any environment) that it is being
+ * detached (the segment is deleted): `updatedAt` and the revision move, and one fewer segment is attached.
  */
 export async function detachFromEveryFlag(trx: Transaction<Database>, segmentId: string, at: string): Promise<void> {
   await trx
-    .updateTable("flags")
+    .updateTable("flag_configs")
     .set({ updated_at: at, revision: sql`revision + 1`, segments_count: sql`segments_count - 1` })
-    .where("id", "in", (eb) => eb.selectFrom("flag_segments").select("flag_id").where("segment_id", "=", segmentId))
+    .where("config_id", "in", (eb) =>
+      eb.selectFrom("flag_segments").select("config_id").where("segment_id", "=", segmentId),
+    )
     .execute();
 }
 
@@ -193,21 +195,23 @@ export async function segmentsBeyond(db: Executor, projectId: string, side: "bef
   return (await beyondKey(query, ["segments.name"], side, key).execute()).length > 0;
 }
 
-function forFlagQuery(db: Executor, flagId: string) {
+/** The segments attached to a flag's configuration (in one environment). */
+function forFlagQuery(db: Executor, configId: string) {
   return db
     .selectFrom("segments")
     .innerJoin("flag_segments", "flag_segments.segment_id", "segments.id")
-    .where("flag_segments.flag_id", "=", flagId);
+    .where("flag_segments.config_id", "=", configId);
 }
 
-export async function listSegmentsForFlag(db: Executor, flagId: string, page: PageQuery): Promise<SegmentRow[]> {
-  const rows = await keysetPage(forFlagQuery(db, flagId).select(SEGMENT_COLUMNS), ["segments.name"], page).execute();
+export async function listSegmentsForFlag(db: Executor, configId: string, page: PageQuery): Promise<SegmentRow[]> {
+  const rows = await keysetPage(forFlagQuery(db, configId).select(SEGMENT_COLUMNS), ["segments.name"], page).execute();
   return rows.map((r) => toRow(r));
 }
 
-export async function segmentsForFlagBeyond(db: Executor, flagId: string, side: "before" | "after", key: SortKey) {
+export async function segmentsForFlagBeyond(db: Executor, configId: string, side: "before" | "after", key: SortKey) {
   return (
-    (await beyondKey(forFlagQuery(db, flagId).select("segments.id"), ["segments.name"], side, key).execute()).length > 0
+    (await beyondKey(forFlagQuery(db, configId).select("segments.id"), ["segments.name"], side, key).execute()).length >
+    0
   );
 }
 

@@ -1,5 +1,13 @@
 import { Type } from "typebox";
-import { ActorParams, errorResponses, PageOf, PageQuery, ProjectParams } from "../../http/schemas.js";
+import { requestEnvironment } from "../../http/environment.js";
+import {
+  ActorParams,
+  EnvironmentPageQuery,
+  errorResponses,
+  PageOf,
+  PageQuery,
+  ProjectParams,
+} from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
@@ -92,14 +100,17 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
       config: { access: "read" },
       schema: {
         tags: ["segments", "flags"],
-        summary: "List segments attached to a flag",
+        summary: "List segments attached to a flag (in the environment of the key, or of `environment`)",
         params: Type.Object({ projectId: Type.String(), flagName: Type.String() }),
-        querystring: PageQuery,
+        querystring: EnvironmentPageQuery,
         response: { 200: PageOf(Segment), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
-    async (request) =>
-      segments.listForFlag(request.params.projectId, request.params.flagName, toPageQuery(request.query, 1)),
+    async (request) => {
+      const { environment: _environment, ...page } = request.query;
+      const { projectId, flagName } = request.params;
+      return segments.listForFlag(projectId, requestEnvironment(request), flagName, toPageQuery(page, 1));
+    },
   );
 
   app.get(

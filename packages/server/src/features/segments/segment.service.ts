@@ -11,6 +11,7 @@ import type { SegmentRecord, SegmentUpdate, WriteContext } from "../history/doma
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findFlag } from "../flags/flag.repository.js";
 import { findProject } from "../projects/project.repository.js";
+import { resolveEnvironment } from "../environments/environment.repository.js";
 import * as repo from "./segment.repository.js";
 import { entityTag, requireMatch } from "../../http/preconditions.js";
 import { listMembers, type Membership } from "../actors/member-lists.js";
@@ -218,12 +219,18 @@ export class SegmentService {
     return this.page(page, rows, (side, key) => repo.segmentsBeyond(this.db, projectId, side, key));
   }
 
-  async listForFlag(projectId: string, flagName: string, page: PageQuery): Promise<Page<Segment>> {
-    await this.requireProject(this.db, projectId);
-    const flag = await findFlag(this.db, projectId, flagName);
+  /** The segments attached to a flag in an environment (null: the project's default). */
+  async listForFlag(
+    projectId: string,
+    environment: string | null,
+    flagName: string,
+    page: PageQuery,
+  ): Promise<Page<Segment>> {
+    const environmentId = await resolveEnvironment(this.db, projectId, environment);
+    const flag = await findFlag(this.db, projectId, environmentId, flagName);
     if (!flag) throw flagNotFound(flagName);
-    const rows = await repo.listSegmentsForFlag(this.db, flag.id, page);
-    return this.page(page, rows, (side, key) => repo.segmentsForFlagBeyond(this.db, flag.id, side, key));
+    const rows = await repo.listSegmentsForFlag(this.db, flag.configId, page);
+    return this.page(page, rows, (side, key) => repo.segmentsForFlagBeyond(this.db, flag.configId, side, key));
   }
 
   /** Segments an actor has been added to; an actor never seen simply has none. */

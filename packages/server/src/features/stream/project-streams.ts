@@ -63,6 +63,8 @@ export type StreamKind = "state" | "refetch";
 interface Client {
   readonly kind: StreamKind;
   readonly projectId: string;
+  /** The environment it follows: its key's, or null for the project's default (wherever that moves). */
+  readonly environment: string | null;
   readonly keyId: string;
   readonly response: ServerResponse;
   /** The project version this client's state is at. */
@@ -80,21 +82,24 @@ interface Client {
   closed: boolean;
 }
 
-/** A project change as the stream sends it: the core form, without the project id the stream implies. */
-function withoutProject(change: ProjectChange & { projectId?: string }): ProjectChange {
-  const { projectId: _projectId, ...rest } = change;
+/**
+ * A project change as the stream sends it: the core form, without the project and environment the stream
+ * implies.
+ */
+function withoutProject(change: ProjectChange & { projectId?: string; environment?: string }): ProjectChange {
+  const { projectId: _projectId, environment: _environment, ...rest } = change;
   return rest as ProjectChange;
 }
 
 /**
- * Whether a change set deletes or creates the project. A replay that crosses one starts from a state that
- * is not the current project's (an id of a deleted project of the same id, or 0, from before it existed):
+ * Whether a change set deletes or creates the project, or creates, deletes or moves the default of one of
+ * its environments. A replay that crosses one starts from a state that may not be the current one (an id of a deleted project of the same id, or 0, from before it existed):
  * the client gets a snapshot instead, never the changes of one project applied to another's state.
  * (Deleting a project also deletes its change log, so a replay from before its delete finds a gap or the
  * delete itself.)
  */
 const startsOver = (set: ChangeSet): boolean =>
-  set.changes.some((change) => change.kind === "project.created" || change.kind === "project.deleted");
+  set.changes.some((change) => change.kind.startsWith("project.") || change.kind.startsWith("environment."));
 
 /**
  * Every server-sent event stream of a project, and their lifecycle: heartbeats, slow clients, and the end
@@ -114,11 +119,8 @@ export class ProjectStreams {
   private readonly clients = new Set<Client>();
   /** Open streams per key id, for each kind. */
   private readonly perKey: Record<StreamKind, Map<string, number>> = { state: new Map(), refetch: new Map() };
-  /** The last state serialized per project, shared by the snapshots being written of that version. */
-  private readonly states = new Map<
-    string,
-    { project: ProjectState; version: number; json: WeakRef<ProjectStateJSON> }
-  >();
+  /** The last state serialized per environment's state, shared by the snapshots being written of that version. */
+  private readonly states = new WeakMap<ProjectState, { version: number; json: WeakRef<ProjectStateJSON> }>();
   private readonly heartbeat: NodeJS.Timeout;
   private readonly unlisten: () => void;
 
@@ -159,8 +161,14 @@ export class ProjectStreams {
    * Starts a stream on a response whose headers are written. Without a usable `lastEventId` it starts with
    * a snapshot; with one the log still holds, it replays what came after it first.
    */
-  async open(response: ServerResponse, projectId: string, keyId: string, lastEventId: number | undefined) {
-    const client = this.add("state", response, projectId, keyId);
+  async open(
+    response: ServerResponse,
+    projectId: string,
+    environment: string | null,
+    keyId: string,
+    lastEventId: number | undefined,
+  ) {
+    const client = this.add("state", response, projectId, environment, keyId);
     const current = this.snapshot.versions.get(projectId) ?? 0;
     // Further behind than a replay may go (`Last-Event-ID: 0` on a long log): a snapshot, without reading the log.
     if (lastEventId === undefined || lastEventId > current || current - lastEventId > this.limits.replayMaxVersions) {
@@ -192,16 +200,22 @@ export class ProjectStreams {
    * not missed (it costs one conditional request, answered 304 when nothing changed). A client that
    * resumes is told only if an evaluation change came after its id (or the id is ahead of this instance).
    */
-  openRefetch(response: ServerResponse, projectId: string, keyId: string, lastEventId: number | undefined): void {
-    const client = this.add("refetch", response, projectId, keyId);
-    const project = this.snapshot.projects.get(projectId);
-    if (!project) {
+  openRefetch(
+    response: ServerResponse,
+    projectId: string,
+    environment: string | null,
+    keyId: string,
+    lastEventId: number | undefined,
+  ): void {
+    const client = this.add("refetch", response, projectId, environment, keyId);
+    const state = this.stateFor(client);
+    if (!state) {
       this.end(client);
       return;
     }
     const current = this.snapshot.versions.get(projectId) ?? 0;
     client.version = lastEventId ?? 0;
-    if (lastEventId === undefined || lastEventId > current || project.evaluationVersion > lastEventId) {
+    if (lastEventId === undefined || lastEventId > current || state.evaluationVersion > lastEventId) {
       this.sendRefetch(client, current);
     }
   }
@@ -213,10 +227,17 @@ export class ProjectStreams {
     for (const client of [...this.clients]) this.end(client);
   }
 
-  private add(kind: StreamKind, response: ServerResponse, projectId: string, keyId: string): Client {
+  private add(
+    kind: StreamKind,
+    response: ServerResponse,
+    projectId: string,
+    environment: string | null,
+    keyId: string,
+  ): Client {
     const client: Client = {
       kind,
       projectId,
+      environment,
       keyId,
       response,
       version: 0,
@@ -263,30 +284,46 @@ export class ProjectStreams {
    * not the whole text.
    */
   private sendSnapshot(client: Client): void {
-    const project = this.snapshot.projects.get(client.projectId);
+    const project = this.stateFor(client);
     if (!project) {
       this.end(client);
       return;
     }
     client.version = this.snapshot.versions.get(client.projectId) ?? 0;
-    const state = this.stateOf(client.projectId, project, client.version);
+    const state = this.jsonOf(project, client.version);
     this.enqueue(client, eventChunks(client.version, "snapshot", { version: client.version, state }));
   }
 
-  private stateOf(projectId: string, project: ProjectState, version: number): ProjectStateJSON {
-    const last = this.states.get(projectId);
-    const shared = last && last.project === project && last.version === version ? last.json.deref() : undefined;
+  /** The evaluation state a client follows: its environment's, or the default's; undefined once gone. */
+  private stateFor(client: Client): ProjectState | undefined {
+    return this.snapshot.projects.get(client.projectId)?.state(client.environment);
+  }
+
+  /** The environment a client follows now. */
+  private environmentOf(client: Client): string | undefined {
+    return this.snapshot.projects.get(client.projectId)?.resolve(client.environment);
+  }
+
+  private jsonOf(project: ProjectState, version: number): ProjectStateJSON {
+    const last = this.states.get(project);
+    const shared = last && last.version === version ? last.json.deref() : undefined;
     if (shared) return shared;
     const json = project.toJSON();
-    this.states.set(projectId, { project, version, json: new WeakRef(json) });
+    this.states.set(project, { version, json: new WeakRef(json) });
     return json;
   }
 
   private send(client: Client, set: ChangeSet): void {
     if (set.version <= client.version) return;
     client.version = set.version;
+    const environment = this.environmentOf(client);
     const changes: ProjectChange[] = [];
-    for (const change of set.changes) if (isProjectChange(change)) changes.push(withoutProject(change));
+    for (const change of set.changes) {
+      if (!isProjectChange(change)) continue;
+      // Another environment's configuration is not this client's; a change of no environment is every one's.
+      const of = (change as { environment?: string }).environment;
+      if (of === undefined || of === environment) changes.push(withoutProject(change));
+    }
     // A set evaluation does not see (a key, a description) moves the version and sends nothing.
     if (changes.length === 0) return;
     const data = JSON.stringify({ version: set.version, changes });
@@ -296,25 +333,32 @@ export class ProjectStreams {
   private applied(set: ChangeSet): void {
     const revoked = new Set<string>();
     let deletedProject: string | undefined;
+    let defaultMoved = false;
     for (const change of set.changes) {
       if (change.kind === "key.deleted") revoked.add(change.id);
       if (change.kind === "project.deleted") deletedProject = change.projectId;
+      if (change.kind === "environment.default") defaultMoved = true;
     }
     for (const client of this.clients) {
-      if (client.projectId === deletedProject) this.states.delete(client.projectId);
       if (revoked.has(client.keyId) || client.projectId === deletedProject) {
         this.end(client);
         continue;
       }
       if (client.projectId !== set.stream) continue;
+      const state = this.stateFor(client);
+      // Its environment was deleted (its key with it, but a key bound to none follows the default).
+      if (!state) {
+        this.end(client);
+        continue;
+      }
+      const followsDefault = client.environment === null && defaultMoved;
       if (client.kind === "refetch") {
-        // The snapshot moved the project's evaluation version to this set's iff an answer may have changed.
-        if (this.snapshot.projects.get(client.projectId)?.evaluationVersion === set.version) {
-          this.sendRefetch(client, set.version);
-        }
+        // The snapshot moved the environment's evaluation version to this set's iff an answer may have changed.
+        if (state.evaluationVersion === set.version || followsDefault) this.sendRefetch(client, set.version);
         continue;
       }
       if (client.pending) client.pending.push(set);
+      else if (followsDefault) this.sendSnapshot(client);
       else this.send(client, set);
     }
   }
@@ -332,7 +376,7 @@ export class ProjectStreams {
       }
       if (client.projectId !== stream || client.pending) continue;
       if (client.kind === "refetch") {
-        if (this.snapshot.projects.has(stream)) this.sendRefetch(client, this.snapshot.versions.get(stream) ?? 0);
+        if (this.stateFor(client)) this.sendRefetch(client, this.snapshot.versions.get(stream) ?? 0);
         else this.end(client);
       } else this.sendSnapshot(client);
     }

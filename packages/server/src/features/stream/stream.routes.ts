@@ -1,5 +1,6 @@
-import { projectNotFound } from "../../errors.js";
-import { errorResponses, ProjectParams } from "../../http/schemas.js";
+import { environmentNotFound, projectNotFound } from "../../errors.js";
+import { requestEnvironment } from "../../http/environment.js";
+import { EnvironmentQuery, errorResponses, ProjectParams } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import type { ProjectStreams } from "./project-streams.js";
@@ -22,11 +23,13 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
           "(`{version, changes}`) per committed change, its id the project version; a comment every 15 s. " +
           "A resume further behind than the replay bound gets a snapshot. Refused with 429 (this key holds " +
           "STREAM_MAX_PER_KEY streams here) or 503 (this instance holds STREAM_MAX_PER_INSTANCE), with Retry-After. " +
-          "It never carries a key or any secret. It ends when the key is revoked, the project deleted or " +
+          "It never carries a key or any secret. It follows the key's environment (or the one named by `environment`, for a key bound to none; the " +
+          "default's otherwise). It ends when the key is revoked, the project or its environment deleted or " +
           "the server stops; reconnect with Last-Event-ID (an id from before the project was created, such as " +
           "one of a deleted project of the same id, gets a fresh snapshot). A 401, 403 or 404 on reconnecting " +
           "means the key or the project is gone: stop. See docs/streaming.md.",
         params: ProjectParams,
+        querystring: EnvironmentQuery,
         headers: LastEventIdHeaders,
         response: {
           200: EventStreamAnswer,
@@ -36,11 +39,15 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
     },
     async (request, reply) => {
       const { projectId } = request.params;
-      if (!snapshot.projects.has(projectId)) throw projectNotFound(projectId);
+      const project = snapshot.projects.get(projectId);
+      if (!project) throw projectNotFound(projectId);
+      const environment = requestEnvironment(request);
+      if (!project.state(environment)) throw environmentNotFound(project.resolve(environment));
       // A principal is always there: the route requires a read key.
       const keyId = request.principal?.keyId ?? "";
       admitStream(streams, "state", keyId, reply);
-      await streams.open(openEventStream(reply), projectId, keyId, lastEventId(request.headers["last-event-id"]));
+      const resumeFrom = lastEventId(request.headers["last-event-id"]);
+      await streams.open(openEventStream(reply), projectId, environment, keyId, resumeFrom);
     },
   );
 }

@@ -1,0 +1,59 @@
+import { type Static, Type } from "typebox";
+import { NAME_MAX_LENGTH } from "../contract/limits.js";
+import { Limits, Timestamp } from "./common.js";
+
+export const EnvironmentSchema = Type.Object(
+  {
+    id: Type.String(),
+    projectId: Type.String(),
+    name: Type.String(),
+    description: Type.String(),
+    default: Type.Boolean({
+      description: "The project's default environment: what a key bound to no environment acts on",
+    }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: "Environment", description: "An environment of a project: each holds its own configuration of every flag" },
+);
+/** An environment of a project (development, staging, production…): its own configuration of every flag. */
+export type Environment = Static<typeof EnvironmentSchema>;
+
+const EnvironmentName = Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH });
+
+export const CreateEnvironmentBody = Type.Object(
+  {
+    id: Limits.environmentId,
+    name: EnvironmentName,
+    description: Type.Optional(Limits.description),
+    copyFrom: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "An environment of the project whose configuration of every flag the new one starts with; without it, every flag starts disabled",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+/** Body of an environment's create. */
+export type CreateEnvironmentInput = Static<typeof CreateEnvironmentBody>;
+
+export const UpdateEnvironmentBody = Type.Object(
+  {
+    name: Type.Optional(EnvironmentName),
+    description: Type.Optional(Limits.description),
+    default: Type.Optional(
+      Type.Literal(true, { description: "true makes this the project's default environment (there is always one)" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+/** Body of an environment's update. */
+export type UpdateEnvironmentInput = Static<typeof UpdateEnvironmentBody>;
+
+/** An environment named at a project's creation. */
+export const NewProjectEnvironment = Type.Object(
+  { id: Limits.environmentId, name: EnvironmentName, description: Type.Optional(Limits.description) },
+  { additionalProperties: false },
+);

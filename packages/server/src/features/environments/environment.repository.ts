@@ -1,0 +1,140 @@
+import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
+import type { Database, EnvironmentsTable } from "../../db/schema.js";
+import { environmentNotFound, projectNotFound } from "../../errors.js";
+import type { Environment } from "./environment.schemas.js";
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export const toEnvironment = (row: Selectable<EnvironmentsTable>): Environment => ({
+  id: row.id,
+  projectId: row.project_id,
+  name: row.name,
+  description: row.description,
+  default: Number(row.is_default) === 1,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+/** A project's environments in their order (the first created first); few per project, so read whole. */
+export async function listEnvironments(db: Executor, projectId: string): Promise<Environment[]> {
+  return (await listPlacedEnvironments(db, projectId)).map((placed) => placed.environment);
+}
+
+/** An environment with its place in the project's order. */
+export interface PlacedEnvironment {
+  readonly environment: Environment;
+  readonly position: number;
+}
+
+/** A project's environments in their order, with their positions (what the list's cursors hold). */
+export async function listPlacedEnvironments(db: Executor, projectId: string): Promise<PlacedEnvironment[]> {
+  const rows = await db
+    .selectFrom("environments")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .orderBy("position")
+    .execute();
+  return rows.map((row) => ({ environment: toEnvironment(row), position: Number(row.position) }));
+}
+
+export async function findEnvironment(db: Executor, projectId: string, id: string): Promise<Environment | undefined> {
+  const row = await db
+    .selectFrom("environments")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row && toEnvironment(row);
+}
+
+/**
+ * The id of the environment a request acts on: the one named (which must exist), or the project's
+ * default. Throws the 404 of an unknown project or environment.
+ */
+export async function resolveEnvironment(db: Executor, projectId: string, named: string | null): Promise<string> {
+  const rows = await db
+    .selectFrom("environments")
+    .select(["id", "is_default"])
+    .where("project_id", "=", projectId)
+    .where((eb) => (named === null ? eb("is_default", "=", 1) : eb("id", "=", named)))
+    .execute();
+  const row = rows[0];
+  if (row) return row.id;
+  if (named === null || !(await db.selectFrom("projects").select("id").where("id", "=", projectId).executeTakeFirst()))
+    throw projectNotFound(projectId);
+  throw environmentNotFound(named);
+}
+
+export async function insertEnvironment(trx: Transaction<Database>, environment: Environment): Promise<void> {
+  const next = await trx
+    .selectFrom("environments")
+    .select(sql<number | string | null>`max(position)`.as("last"))
+    .where("project_id", "=", environment.projectId)
+    .executeTakeFirst();
+  await trx
+    .insertInto("environments")
+    .values({
+      project_id: environment.projectId,
+      id: environment.id,
+      name: environment.name,
+      description: environment.description,
+      is_default: environment.default ? 1 : 0,
+      position: Number(next?.last ?? 0) + 1,
+      created_at: environment.createdAt,
+      updated_at: environment.updatedAt,
+    })
+    .execute();
+}
+
+export async function saveEnvironment(trx: Transaction<Database>, environment: Environment): Promise<void> {
+  await trx
+    .updateTable("environments")
+    .set({
+      name: environment.name,
+      description: environment.description,
+      is_default: environment.default ? 1 : 0,
+      updated_at: environment.updatedAt,
+    })
+    .where("project_id", "=", environment.projectId)
+    .where("id", "=", environment.id)
+    .execute();
+}
+
+/** Makes no environment of the project the default (the caller then makes one so, in the same transaction). */
+export async function clearDefault(trx: Transaction<Database>, projectId: string, at: string): Promise<void> {
+  await trx
+    .updateTable("environments")
+    .set({ is_default: 0, updated_at: at })
+    .where("project_id", "=", projectId)
+    .where("is_default", "=", 1)
+    .execute();
+}
+
+/** Deletes an environment with its flags' configurations (and, by cascade, their actor and segment links). */
+export async function deleteEnvironment(trx: Transaction<Database>, projectId: string, id: string): Promise<void> {
+  await trx
+    .deleteFrom("flag_configs")
+    .where("environment_id", "=", id)
+    .where("flag_id", "in", (eb) => eb.selectFrom("flags").select("id").where("project_id", "=", projectId))
+    .execute();
+  await trx.deleteFrom("environments").where("project_id", "=", projectId).where("id", "=", id).execute();
+}
+
+export async function countEnvironments(db: Executor, projectId: string): Promise<number> {
+  const row = await db
+    .selectFrom("environments")
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as("count"))
+    .where("project_id", "=", projectId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** The keys bound to an environment (deleting it revokes them). */
+export async function keysOf(db: Executor, projectId: string, environment: string) {
+  return db
+    .selectFrom("api_keys")
+    .select(["id", "name", "role"])
+    .where("project_id", "=", projectId)
+    .where("environment_id", "=", environment)
+    .execute();
+}

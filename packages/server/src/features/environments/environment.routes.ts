@@ -1,0 +1,116 @@
+import { Type } from "typebox";
+import { errorResponses, NoContent, PageOf, PageQuery, ProjectParams } from "../../http/schemas.js";
+import type { TypedApp } from "../../http/typed-app.js";
+import { writeContext } from "../../http/write-context.js";
+import { toPageQuery } from "../../pagination.js";
+import { CreateEnvironmentBody, EnvironmentSchema, UpdateEnvironmentBody } from "./environment.schemas.js";
+import type { EnvironmentService } from "./environment.service.js";
+
+const Environment = Type.Ref("Environment");
+const EnvironmentParams = Type.Object({ projectId: Type.String(), environmentId: Type.String() });
+
+/**
+ * A project's environments. Any key of the project lists and reads them (a key bound to one still sees
+ * which exist); only admin keys create, change and delete them, as they do projects and keys.
+ */
+export function environmentRoutes(app: TypedApp, environments: EnvironmentService): void {
+  app.addSchema(EnvironmentSchema);
+
+  app.get(
+    "/projects/:projectId/environments",
+    {
+      config: { access: "read" },
+      schema: {
+        tags: ["environments"],
+        summary: "List a project's environments, in their order (extension)",
+        params: ProjectParams,
+        querystring: PageQuery,
+        response: { 200: PageOf(Environment), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+      },
+    },
+    async (request) => environments.list(request.params.projectId, toPageQuery(request.query, 1)),
+  );
+
+  app.post(
+    "/projects/:projectId/environments",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags: ["environments"],
+        summary: "Create an environment (extension; admin)",
+        description:
+          "Every flag starts disabled in it, with nothing attached, or with copyFrom as a copy of that environment's " +
+          "configuration of every flag (status, percentages, attached actors and segments). 409 environment_limit " +
+          "past ENVIRONMENTS_MAX_PER_PROJECT (20 by default).",
+        params: ProjectParams,
+        body: CreateEnvironmentBody,
+        response: { 201: Environment, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { projectId } = request.params;
+      const environment = await environments.create(writeContext(request), projectId, request.body);
+      return reply
+        .code(201)
+        .header(
+          "location",
+          `/projects/${encodeURIComponent(projectId)}/environments/${encodeURIComponent(environment.id)}`,
+        )
+        .send(environment);
+    },
+  );
+
+  app.get(
+    "/projects/:projectId/environments/:environmentId",
+    {
+      config: { access: "read" },
+      schema: {
+        tags: ["environments"],
+        summary: "Retrieve an environment (extension)",
+        params: EnvironmentParams,
+        response: { 200: Environment, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+      },
+    },
+    async (request) => environments.get(request.params.projectId, request.params.environmentId),
+  );
+
+  app.patch(
+    "/projects/:projectId/environments/:environmentId",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags: ["environments"],
+        summary: "Rename an environment, describe it, or make it the default (extension; admin)",
+        params: EnvironmentParams,
+        body: UpdateEnvironmentBody,
+        response: { 200: Environment, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request) =>
+      environments.update(
+        writeContext(request),
+        request.params.projectId,
+        request.params.environmentId,
+        request.body ?? {},
+      ),
+  );
+
+  app.delete(
+    "/projects/:projectId/environments/:environmentId",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags: ["environments"],
+        summary: "Delete an environment with its flag configurations; revokes the keys bound to it (extension; admin)",
+        description:
+          "The default environment cannot be deleted (409 environment_is_default): make another the default first.",
+        params: EnvironmentParams,
+        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      await environments.delete(writeContext(request), request.params.projectId, request.params.environmentId);
+      return reply.code(204).send(null);
+    },
+  );
+}
