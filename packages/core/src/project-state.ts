@@ -6,13 +6,13 @@ const BUCKET_CACHE_SIZE = 8192;
 
 /**
  * A flag's bucket function with a bounded cache: a Map lookup instead of a CRC-32 for actors seen before.
- * The cache is made at the first call: most flags of a large project (in each of its environments) are
- * never evaluated for an actor by a given process, and an empty Map per flag would cost memory for nothing.
+ * The cache is made with the function, not at its first call: a closure that assigns its captured `cache`
+ * put the check's process in a slow state (45,000 instead of 70,000 checks/s and a p99 of 22 ms instead of
+ * 3.5 ms with 100,000 flags; see docs/performance.md, "Environments").
  */
 function cachedBuckets(name: string): (actorId: string) => number {
-  let cache: Map<string, number> | undefined;
+  const cache = new Map<string, number>();
   return (actorId) => {
-    cache ??= new Map<string, number>();
     let bucket = cache.get(actorId);
     if (bucket === undefined) {
       bucket = actorBucket(name, actorId);
