@@ -1,5 +1,5 @@
 import type { EvaluationReason } from "../contract/enums.js";
-import { compileConditions, type Test } from "./conditions.js";
+import { Attributes, Conditions } from "./conditions.js";
 import { splitBounds } from "./split.js";
 import type { FlagEvaluation, TargetedFlag, Variant } from "./types.js";
 import { validateConfiguration } from "./validate.js";
@@ -19,7 +19,7 @@ export interface CompiledSplit {
 
 export interface CompiledRule {
   readonly id: string;
-  readonly test: Test;
+  readonly conditions: Conditions;
   readonly answer: FlagEvaluation | CompiledSplit;
 }
 
@@ -43,6 +43,8 @@ export interface CompiledFlag {
   /** onVariant with STATIC, TARGETING_MATCH and SPLIT; offVariant with DISABLED and DEFAULT. */
   readonly answers: Readonly<Record<EvaluationReason, FlagEvaluation>>;
   readonly rulesCompiled: readonly CompiledRule[];
+  /** The attributes the rules read, each read once per evaluation. */
+  readonly attributes: Attributes;
   readonly prerequisitesCompiled: readonly CompiledPrerequisite[];
 }
 
@@ -64,7 +66,14 @@ function build(flag: TargetedFlag): CompiledFlag {
     rules: flag.rules,
     prerequisites: flag.prerequisites,
   };
-  const empty = { error: null, answers: {} as CompiledFlag["answers"], rulesCompiled: [], prerequisitesCompiled: [] };
+  const attributes = new Attributes();
+  const empty = {
+    error: null,
+    answers: {} as CompiledFlag["answers"],
+    rulesCompiled: [],
+    prerequisitesCompiled: [],
+    attributes,
+  };
   const problem = validateConfiguration(flag)[0];
   if (problem) {
     return { ...source, ...empty, error: errorAnswer("PARSE_ERROR", `flag ${flag.name}: ${problem.message}`) };
@@ -87,14 +96,14 @@ function build(flag: TargetedFlag): CompiledFlag {
     if ("variant" in rule.serve) {
       return {
         id: rule.id,
-        test: compileConditions(rule.conditions),
+        conditions: new Conditions(rule.conditions, attributes),
         answer: answer(variant(rule.serve.variant), "TARGETING_MATCH", ruleId),
       };
     }
     const split = rule.serve.split;
     return {
       id: rule.id,
-      test: compileConditions(rule.conditions),
+      conditions: new Conditions(rule.conditions, attributes),
       answer: {
         bucketBy: split.bucketBy,
         bounds: splitBounds(split),
@@ -107,7 +116,7 @@ function build(flag: TargetedFlag): CompiledFlag {
     variants: new Set(p.variants),
     failed: answer(off, "PREREQUISITE_FAILED", { prerequisite: p.flag }),
   }));
-  return { ...source, error: null, answers, rulesCompiled, prerequisitesCompiled };
+  return { ...source, error: null, answers, rulesCompiled, prerequisitesCompiled, attributes };
 }
 
 /** The flag's compiled targeting, built again only when a field it was built from was replaced. */

@@ -7,6 +7,7 @@ import { bucketingValue, splitBucket, weightIndex } from "./split.js";
 import type { EvaluationContext, FlagEvaluation, TargetedFlag, TargetingResolver } from "./types.js";
 
 const NO_ACTORS: readonly string[] = Object.freeze([]);
+const NO_VALUES: unknown[] = [];
 
 /** Whether an actor falls in the flag's actor rollout, through the flag's bucket cache when it has one. */
 function inFlagRollout(flag: TargetedFlag, actorId: string): boolean {
@@ -53,9 +54,10 @@ function evaluateIn(flag: TargetedFlag, scope: Scope, resolver: TargetingResolve
   for (const actorId of actorIds) if (flag.actors.has(actorId)) return c.answers.TARGETING_MATCH;
   for (const segmentId of flag.segments) if (inSegment(scope, segmentId)) return c.answers.TARGETING_MATCH;
   const rules = c.rulesCompiled;
+  const values = rules.length > 0 ? c.attributes.values() : NO_VALUES;
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i] as (typeof rules)[number];
-    if (!rule.test(scope)) continue;
+    if (!rule.conditions.test(scope, values)) continue;
     if (!("bounds" in rule.answer)) return rule.answer;
     const answer = splitAnswer(flag, rule.id, rule.answer, scope);
     if (answer !== null) return answer;
