@@ -515,7 +515,7 @@ describe("the validator refuses everything the schemas refuse", () => {
     1.5,
     -1,
     101,
-    1e400,
+    Number.POSITIVE_INFINITY,
     [],
     {},
     true,
@@ -527,7 +527,7 @@ describe("the validator refuses everything the schemas refuse", () => {
   /** Every path into a JSON value, as arrays of keys. */
   function paths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
     const out = [prefix];
-    if (Array.isArray(value)) value.forEach((v, i) => out.push(...paths(v, [...prefix, i])));
+    if (Array.isArray(value)) for (const [i, v] of value.entries()) out.push(...paths(v, [...prefix, i]));
     else if (value && typeof value === "object")
       for (const [k, v] of Object.entries(value)) out.push(...paths(v, [...prefix, k]));
     return out;
