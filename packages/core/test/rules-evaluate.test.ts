@@ -400,6 +400,40 @@ describe("the compiled form", () => {
     assert.equal(evaluateFlag(f, gb, resolver()).reason, "DISABLED");
   });
 
+  it("reads each evaluation's own attributes, one evaluation after another", () => {
+    const f = stringFlag({
+      rules: [
+        serve("gb", [inCountry("GB")], "blue"),
+        serve("no", [{ attribute: "country", operator: "present", values: [], negate: true }], "green"),
+      ],
+    });
+    const project = resolver();
+    for (let i = 0; i < 3; i++) {
+      assert.equal(evaluateFlag(f, { attributes: { country: "GB" } }, project).variant, "blue");
+      assert.equal(evaluateFlag(f, { attributes: { country: "US" } }, project).variant, "red");
+      assert.equal(evaluateFlag(f, {}, project).variant, "green");
+      assert.equal(evaluateFlag(f, { attributes: { country: null } as never }, project).variant, "green");
+    }
+  });
+
+  it("reads its own attributes even when an evaluation of the same flag runs inside it", () => {
+    // country, then a segment lookup that evaluates the same flag for a context in FR, then country again.
+    const notInS: Condition = { operator: "not_in_segment", values: ["s"] };
+    const f = stringFlag({ rules: [serve("gb", [inCountry("GB"), notInS, inCountry("GB")], "blue")] });
+    const inner: (string | null)[] = [];
+    const project: TargetingResolver = {
+      isMember: () => {
+        inner.push(
+          evaluateFlag(f, { actorIds: ["b"], attributes: { country: "FR" } }, { isMember: () => false }).variant,
+        );
+        return false;
+      },
+    };
+    const result = evaluateFlag(f, { actorIds: ["a"], attributes: { country: "GB" } }, project);
+    assert.deepEqual(inner, ["red"]);
+    assert.equal(result.variant, "blue", "the second read of country is GB, not the inner evaluation's FR");
+  });
+
   it("answers are shared and frozen (the hot path allocates no answer)", () => {
     const f = stringFlag({ status: "enabled" });
     const first = evaluateFlag(f, {}, resolver());

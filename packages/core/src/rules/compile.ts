@@ -5,7 +5,7 @@ import type { FlagEvaluation, TargetedFlag, Variant } from "./types.js";
 import { validateConfiguration } from "./validate.js";
 import { BOOLEAN_VARIANTS } from "./variants.js";
 
-// A flag's targeting compiled once (conditions to closures, values parsed, regular expressions compiled,
+// A flag's targeting compiled once (conditions prepared, values parsed, regular expressions compiled,
 // every answer built and frozen), then reused by every evaluation until one of the fields it was built
 // from is replaced. The seed's fields (status, rollouts, attached actors and segments) are read live:
 // ProjectState changes them in place.
@@ -43,8 +43,6 @@ export interface CompiledFlag {
   /** onVariant with STATIC, TARGETING_MATCH and SPLIT; offVariant with DISABLED and DEFAULT. */
   readonly answers: Readonly<Record<EvaluationReason, FlagEvaluation>>;
   readonly rulesCompiled: readonly CompiledRule[];
-  /** The attributes the rules read, each read once per evaluation. */
-  readonly attributes: Attributes;
   readonly prerequisitesCompiled: readonly CompiledPrerequisite[];
 }
 
@@ -72,7 +70,6 @@ function build(flag: TargetedFlag): CompiledFlag {
     answers: {} as CompiledFlag["answers"],
     rulesCompiled: [],
     prerequisitesCompiled: [],
-    attributes,
   };
   const problem = validateConfiguration(flag)[0];
   if (problem) {
@@ -116,7 +113,7 @@ function build(flag: TargetedFlag): CompiledFlag {
     variants: new Set(p.variants),
     failed: answer(off, "PREREQUISITE_FAILED", { prerequisite: p.flag }),
   }));
-  return { ...source, error: null, answers, rulesCompiled, prerequisitesCompiled, attributes };
+  return { ...source, error: null, answers, rulesCompiled, prerequisitesCompiled };
 }
 
 /** The flag's compiled targeting, built again only when a field it was built from was replaced. */

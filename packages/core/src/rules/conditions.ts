@@ -18,6 +18,8 @@ export interface Scope {
   readonly resolver: TargetingResolver;
   /** `$now`, in milliseconds; NaN until a condition first reads it (so the clock is read once at most). */
   now: number;
+  /** This evaluation's number (nextEvaluation), which stamps the attributes it has read. */
+  readonly evaluation: number;
 }
 
 /** A configuration the validator refuses, met while evaluating: the evaluation answers ERROR / PARSE_ERROR. */
@@ -182,46 +184,51 @@ function operandHolds(c: Compiled, value: unknown): number {
   }
 }
 
-/** Marks an attribute not read yet in an evaluation's values. */
-const UNREAD: unknown = Symbol("unread");
-
 /**
- * The attributes some conditions read, each given a slot: an evaluation reads each attribute from the
- * context once, into its slot, however many conditions read it (a keyed read of a context object costs
- * more than all the rest of most conditions).
+ * The attributes some conditions read (a flag's rules, a segment's conditions), each given a slot: an
+ * evaluation reads each attribute from the context once, however many conditions read it (a keyed read
+ * of a context object costs more than the rest of most conditions). The slots are reused from one
+ * evaluation to the next without being cleared: a slot holds a value for the evaluation whose number is
+ * stamped beside it, and any other evaluation reads the context again. So an evaluation started inside
+ * another (a resolver that evaluates) cannot see the outer one's values, nor the outer the inner's.
  */
 export class Attributes {
   private readonly slots = new Map<string, number>();
+  readonly values: unknown[] = [];
+  readonly stamps: number[] = [];
 
   slot(name: string): number {
     let slot = this.slots.get(name);
     if (slot === undefined) {
       slot = this.slots.size;
       this.slots.set(name, slot);
+      this.values.push(undefined);
+      this.stamps.push(0);
     }
     return slot;
   }
-
-  /** Fresh slots for one evaluation. */
-  values(): unknown[] {
-    return new Array(this.slots.size).fill(UNREAD);
-  }
 }
 
-function readAttribute(c: Compiled, scope: Scope, values: unknown[]): unknown {
+/** The number of the evaluation that reads the context next; 0 stamps no evaluation. */
+let evaluations = 1;
+
+/** A fresh number for a new evaluation's Scope. */
+export const nextEvaluation = (): number => evaluations++;
+
+function readAttribute(c: Compiled, scope: Scope, attributes: Attributes): unknown {
   if (c.read === Read.Now) {
     if (Number.isNaN(scope.now)) scope.now = scope.resolver.now ? scope.resolver.now() : Date.now();
     return scope.now;
   }
-  let value = values[c.slot];
-  if (value === UNREAD) {
-    const attributes = scope.attributes;
-    value =
-      attributes === undefined || (c.read === Read.Own && !Object.hasOwn(attributes, c.attribute))
-        ? undefined
-        : attributes[c.attribute];
-    values[c.slot] = value;
-  }
+  const slot = c.slot;
+  if (attributes.stamps[slot] === scope.evaluation) return attributes.values[slot];
+  const context = scope.attributes;
+  const value =
+    context === undefined || (c.read === Read.Own && !Object.hasOwn(context, c.attribute))
+      ? undefined
+      : context[c.attribute];
+  attributes.values[slot] = value;
+  attributes.stamps[slot] = scope.evaluation;
   return value;
 }
 
@@ -231,12 +238,12 @@ function readAttribute(c: Compiled, scope: Scope, values: unknown[]): unknown {
  * holds when any of its elements (read alike) does; `negate` then applies to the list as a whole.
  * present is the exception: negated, it holds exactly when the attribute is missing.
  */
-function holds(c: Compiled, scope: Scope, values: unknown[]): boolean {
+function holds(c: Compiled, scope: Scope, attributes: Attributes): boolean {
   if (c.op === OP.in_segment) {
     for (const segmentId of c.texts) if (inSegment(scope, segmentId)) return !c.negate;
     return c.negate;
   }
-  const raw = readAttribute(c, scope, values);
+  const raw = readAttribute(c, scope, attributes);
   if (c.op === OP.present) return (raw !== undefined && raw !== null) !== c.negate;
   if (raw === undefined || raw === null) return false;
   if (Array.isArray(raw)) {
@@ -252,42 +259,35 @@ export class Conditions {
   private readonly compiled: readonly Compiled[];
 
   /** `attributes`: the slots shared by the conditions evaluated together (a flag's rules, a segment's). */
-  constructor(conditions: readonly Condition[], attributes: Attributes) {
+  constructor(
+    conditions: readonly Condition[],
+    private readonly attributes: Attributes,
+  ) {
     this.compiled = conditions.map((condition) => new Compiled(condition, attributes));
   }
 
-  /** `values`: the evaluation's slots, from `attributes.values()` of the Attributes given at construction. */
-  test(scope: Scope, values: unknown[]): boolean {
+  test(scope: Scope): boolean {
     const compiled = this.compiled;
-    for (let i = 0; i < compiled.length; i++) if (!holds(compiled[i] as Compiled, scope, values)) return false;
+    const attributes = this.attributes;
+    for (let i = 0; i < compiled.length; i++) if (!holds(compiled[i] as Compiled, scope, attributes)) return false;
     return true;
   }
 }
 
-interface SegmentTest {
-  readonly conditions: Conditions;
-  readonly attributes: Attributes;
-}
-
 /** Segment conditions compiled once per list the resolver hands out (the list is read as immutable). */
-const segmentTests = new WeakMap<readonly Condition[], SegmentTest | ConfigurationError>();
+const segmentTests = new WeakMap<readonly Condition[], Conditions | ConfigurationError>();
 
-function segmentTest(segmentId: string, conditions: readonly Condition[]): SegmentTest {
+function segmentTest(segmentId: string, conditions: readonly Condition[]): Conditions {
   let compiled = segmentTests.get(conditions);
   if (compiled === undefined) {
     const problem = validateSegmentConditions(conditions)[0];
     compiled = problem
       ? new ConfigurationError(`segment ${segmentId}: ${problem.message}`)
-      : compileSegment(conditions);
+      : new Conditions(conditions, new Attributes());
     segmentTests.set(conditions, compiled);
   }
   if (compiled instanceof ConfigurationError) throw compiled;
   return compiled;
-}
-
-function compileSegment(conditions: readonly Condition[]): SegmentTest {
-  const attributes = new Attributes();
-  return { conditions: new Conditions(conditions, attributes), attributes };
 }
 
 /**
@@ -299,6 +299,5 @@ export function inSegment(scope: Scope, segmentId: string): boolean {
   for (const actorId of scope.actorIds) if (resolver.isMember(segmentId, actorId)) return true;
   const conditions = resolver.segmentConditions?.(segmentId);
   if (conditions === undefined || conditions.length === 0) return false;
-  const test = segmentTest(segmentId, conditions);
-  return test.conditions.test(scope, test.attributes.values());
+  return segmentTest(segmentId, conditions).test(scope);
 }

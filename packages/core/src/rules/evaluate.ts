@@ -2,12 +2,11 @@ import { actorBucket, inCallRollout } from "../bucketing.js";
 import { PREREQUISITE_DEPTH_MAX } from "../contract/limits.js";
 import type { SegmentMembership } from "../evaluation.js";
 import { type CompiledSplit, compiled, errorAnswer } from "./compile.js";
-import { ConfigurationError, inSegment, type Scope } from "./conditions.js";
+import { ConfigurationError, inSegment, nextEvaluation, type Scope } from "./conditions.js";
 import { bucketingValue, splitBucket, weightIndex } from "./split.js";
 import type { EvaluationContext, FlagEvaluation, TargetedFlag, TargetingResolver } from "./types.js";
 
 const NO_ACTORS: readonly string[] = Object.freeze([]);
-const NO_VALUES: unknown[] = [];
 
 /** Whether an actor falls in the flag's actor rollout, through the flag's bucket cache when it has one. */
 function inFlagRollout(flag: TargetedFlag, actorId: string): boolean {
@@ -54,10 +53,9 @@ function evaluateIn(flag: TargetedFlag, scope: Scope, resolver: TargetingResolve
   for (const actorId of actorIds) if (flag.actors.has(actorId)) return c.answers.TARGETING_MATCH;
   for (const segmentId of flag.segments) if (inSegment(scope, segmentId)) return c.answers.TARGETING_MATCH;
   const rules = c.rulesCompiled;
-  const values = rules.length > 0 ? c.attributes.values() : NO_VALUES;
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i] as (typeof rules)[number];
-    if (!rule.conditions.test(scope, values)) continue;
+    if (!rule.conditions.test(scope)) continue;
     if (!("bounds" in rule.answer)) return rule.answer;
     const answer = splitAnswer(flag, rule.id, rule.answer, scope);
     if (answer !== null) return answer;
@@ -98,6 +96,7 @@ export function evaluateFlag(
       actorIds: context.actorIds ?? NO_ACTORS,
       resolver: project,
       now: Number.NaN,
+      evaluation: nextEvaluation(),
     };
     return evaluateIn(flag, scope, project, 0);
   } catch (error) {
