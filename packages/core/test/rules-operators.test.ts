@@ -153,21 +153,11 @@ describe("matches", () => {
     assert.deepEqual(both(c("v", "matches", ["x"]), { v: "yxy" }), [true, false]);
   });
 
-  it("runs (a+)+$ against 10,000 a's and a '!' in well under a millisecond (linear time)", () => {
+  it("answers (a+)+$ against 10,000 a's and a '!' (linear time: a backtracking engine would never return)", () => {
+    // Only the answers are tested here; how long it takes (about 0.05 ms) is measured by bench/rules.mjs.
     const f = flag({ rules: [rule([c("text", "matches", ["(a+)+$"])])] });
-    const context = { attributes: { text: `${"a".repeat(10_000)}!` } };
     const project = resolver();
-    assert.equal(evaluateFlag(f, context, project).reason, "DEFAULT"); // compiles it
-    const times: number[] = [];
-    for (let i = 0; i < 21; i++) {
-      const started = process.hrtime.bigint();
-      const result = evaluateFlag(f, context, project);
-      times.push(Number(process.hrtime.bigint() - started) / 1e6);
-      assert.equal(result.variant, "off");
-    }
-    times.sort((a, b) => a - b);
-    // Measured about 0.05 ms; the median leaves room for a busy machine.
-    assert.ok((times[10] as number) < 1, `median ${times[10]} ms`);
+    assert.equal(evaluateFlag(f, { attributes: { text: `${"a".repeat(10_000)}!` } }, project).variant, "off");
     assert.equal(evaluateFlag(f, { attributes: { text: "a".repeat(10_000) } }, project).variant, "on");
   });
 });
