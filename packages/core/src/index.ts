@@ -26,3 +26,4 @@ export {
   STATE_FORMAT,
 } from "./project-state.js";
 export * from "./contract/index.js";
+export * from "./rules/index.js";

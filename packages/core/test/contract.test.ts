@@ -2,18 +2,19 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { Value } from "typebox/value";
-import { isActorId, isFlagName, isProjectId } from "../src/index.js";
-import { Limits } from "../src/schemas/index.js";
+import { isActorId, isAttributeName, isFlagName, isProjectId, isTargetingKey } from "../src/index.js";
+import { ConditionSchema, Limits, RuleSchema } from "../src/schemas/index.js";
 
 // Clients check ids with the contract's predicates; the server validates them with the contract's schemas.
 // Both must take the same ids, or a client refuses what the server accepts (or the other way round).
 
-const idCharacters = fc.constantFrom(..."aZ09._-:/ \u0000\u001f\u007f\u009f\u00e9\u{1F600}".split(""), "\u{1F600}");
+const idCharacters = fc.constantFrom(..."aZ09._-:/$ \u0000\u001f\u007f\u009f\u00e9\u{1F600}".split(""), "\u{1F600}");
 const idLike = fc.oneof(
   fc.string({ unit: idCharacters, maxLength: 300 }),
   fc.string({ maxLength: 300 }),
   fc.constantFrom(".", "..", "...", "", "a".repeat(64), "a".repeat(65), "a".repeat(128), "a".repeat(129)),
   fc.constantFrom("a".repeat(256), "a".repeat(257), "\u{1F600}".repeat(256), "\u{1F600}".repeat(257)),
+  fc.constantFrom("$now", "$nowx", "$", "a$", "\u{1F600}".repeat(128), "\u{1F600}".repeat(129), `${"a".repeat(63)}.`),
 );
 
 describe("the contract's id predicates", () => {
@@ -21,6 +22,8 @@ describe("the contract's id predicates", () => {
     ["project id", isProjectId, Limits.projectId],
     ["flag name", isFlagName, Limits.flagName],
     ["actor id", isActorId, Limits.actorId],
+    ["variant key and rule id", isTargetingKey, RuleSchema.properties.id],
+    ["attribute name", isAttributeName, ConditionSchema.properties.attribute],
   ] as const) {
     it(`take exactly the ${name}s the schema takes`, () => {
       fc.assert(

@@ -65,3 +65,52 @@ export type WebhookEventPattern = (typeof EVENT_PATTERNS)[number];
 /** The state of a webhook delivery: not sent yet or waiting for a retry, answered 2xx, or given up. */
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** The type of a flag's values, set at creation and fixed; boolean flags serve `on` (true) and `off` (false). */
+export const FLAG_TYPES = ["boolean", "string", "number", "object"] as const;
+export type FlagType = (typeof FLAG_TYPES)[number];
+
+/**
+ * A rule condition's operators (docs/targeting.md describes each). Strings: in, not_in, starts_with,
+ * ends_with, contains, matches (RE2). Numbers: eq, gt, gte, lt, lte. SemVer 2.0: semver_*. Instants:
+ * before, after. The attribute is set: present. Segments (no attribute): in_segment, not_in_segment.
+ */
+export const CONDITION_OPERATORS = [
+  "in",
+  "not_in",
+  "starts_with",
+  "ends_with",
+  "contains",
+  "matches",
+  "eq",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+  "semver_eq",
+  "semver_gt",
+  "semver_gte",
+  "semver_lt",
+  "semver_lte",
+  "before",
+  "after",
+  "present",
+  "in_segment",
+  "not_in_segment",
+] as const;
+export type ConditionOperator = (typeof CONDITION_OPERATORS)[number];
+
+/**
+ * Why a targeted evaluation (`evaluateFlag`) came out as it did: the seed's reasons, plus OpenFeature's
+ * ERROR, plus PREREQUISITE_FAILED (a prerequisite flag did not serve one of its listed variants). The
+ * seed's `evaluate` keeps answering only EVALUATION_REASONS.
+ */
+export const TARGETING_REASONS = [...EVALUATION_REASONS, "PREREQUISITE_FAILED", "ERROR"] as const;
+export type TargetingReason = (typeof TARGETING_REASONS)[number];
+
+/**
+ * The OpenFeature error codes an evaluation can answer with reason ERROR: PARSE_ERROR when the flag's
+ * configuration (or a segment's conditions) is one the validator refuses; GENERAL when the resolver threw.
+ */
+export const TARGETING_ERROR_CODES = ["PARSE_ERROR", "GENERAL"] as const;
+export type TargetingErrorCode = (typeof TARGETING_ERROR_CODES)[number];

@@ -1,4 +1,4 @@
-import { ACTOR_ID_MAX_LENGTH } from "./limits.js";
+import { ACTOR_ID_MAX_LENGTH, ATTRIBUTE_NAME_MAX_LENGTH, TARGETING_KEY_MAX_LENGTH } from "./limits.js";
 
 // The identifier rules of the API, as JSON Schema patterns (the server's schemas and /openapi.json use the
 // text) and as tests for clients that check before they ask. docs/api.md, Limits, says the same in prose.
@@ -31,9 +31,24 @@ export const ACTOR_ID_PATTERN = "^(?!\\.{1,2}$)[^\\u0000-\\u001F\\u007F-\\u009F]
 /** A segment id as a reference (flags' addSegments, the history's segment filter): 1–128 characters. */
 export const SEGMENT_ID_MAX_LENGTH = 128;
 
+/** A variant key or a rule id: 1–64 of A–Z a–z 0–9 . _ -, starting with a letter or digit (no ":"). */
+export const TARGETING_KEY_PATTERN = `^[A-Za-z0-9][A-Za-z0-9._-]{0,${TARGETING_KEY_MAX_LENGTH - 1}}$`;
+
+/** The attribute that is always the evaluation time; every other name starting with "$" is reserved. */
+export const NOW_ATTRIBUTE = "$now";
+
+/**
+ * A context attribute's name as a condition or a split names it: 1–128 characters, no control characters,
+ * not starting with "$" (reserved for names the engine defines) unless it is `$now`.
+ */
+export const ATTRIBUTE_NAME_PATTERN =
+  "^(?:\\$now|[^$\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*)$";
+
 const PROJECT_ID = new RegExp(PROJECT_ID_PATTERN);
 const FLAG_NAME = new RegExp(FLAG_NAME_PATTERN);
 const ACTOR_ID = new RegExp(ACTOR_ID_PATTERN);
+const TARGETING_KEY = new RegExp(TARGETING_KEY_PATTERN);
+const ATTRIBUTE_NAME = new RegExp(ATTRIBUTE_NAME_PATTERN);
 
 export const isProjectId = (value: unknown): value is string => typeof value === "string" && PROJECT_ID.test(value);
 
@@ -44,3 +59,10 @@ export const isFlagName = (value: unknown): value is string => typeof value === 
 /** Lengths count code points, as JSON Schema's maxLength does. */
 export const isActorId = (value: unknown): value is string =>
   typeof value === "string" && ACTOR_ID.test(value) && [...value].length <= ACTOR_ID_MAX_LENGTH;
+
+export const isTargetingKey = (value: unknown): value is string =>
+  typeof value === "string" && TARGETING_KEY.test(value);
+
+/** Lengths count code points, as JSON Schema's maxLength does. */
+export const isAttributeName = (value: unknown): value is string =>
+  typeof value === "string" && ATTRIBUTE_NAME.test(value) && [...value].length <= ATTRIBUTE_NAME_MAX_LENGTH;

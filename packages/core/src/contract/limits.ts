@@ -20,3 +20,40 @@ export const MAX_CACHE_SECONDS = 86400;
 
 /** The most environments a project may have unless ENVIRONMENTS_MAX_PER_PROJECT says otherwise. */
 export const DEFAULT_MAX_ENVIRONMENTS = 20;
+
+// Targeting (issue 25): typed variants, rules, segment conditions and prerequisites. The validator
+// (src/rules/validate.ts) and the schemas (src/schemas/targeting.ts) both read these.
+
+/** The fewest and the most variants a string, number or object flag declares (a boolean flag has on/off). */
+export const VARIANTS_MIN = 2;
+export const VARIANTS_MAX = 50;
+
+/** The largest variant value, as UTF-8 bytes of its JSON text (an object value's limit; strings too). */
+export const VARIANT_VALUE_MAX_BYTES = 32 * 1024;
+
+/** The longest variant key or rule id, in characters. */
+export const TARGETING_KEY_MAX_LENGTH = 64;
+
+/** The most rules one configuration (a flag in one environment) holds. */
+export const RULES_MAX = 100;
+
+/** The most conditions one rule, or one segment, holds. */
+export const CONDITIONS_MAX = 20;
+
+/** The most values one condition lists (larger sets belong in a segment). */
+export const CONDITION_VALUES_MAX = 100;
+
+/** The longest value of a condition (a string, a pattern, a version, an instant, a segment id), in characters. */
+export const CONDITION_VALUE_MAX_LENGTH = 1024;
+
+/** The longest attribute name a condition or a split names, in characters. */
+export const ATTRIBUTE_NAME_MAX_LENGTH = 128;
+
+/** The most prerequisites one configuration names. */
+export const PREREQUISITES_MAX = 20;
+
+/** The longest chain of prerequisites from any flag (a → b is 1); longer chains, and cycles, are refused. */
+export const PREREQUISITE_DEPTH_MAX = 5;
+
+/** The number of split buckets: weights are percentages with up to three decimals, 1 bucket = 0.001 %. */
+export const SPLIT_BUCKETS = 100_000;

@@ -9,3 +9,4 @@ export * from "./keys.js";
 export * from "./projects.js";
 export * from "./segments.js";
 export * from "./webhooks.js";
+export * from "./targeting.js";

@@ -1,0 +1,137 @@
+import type { EvaluationReason } from "../contract/enums.js";
+import { Attributes, Conditions } from "./conditions.js";
+import { splitBounds } from "./split.js";
+import type { FlagEvaluation, TargetedFlag, Variant } from "./types.js";
+import { validateConfiguration } from "./validate.js";
+import { BOOLEAN_VARIANTS } from "./variants.js";
+
+// A flag's targeting compiled once (conditions prepared, values parsed, regular expressions compiled,
+// every answer built and frozen), then reused by every evaluation until one of the fields it was built
+// from is replaced. The seed's fields (status, rollouts, attached actors and segments) are read live:
+// ProjectState changes them in place.
+
+export interface CompiledSplit {
+  readonly bucketBy: string | undefined;
+  readonly bounds: Int32Array;
+  /** One answer per weight, in order. */
+  readonly answers: readonly FlagEvaluation[];
+}
+
+export interface CompiledRule {
+  readonly id: string;
+  readonly conditions: Conditions;
+  readonly answer: FlagEvaluation | CompiledSplit;
+}
+
+export interface CompiledPrerequisite {
+  readonly flag: string;
+  readonly variants: ReadonlySet<string>;
+  readonly failed: FlagEvaluation;
+}
+
+export interface CompiledFlag {
+  // What it was built from, compared by identity on every evaluation.
+  readonly name: string;
+  readonly type: TargetedFlag["type"];
+  readonly variants: TargetedFlag["variants"];
+  readonly onVariant: string | undefined;
+  readonly offVariant: string | undefined;
+  readonly rules: TargetedFlag["rules"];
+  readonly prerequisites: TargetedFlag["prerequisites"];
+  /** The answer to every evaluation when the configuration is one the validator refuses. */
+  readonly error: FlagEvaluation | null;
+  /** onVariant with STATIC, TARGETING_MATCH and SPLIT; offVariant with DISABLED and DEFAULT. */
+  readonly answers: Readonly<Record<EvaluationReason, FlagEvaluation>>;
+  readonly rulesCompiled: readonly CompiledRule[];
+  readonly prerequisitesCompiled: readonly CompiledPrerequisite[];
+}
+
+const cache = new WeakMap<TargetedFlag, CompiledFlag>();
+
+const answer = (variant: Variant, reason: FlagEvaluation["reason"], extra?: object): FlagEvaluation =>
+  Object.freeze({ variant: variant.key, value: variant.value, reason, ...extra });
+
+export const errorAnswer = (errorCode: "PARSE_ERROR" | "GENERAL", errorMessage: string): FlagEvaluation =>
+  Object.freeze({ variant: null, value: null, reason: "ERROR", errorCode, errorMessage });
+
+function build(flag: TargetedFlag): CompiledFlag {
+  const source = {
+    name: flag.name,
+    type: flag.type,
+    variants: flag.variants,
+    onVariant: flag.onVariant,
+    offVariant: flag.offVariant,
+    rules: flag.rules,
+    prerequisites: flag.prerequisites,
+  };
+  const attributes = new Attributes();
+  const empty = {
+    error: null,
+    answers: {} as CompiledFlag["answers"],
+    rulesCompiled: [],
+    prerequisitesCompiled: [],
+  };
+  const problem = validateConfiguration(flag)[0];
+  if (problem) {
+    return { ...source, ...empty, error: errorAnswer("PARSE_ERROR", `flag ${flag.name}: ${problem.message}`) };
+  }
+  const boolean = flag.type === undefined || flag.type === "boolean";
+  const variants = boolean ? BOOLEAN_VARIANTS : (flag.variants as readonly Variant[]);
+  const byKey = new Map(variants.map((v) => [v.key, v]));
+  const variant = (key: string) => byKey.get(key) as Variant;
+  const on = variant(boolean ? "on" : (flag.onVariant as string));
+  const off = variant(boolean ? "off" : (flag.offVariant as string));
+  const answers = {
+    STATIC: answer(on, "STATIC"),
+    TARGETING_MATCH: answer(on, "TARGETING_MATCH"),
+    SPLIT: answer(on, "SPLIT"),
+    DISABLED: answer(off, "DISABLED"),
+    DEFAULT: answer(off, "DEFAULT"),
+  };
+  const rulesCompiled = (flag.rules ?? []).map((rule): CompiledRule => {
+    const ruleId = { ruleId: rule.id };
+    if ("variant" in rule.serve) {
+      return {
+        id: rule.id,
+        conditions: new Conditions(rule.conditions, attributes),
+        answer: answer(variant(rule.serve.variant), "TARGETING_MATCH", ruleId),
+      };
+    }
+    const split = rule.serve.split;
+    return {
+      id: rule.id,
+      conditions: new Conditions(rule.conditions, attributes),
+      answer: {
+        bucketBy: split.bucketBy,
+        bounds: splitBounds(split),
+        answers: split.weights.map((w) => answer(variant(w.variant), "SPLIT", ruleId)),
+      },
+    };
+  });
+  const prerequisitesCompiled = (flag.prerequisites ?? []).map((p) => ({
+    flag: p.flag,
+    variants: new Set(p.variants),
+    failed: answer(off, "PREREQUISITE_FAILED", { prerequisite: p.flag }),
+  }));
+  return { ...source, error: null, answers, rulesCompiled, prerequisitesCompiled };
+}
+
+/** The flag's compiled targeting, built again only when a field it was built from was replaced. */
+export function compiled(flag: TargetedFlag): CompiledFlag {
+  const c = cache.get(flag);
+  if (
+    c !== undefined &&
+    c.name === flag.name &&
+    c.type === flag.type &&
+    c.variants === flag.variants &&
+    c.onVariant === flag.onVariant &&
+    c.offVariant === flag.offVariant &&
+    c.rules === flag.rules &&
+    c.prerequisites === flag.prerequisites
+  ) {
+    return c;
+  }
+  const fresh = build(flag);
+  cache.set(flag, fresh);
+  return fresh;
+}

@@ -1,0 +1,106 @@
+import { actorBucket, inCallRollout } from "../bucketing.js";
+import { PREREQUISITE_DEPTH_MAX } from "../contract/limits.js";
+import type { SegmentMembership } from "../evaluation.js";
+import { type CompiledSplit, compiled, errorAnswer } from "./compile.js";
+import { ConfigurationError, inSegment, nextEvaluation, type Scope } from "./conditions.js";
+import { bucketingValue, splitBucket, weightIndex } from "./split.js";
+import type { EvaluationContext, FlagEvaluation, TargetedFlag, TargetingResolver } from "./types.js";
+
+const NO_ACTORS: readonly string[] = Object.freeze([]);
+
+/** Whether an actor falls in the flag's actor rollout, through the flag's bucket cache when it has one. */
+function inFlagRollout(flag: TargetedFlag, actorId: string): boolean {
+  const percentage = flag.percentageActors;
+  if (percentage <= 0) return false;
+  if (percentage >= 100) return true;
+  const bucket = flag.bucketOf ? flag.bucketOf(actorId) : actorBucket(flag.name, actorId);
+  return bucket < percentage * 1000;
+}
+
+/** The weight's answer for the context, or null when the split has nothing to bucket on. */
+function splitAnswer(flag: TargetedFlag, ruleId: string, split: CompiledSplit, scope: Scope): FlagEvaluation | null {
+  const value = bucketingValue(split.bucketBy, scope.attributes, scope.actorIds);
+  if (value === undefined) return null;
+  const bucket = splitBucket(flag.name, ruleId, value);
+  return split.answers[weightIndex(split.bounds, bucket)] as FlagEvaluation;
+}
+
+/** Evaluates one flag within an evaluation (`depth` counts the prerequisites walked to reach it). */
+function evaluateIn(flag: TargetedFlag, scope: Scope, resolver: TargetingResolver, depth: number): FlagEvaluation {
+  const c = compiled(flag);
+  if (c.error !== null) return c.error;
+  // Nothing turns a disabled flag on, so its prerequisites are not even evaluated (as LaunchDarkly's "off").
+  if (flag.status === "disabled") return c.answers.DISABLED;
+
+  for (const prerequisite of c.prerequisitesCompiled) {
+    // The validator refuses cycles and chains deeper than 5; should one get through, it ends here.
+    if (depth >= PREREQUISITE_DEPTH_MAX) {
+      throw new ConfigurationError(
+        `prerequisites of ${flag.name} go deeper than ${PREREQUISITE_DEPTH_MAX} (or in a cycle)`,
+      );
+    }
+    const other = resolver.flag?.(prerequisite.flag);
+    if (other === undefined) return prerequisite.failed;
+    const result = evaluateIn(other, scope, resolver, depth + 1);
+    if (result.reason === "ERROR") return result;
+    if (result.variant === null || !prerequisite.variants.has(result.variant)) return prerequisite.failed;
+  }
+
+  if (flag.status === "enabled") return c.answers.STATIC;
+
+  // conditional: attached actors, attached segments, rules in order, actor rollout, call rollout, offVariant.
+  const actorIds = scope.actorIds;
+  for (const actorId of actorIds) if (flag.actors.has(actorId)) return c.answers.TARGETING_MATCH;
+  for (const segmentId of flag.segments) if (inSegment(scope, segmentId)) return c.answers.TARGETING_MATCH;
+  const rules = c.rulesCompiled;
+  for (let i = 0; i < rules.length; i++) {
+    const rule = rules[i] as (typeof rules)[number];
+    if (!rule.conditions.test(scope)) continue;
+    if (!("bounds" in rule.answer)) return rule.answer;
+    const answer = splitAnswer(flag, rule.id, rule.answer, scope);
+    if (answer !== null) return answer;
+  }
+  for (const actorId of actorIds) if (inFlagRollout(flag, actorId)) return c.answers.SPLIT;
+  if (
+    flag.percentageCalls > 0 &&
+    inCallRollout(flag.percentageCalls, resolver.random ? resolver.random() : Math.random())
+  ) {
+    return c.answers.SPLIT;
+  }
+  return c.answers.DEFAULT;
+}
+
+/**
+ * Evaluates a flag for a context: which variant it serves, and why. It never throws: a configuration the
+ * validator would refuse (an unknown variant, an invalid pattern, a prerequisite cycle) answers reason
+ * ERROR with errorCode PARSE_ERROR, a resolver that throws answers ERROR with GENERAL; then variant and
+ * value are null and the caller serves its own default, as OpenFeature does.
+ *
+ * Order: `disabled` serves offVariant (DISABLED). Otherwise every prerequisite flag, evaluated for the
+ * same context, must serve one of its listed variants, or the flag serves offVariant
+ * (PREREQUISITE_FAILED). Then `enabled` serves onVariant (STATIC); `conditional` serves onVariant to an
+ * attached actor or a context in an attached segment (TARGETING_MATCH), else the first rule whose
+ * conditions all hold decides (TARGETING_MATCH, or SPLIT for a split), else the actor rollout and the call
+ * rollout serve onVariant (SPLIT), else offVariant (DEFAULT). For a boolean flag with no rules and no
+ * prerequisites this is `evaluate`, answer for answer and draw for draw.
+ */
+export function evaluateFlag(
+  flag: TargetedFlag,
+  context: EvaluationContext,
+  resolver: TargetingResolver | SegmentMembership,
+): FlagEvaluation {
+  const project: TargetingResolver = typeof resolver === "function" ? { isMember: resolver } : resolver;
+  try {
+    const scope: Scope = {
+      attributes: context.attributes ?? undefined,
+      actorIds: context.actorIds ?? NO_ACTORS,
+      resolver: project,
+      now: Number.NaN,
+      evaluation: nextEvaluation(),
+    };
+    return evaluateIn(flag, scope, project, 0);
+  } catch (error) {
+    if (error instanceof ConfigurationError) return errorAnswer("PARSE_ERROR", error.message);
+    return errorAnswer("GENERAL", error instanceof Error ? error.message : String(error));
+  }
+}

@@ -1,0 +1,125 @@
+import type { ConditionOperator, FlagType, TargetingErrorCode, TargetingReason } from "../contract/enums.js";
+import type { EvaluableFlag, SegmentMembership } from "../evaluation.js";
+
+export type { ConditionOperator, FlagType, TargetingErrorCode, TargetingReason };
+
+// The targeting model of issue 25, as evaluation reads it. The TypeBox schemas in ../schemas/targeting.ts
+// describe the same shapes for the API (their Static types are assignable to these). Every array here is
+// read as immutable: evaluation compiles a flag once and notices a change only when an array (or a key)
+// is replaced, not when one is changed in place.
+
+/** A variant's value: a boolean, a string, a finite number, or a JSON object or array. */
+export type VariantValue = boolean | string | number | JsonObject | readonly JsonValue[];
+export type JsonValue = null | boolean | string | number | JsonObject | readonly JsonValue[];
+export interface JsonObject {
+  readonly [key: string]: JsonValue;
+}
+
+export interface Variant {
+  readonly key: string;
+  readonly value: VariantValue;
+  readonly description?: string;
+}
+
+/** A condition on the evaluation context; a rule holds when all of its conditions hold. */
+export interface Condition {
+  /** The context attribute read (`$now` is the evaluation time); absent for in_segment and not_in_segment. */
+  readonly attribute?: string;
+  readonly operator: ConditionOperator;
+  /** Numbers for eq/gt/gte/lt/lte, strings for every other operator, none for present. */
+  readonly values: readonly (string | number)[];
+  /** Inverts the condition, except that a missing (or unreadable) attribute still fails it. */
+  readonly negate?: boolean;
+  /** For in, not_in, starts_with, ends_with, contains and matches. */
+  readonly caseInsensitive?: boolean;
+}
+
+export interface SplitWeight {
+  readonly variant: string;
+  /** Percent, 0–100, at most three decimals; a split's weights sum to 100. */
+  readonly weight: number;
+}
+
+export interface Split {
+  /** The attribute bucketed on (a string or an integer); by default the context's first actor id. */
+  readonly bucketBy?: string;
+  readonly weights: readonly SplitWeight[];
+}
+
+/** What a rule serves when it holds: one variant, or a sticky percentage split between variants. */
+export type Serve = { readonly variant: string } | { readonly split: Split };
+
+export interface Rule {
+  /** Unique within the configuration; part of the split's bucketing salt. */
+  readonly id: string;
+  readonly description?: string;
+  readonly conditions: readonly Condition[];
+  readonly serve: Serve;
+}
+
+/** The flag is evaluated only when `flag`, evaluated for the same context, serves one of `variants`. */
+export interface Prerequisite {
+  readonly flag: string;
+  readonly variants: readonly string[];
+}
+
+/**
+ * A flag in one environment, as `evaluateFlag` evaluates it: the seed's fields (status, rollouts, attached
+ * actors and segments) plus the targeting ones. Every targeting field may be left out, so a seed flag is
+ * one: a boolean flag (variants `on`/`off`) with no rules and no prerequisites.
+ */
+export interface TargetedFlag extends EvaluableFlag {
+  /** Default "boolean". */
+  readonly type?: FlagType;
+  /** Required for string, number and object flags; a boolean flag's are `on` (true) and `off` (false). */
+  readonly variants?: readonly Variant[];
+  /** Served by `enabled`, attached actors and segments and the rollouts. Boolean flags: "on". */
+  readonly onVariant?: string;
+  /** Served by `disabled`, when nothing else holds, and when a prerequisite fails. Boolean flags: "off". */
+  readonly offVariant?: string;
+  readonly rules?: readonly Rule[];
+  readonly prerequisites?: readonly Prerequisite[];
+}
+
+/** A context attribute: a string, a number, a boolean or a list of strings. */
+export type AttributeValue = string | number | boolean | readonly string[];
+
+/**
+ * Who and what a flag is evaluated for. `actorIds` are the seed's actors (OFREP's `targetingKey` is one
+ * actor id); `attributes` are what rules read. An attribute set to null or undefined counts as missing.
+ */
+export interface EvaluationContext {
+  readonly actorIds?: readonly string[];
+  readonly attributes?: Readonly<Record<string, AttributeValue | null | undefined>>;
+}
+
+/**
+ * What an evaluation looks up outside the flag. `ProjectState` has `isMember` and `flag`; the rest is
+ * optional. A bare membership function is accepted as well.
+ */
+export interface TargetingResolver {
+  /** Whether an actor is a listed member of a segment. */
+  readonly isMember: SegmentMembership;
+  /** A segment's conditions (rule-based membership); none when absent or empty. */
+  segmentConditions?(segmentId: string): readonly Condition[] | undefined;
+  /** Another flag of the same environment, for prerequisites; a missing one fails its prerequisite. */
+  flag?(name: string): TargetedFlag | undefined;
+  /** The evaluation time (`$now`) in milliseconds since the epoch; default Date.now. Read once per evaluation. */
+  now?(): number;
+  /** A uniform draw in [0, 1) for the call rollout; default Math.random. Drawn only when it decides. */
+  random?(): number;
+}
+
+/** The answer of `evaluateFlag`. It never throws: a failure is reason ERROR with an errorCode. */
+export interface FlagEvaluation {
+  /** The variant served; null only with reason ERROR (the caller then uses its own default). */
+  readonly variant: string | null;
+  readonly value: VariantValue | null;
+  readonly reason: TargetingReason;
+  /** The rule that decided (TARGETING_MATCH or SPLIT by a rule). */
+  readonly ruleId?: string;
+  /** The prerequisite flag that failed (PREREQUISITE_FAILED). */
+  readonly prerequisite?: string;
+  readonly errorCode?: TargetingErrorCode;
+  readonly errorMessage?: string;
+}

@@ -1,0 +1,552 @@
+import { FLAG_TYPES, type FlagType } from "../contract/enums.js";
+import { isAttributeName, isFlagName, isTargetingKey, NOW_ATTRIBUTE } from "../contract/ids.js";
+import {
+  CONDITION_VALUE_MAX_LENGTH,
+  CONDITION_VALUES_MAX,
+  CONDITIONS_MAX,
+  DESCRIPTION_MAX_LENGTH,
+  PREREQUISITES_MAX,
+  RULES_MAX,
+  SPLIT_BUCKETS,
+  VARIANT_VALUE_MAX_BYTES,
+  VARIANTS_MAX,
+  VARIANTS_MIN,
+} from "../contract/limits.js";
+import { isOperator, OPERATOR_KIND, valueProblem } from "./operators.js";
+import { type PrerequisiteNode, prerequisiteGraphProblems } from "./prerequisites.js";
+import { BOOLEAN_VARIANTS } from "./variants.js";
+
+// Validation on write: everything about a flag's targeting that a schema cannot say (values against their
+// operator, variant keys, weights, regular expressions, duplicate ids, prerequisite cycles), and, so that it
+// stands alone (the console and SDKs call it on unchecked input), the shapes and limits the schemas say too.
+// Every problem names where it is: a JSON Pointer into the validated object, and in its message the rule
+// (index and id) and the condition at fault.
+
+/** The kinds of problem; prerequisite_cycle and prerequisite_depth are conflicts with other flags (a 409). */
+export const CONFIGURATION_PROBLEM_CODES = [
+  "invalid",
+  "limit",
+  "duplicate",
+  "invalid_value",
+  "invalid_regex",
+  "unknown_variant",
+  "weights",
+  "unknown_segment",
+  "unknown_flag",
+  "prerequisite_cycle",
+  "prerequisite_depth",
+] as const;
+export type ConfigurationProblemCode = (typeof CONFIGURATION_PROBLEM_CODES)[number];
+
+export interface ConfigurationProblem {
+  readonly code: ConfigurationProblemCode;
+  /** A JSON Pointer into the validated object, e.g. "/rules/2/conditions/0/values/1". */
+  readonly path: string;
+  /** Says what is wrong, after where: `rules[2] "eu-beta", conditions[0], values[1]: gt takes finite numbers…`. */
+  readonly message: string;
+  /** The rule at fault: its index and its id (null when the id itself is missing). */
+  readonly rule?: { readonly index: number; readonly id: string | null };
+  /** The index of the condition at fault, within the rule or the segment. */
+  readonly condition?: number;
+}
+
+/** What the validator may look up in the flag's project and environment; without it, references are checked for form only. */
+export interface ValidationProject {
+  /** Whether a segment exists (in_segment, not_in_segment). */
+  segmentExists?(segmentId: string): boolean;
+  /**
+   * The environment's flags, with their prerequisites, for unknown flags and variants, cycles and chain
+   * depth. The flag validated may be among them: its new configuration replaces the one listed.
+   */
+  readonly flags?: Iterable<PrerequisiteNode>;
+}
+
+/** What `validateConfiguration` reads: a flag's type and variants, and one environment's configuration. */
+export interface TargetingInput {
+  /** The flag's name: a prerequisite on itself is a cycle. */
+  readonly name: string;
+  readonly type?: unknown;
+  readonly variants?: unknown;
+  readonly onVariant?: unknown;
+  readonly offVariant?: unknown;
+  readonly rules?: unknown;
+  readonly prerequisites?: unknown;
+}
+
+/**
+ * Where a problem is: its JSON Pointer, and for the message the rule and condition it is in and the rest
+ * of the way (`rules[2] "eu-beta", conditions[0], values[1]`).
+ */
+interface Place {
+  readonly path: string;
+  readonly rule?: { readonly index: number; readonly id: string | null };
+  readonly condition?: number;
+  /** The way from the rule or condition (or the top) to the value: "values[1]", "serve.split.weights". */
+  readonly tail: string;
+}
+
+const at = (place: Place, key: string | number): Place => ({
+  ...place,
+  path: `${place.path}/${key}`,
+  tail: typeof key === "number" ? `${place.tail}[${key}]` : place.tail ? `${place.tail}.${key}` : key,
+});
+
+const top = (key: string): Place => ({ path: `/${key}`, tail: key });
+
+class Problems {
+  readonly list: ConfigurationProblem[] = [];
+
+  add(code: ConfigurationProblemCode, place: Place, message: string): void {
+    const { path, rule, condition, tail } = place;
+    const where = [
+      rule ? `rules[${rule.index}]${rule.id === null ? "" : ` ${JSON.stringify(rule.id)}`}` : "",
+      condition !== undefined ? `conditions[${condition}]` : "",
+      tail,
+    ].filter((part) => part !== "");
+    this.list.push({
+      code,
+      path: path || "/",
+      message: where.length > 0 ? `${where.join(", ")}: ${message}` : message,
+      ...(rule ? { rule } : {}),
+      ...(condition !== undefined ? { condition } : {}),
+    });
+  }
+
+  /** Refuses fields an object does not know. */
+  fields(value: object, known: readonly string[], place: Place): void {
+    for (const key of Object.keys(value)) {
+      if (!known.includes(key)) this.add("invalid", at(place, key), "is not a known field");
+    }
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+const show = (value: unknown): string => JSON.stringify(value) ?? String(value);
+
+function checkDescription(value: unknown, place: Place, problems: Problems): void {
+  if (value === undefined) return;
+  if (typeof value !== "string") problems.add("invalid", place, "must be a string");
+  else if (value.length > DESCRIPTION_MAX_LENGTH) {
+    problems.add("limit", place, `is longer than ${DESCRIPTION_MAX_LENGTH} characters`);
+  }
+}
+
+/** Whether a value is plain JSON: no undefined, functions, class instances, non-finite numbers or cycles. */
+function isJson(value: unknown, depth = 0): boolean {
+  if (depth > 64) return false;
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every((item) => isJson(item, depth + 1));
+  if (typeof value !== "object") return false;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  return Object.values(value).every((item) => isJson(item, depth + 1));
+}
+
+const encoder = new TextEncoder();
+
+function valueProblemOf(type: FlagType, value: unknown): string | null {
+  switch (type) {
+    case "boolean":
+      if (typeof value !== "boolean") return "must be a boolean";
+      break;
+    case "string":
+      if (typeof value !== "string") return "must be a string (the flag's type)";
+      break;
+    case "number":
+      if (typeof value !== "number" || !Number.isFinite(value)) return "must be a finite number (the flag's type)";
+      break;
+    case "object":
+      if (typeof value !== "object" || value === null || !isJson(value)) {
+        return "must be a JSON object or array (the flag's type)";
+      }
+      break;
+  }
+  if (encoder.encode(JSON.stringify(value)).length > VARIANT_VALUE_MAX_BYTES) {
+    return `is larger than ${VARIANT_VALUE_MAX_BYTES / 1024} KiB as JSON`;
+  }
+  return null;
+}
+
+/** A flag's type, or null (with a problem) when it is not one. */
+function flagType(value: unknown, problems: Problems): FlagType | null {
+  if (value === undefined) return "boolean";
+  if (typeof value === "string" && (FLAG_TYPES as readonly string[]).includes(value)) return value as FlagType;
+  problems.add("invalid", top("type"), `must be one of ${FLAG_TYPES.join(", ")}`);
+  return null;
+}
+
+/** Checks the variants of a flag of `type`; answers the keys of those that are valid. */
+function checkVariants(type: FlagType, variants: unknown, problems: Problems): Set<string> {
+  const place = top("variants");
+  const keys = new Set<string>();
+  if (type === "boolean") {
+    // A boolean flag's variants are fixed; they may be written out, but only as they are.
+    const ok =
+      variants === undefined ||
+      (Array.isArray(variants) &&
+        variants.length === 2 &&
+        BOOLEAN_VARIANTS.every((b) => variants.some((v) => isObject(v) && v.key === b.key && v.value === b.value)));
+    if (!ok) problems.add("invalid", place, 'a boolean flag\'s variants are fixed: "on" (true) and "off" (false)');
+    for (const b of BOOLEAN_VARIANTS) keys.add(b.key);
+    return keys;
+  }
+  if (!Array.isArray(variants)) {
+    problems.add("invalid", place, `a ${type} flag declares ${VARIANTS_MIN}–${VARIANTS_MAX} variants`);
+    return keys;
+  }
+  if (variants.length < VARIANTS_MIN || variants.length > VARIANTS_MAX) {
+    problems.add(
+      "limit",
+      place,
+      `a ${type} flag declares ${VARIANTS_MIN}–${VARIANTS_MAX} variants, not ${variants.length}`,
+    );
+  }
+  for (const [i, variant] of variants.entries()) {
+    const vp = at(place, i);
+    if (!isObject(variant)) {
+      problems.add("invalid", vp, "must be an object {key, value, description?}");
+      continue;
+    }
+    problems.fields(variant, ["key", "value", "description"], vp);
+    if (!isTargetingKey(variant.key)) {
+      problems.add(
+        "invalid",
+        at(vp, "key"),
+        "must be 1–64 characters of A–Z a–z 0–9 . _ -, starting with a letter or digit",
+      );
+    } else if (keys.has(variant.key)) {
+      problems.add("duplicate", at(vp, "key"), `the key ${show(variant.key)} is used twice`);
+    } else {
+      keys.add(variant.key);
+    }
+    if (!("value" in variant)) problems.add("invalid", at(vp, "value"), "is required");
+    else {
+      const problem = valueProblemOf(type, variant.value);
+      if (problem) problems.add("invalid_value", at(vp, "value"), problem);
+    }
+    checkDescription(variant.description, at(vp, "description"), problems);
+  }
+  return keys;
+}
+
+/** Checks that `value` names one of the variants. */
+function checkVariantKey(value: unknown, keys: ReadonlySet<string>, place: Place, problems: Problems): void {
+  if (typeof value !== "string") problems.add("invalid", place, "must be a variant key");
+  else if (!keys.has(value)) {
+    problems.add(
+      "unknown_variant",
+      place,
+      `${show(value)} is not one of the flag's variants (${[...keys].join(", ")})`,
+    );
+  }
+}
+
+interface ConditionOptions {
+  /** Conditions of a segment: in_segment and not_in_segment are refused there (no segment refers to another). */
+  readonly segment: boolean;
+  readonly project: ValidationProject | undefined;
+}
+
+function checkCondition(condition: unknown, place: Place, options: ConditionOptions, problems: Problems): void {
+  if (!isObject(condition)) {
+    problems.add("invalid", place, "must be an object {attribute, operator, values, negate?, caseInsensitive?}");
+    return;
+  }
+  problems.fields(condition, ["attribute", "operator", "values", "negate", "caseInsensitive"], place);
+  const { attribute, operator, values, negate, caseInsensitive } = condition;
+  if (!isOperator(operator)) {
+    problems.add("invalid", at(place, "operator"), `${show(operator)} is not an operator`);
+    return;
+  }
+  const kind = OPERATOR_KIND[operator];
+  if (kind === "segment") {
+    if (options.segment)
+      problems.add("invalid", at(place, "operator"), `${operator} cannot be used in a segment's conditions`);
+    if (attribute !== undefined) problems.add("invalid", at(place, "attribute"), `${operator} takes no attribute`);
+  } else if (!isAttributeName(attribute)) {
+    problems.add(
+      "invalid",
+      at(place, "attribute"),
+      'must be an attribute name: 1–128 characters, no control characters, not starting with "$" (except $now)',
+    );
+  } else if (attribute === NOW_ATTRIBUTE && kind !== "instant") {
+    problems.add(
+      "invalid",
+      at(place, "attribute"),
+      `${NOW_ATTRIBUTE} is the evaluation time: only before and after read it`,
+    );
+  }
+  if (negate !== undefined && typeof negate !== "boolean")
+    problems.add("invalid", at(place, "negate"), "must be a boolean");
+  if (caseInsensitive !== undefined) {
+    if (typeof caseInsensitive !== "boolean")
+      problems.add("invalid", at(place, "caseInsensitive"), "must be a boolean");
+    else if (caseInsensitive && kind !== "text") {
+      problems.add("invalid", at(place, "caseInsensitive"), `applies to string operators only, not to ${operator}`);
+    }
+  }
+  const vp = at(place, "values");
+  if (!Array.isArray(values)) {
+    problems.add("invalid", vp, "must be an array");
+    return;
+  }
+  if (kind === "present") {
+    if (values.length > 0) problems.add("invalid_value", vp, "present takes no values");
+    return;
+  }
+  if (values.length === 0) {
+    problems.add("invalid_value", vp, `${operator} takes at least one value`);
+    return;
+  }
+  if (values.length > CONDITION_VALUES_MAX) {
+    problems.add("limit", vp, `holds more than ${CONDITION_VALUES_MAX} values (larger sets belong in a segment)`);
+  }
+  for (const [i, value] of values.entries()) {
+    if (typeof value === "string" && value.length > CONDITION_VALUE_MAX_LENGTH) {
+      problems.add("limit", at(vp, i), `is longer than ${CONDITION_VALUE_MAX_LENGTH} characters`);
+      continue;
+    }
+    const problem = valueProblem(operator, value, caseInsensitive === true);
+    if (problem) {
+      problems.add(
+        operator === "matches" && typeof value === "string" ? "invalid_regex" : "invalid_value",
+        at(vp, i),
+        problem,
+      );
+      continue;
+    }
+    if (kind === "segment" && options.project?.segmentExists && !options.project.segmentExists(value as string)) {
+      problems.add("unknown_segment", at(vp, i), `there is no segment ${show(value)}`);
+    }
+  }
+}
+
+function checkConditions(conditions: unknown, place: Place, options: ConditionOptions, problems: Problems): void {
+  if (!Array.isArray(conditions)) {
+    problems.add("invalid", place, "must be an array of conditions");
+    return;
+  }
+  if (conditions.length > CONDITIONS_MAX) problems.add("limit", place, `holds more than ${CONDITIONS_MAX} conditions`);
+  for (const [i, condition] of conditions.entries()) {
+    checkCondition(condition, { ...place, path: `${place.path}/${i}`, condition: i, tail: "" }, options, problems);
+  }
+}
+
+/** Weights are percentages with at most three decimals: a whole number of thousandths (of 100,000 buckets). */
+export const thousandths = (weight: number): number => Math.round(weight * 1000);
+const hasThreeDecimals = (weight: number) => Math.abs(weight * 1000 - thousandths(weight)) < 1e-6;
+
+function checkSplit(split: unknown, keys: ReadonlySet<string>, place: Place, problems: Problems): void {
+  if (!isObject(split)) {
+    problems.add("invalid", place, "must be an object {bucketBy?, weights}");
+    return;
+  }
+  problems.fields(split, ["bucketBy", "weights"], place);
+  if (split.bucketBy !== undefined && (!isAttributeName(split.bucketBy) || split.bucketBy === NOW_ATTRIBUTE)) {
+    problems.add("invalid", at(place, "bucketBy"), "must be an attribute name (not $now)");
+  }
+  const wp = at(place, "weights");
+  const weights = split.weights;
+  if (!Array.isArray(weights) || weights.length === 0) {
+    problems.add("invalid", wp, "must list at least one {variant, weight}");
+    return;
+  }
+  if (weights.length > VARIANTS_MAX) problems.add("limit", wp, `holds more than ${VARIANTS_MAX} weights`);
+  const seen = new Set<string>();
+  let total = 0;
+  let readable = true;
+  for (const [i, entry] of weights.entries()) {
+    const ep = at(wp, i);
+    if (!isObject(entry)) {
+      readable = false;
+      problems.add("invalid", ep, "must be an object {variant, weight}");
+      continue;
+    }
+    problems.fields(entry, ["variant", "weight"], ep);
+    checkVariantKey(entry.variant, keys, at(ep, "variant"), problems);
+    if (typeof entry.variant === "string") {
+      if (seen.has(entry.variant))
+        problems.add("duplicate", at(ep, "variant"), `${show(entry.variant)} has two weights`);
+      seen.add(entry.variant);
+    }
+    const w = entry.weight;
+    if (typeof w !== "number" || !Number.isFinite(w) || w < 0 || w > 100 || !hasThreeDecimals(w)) {
+      readable = false;
+      problems.add(
+        "weights",
+        at(ep, "weight"),
+        `must be a percentage from 0 to 100 with at most three decimals, not ${show(w)}`,
+      );
+      continue;
+    }
+    total += thousandths(w);
+  }
+  if (readable && total !== SPLIT_BUCKETS) {
+    problems.add("weights", wp, `the weights sum to ${total / 1000}, not 100`);
+  }
+}
+
+function checkServe(serve: unknown, keys: ReadonlySet<string>, place: Place, problems: Problems): void {
+  if (!isObject(serve) || "variant" in serve === "split" in serve) {
+    problems.add("invalid", place, "must be {variant} or {split: {bucketBy?, weights}}");
+    return;
+  }
+  if ("variant" in serve) {
+    problems.fields(serve, ["variant"], place);
+    checkVariantKey(serve.variant, keys, at(place, "variant"), problems);
+  } else {
+    problems.fields(serve, ["split"], place);
+    checkSplit(serve.split, keys, at(place, "split"), problems);
+  }
+}
+
+function checkRules(
+  rules: unknown,
+  keys: ReadonlySet<string>,
+  project: ValidationProject | undefined,
+  problems: Problems,
+): void {
+  const place = top("rules");
+  if (rules === undefined) return;
+  if (!Array.isArray(rules)) {
+    problems.add("invalid", place, "must be an array of rules");
+    return;
+  }
+  if (rules.length > RULES_MAX) problems.add("limit", place, `holds more than ${RULES_MAX} rules`);
+  const ids = new Set<string>();
+  for (const [index, rule] of rules.entries()) {
+    const id = isObject(rule) && typeof rule.id === "string" ? rule.id : null;
+    const rp: Place = { path: `/rules/${index}`, rule: { index, id }, tail: "" };
+    if (!isObject(rule)) {
+      problems.add("invalid", rp, "must be an object {id, description?, conditions, serve}");
+      continue;
+    }
+    problems.fields(rule, ["id", "description", "conditions", "serve"], rp);
+    if (!isTargetingKey(rule.id)) {
+      problems.add(
+        "invalid",
+        at(rp, "id"),
+        "must be 1–64 characters of A–Z a–z 0–9 . _ -, starting with a letter or digit",
+      );
+    } else if (ids.has(rule.id)) {
+      problems.add("duplicate", at(rp, "id"), `another rule has the id ${show(rule.id)}`);
+    } else {
+      ids.add(rule.id);
+    }
+    checkDescription(rule.description, at(rp, "description"), problems);
+    checkConditions(rule.conditions, at(rp, "conditions"), { segment: false, project }, problems);
+    checkServe(rule.serve, keys, at(rp, "serve"), problems);
+  }
+}
+
+function checkPrerequisites(input: TargetingInput, project: ValidationProject | undefined, problems: Problems): void {
+  const place = top("prerequisites");
+  const prerequisites = input.prerequisites;
+  if (prerequisites === undefined) return;
+  if (!Array.isArray(prerequisites)) {
+    problems.add("invalid", place, "must be an array of {flag, variants}");
+    return;
+  }
+  if (prerequisites.length > PREREQUISITES_MAX)
+    problems.add("limit", place, `holds more than ${PREREQUISITES_MAX} prerequisites`);
+  const flags = project?.flags ? new Map(Array.from(project.flags, (f) => [f.name, f] as const)) : undefined;
+  const seen = new Set<string>();
+  let wellFormed = true;
+  for (const [i, prerequisite] of prerequisites.entries()) {
+    const pp = at(place, i);
+    if (!isObject(prerequisite)) {
+      wellFormed = false;
+      problems.add("invalid", pp, "must be an object {flag, variants}");
+      continue;
+    }
+    problems.fields(prerequisite, ["flag", "variants"], pp);
+    const { flag, variants } = prerequisite;
+    if (!isFlagName(flag)) {
+      wellFormed = false;
+      problems.add("invalid", at(pp, "flag"), "must be a flag name");
+      continue;
+    }
+    if (flag === input.name) {
+      wellFormed = false;
+      problems.add("prerequisite_cycle", at(pp, "flag"), `a flag cannot be its own prerequisite (${flag} → ${flag})`);
+      continue;
+    }
+    if (seen.has(flag)) problems.add("duplicate", at(pp, "flag"), `${show(flag)} is listed twice`);
+    seen.add(flag);
+    const target = flags?.get(flag);
+    if (flags && !target) problems.add("unknown_flag", at(pp, "flag"), `there is no flag ${show(flag)}`);
+    if (!Array.isArray(variants) || variants.length === 0) {
+      problems.add("invalid", at(pp, "variants"), "must list at least one variant key");
+      continue;
+    }
+    if (variants.length > VARIANTS_MAX)
+      problems.add("limit", at(pp, "variants"), `holds more than ${VARIANTS_MAX} keys`);
+    const targetKeys = target ? variantKeys(target) : undefined;
+    for (const [j, key] of variants.entries()) {
+      if (!isTargetingKey(key)) problems.add("invalid", at(at(pp, "variants"), j), "must be a variant key");
+      else if (targetKeys && !targetKeys.has(key)) {
+        problems.add("unknown_variant", at(at(pp, "variants"), j), `${show(key)} is not a variant of ${flag}`);
+      }
+    }
+  }
+  if (flags && wellFormed) {
+    for (const problem of prerequisiteGraphProblems(input.name, prerequisites as { flag: string }[], flags)) {
+      problems.add(problem.code, at(place, problem.index), problem.message);
+    }
+  }
+}
+
+/** The keys of a (listed) flag's variants. */
+function variantKeys(flag: PrerequisiteNode): Set<string> {
+  const variants = flag.type === undefined || flag.type === "boolean" ? BOOLEAN_VARIANTS : (flag.variants ?? []);
+  return new Set(variants.map((v) => v.key));
+}
+
+/**
+ * Everything wrong with a flag's targeting: its type and variants, and one environment's configuration
+ * (onVariant, offVariant, rules, prerequisites). Empty when it may be written. With `project`, segment
+ * and flag references are checked too, and prerequisite cycles and chains deeper than 5.
+ */
+export function validateConfiguration(input: TargetingInput, project?: ValidationProject): ConfigurationProblem[] {
+  const problems = new Problems();
+  const type = flagType(input.type, problems);
+  if (type === null) return problems.list;
+  const keys = checkVariants(type, input.variants, problems);
+  for (const field of ["onVariant", "offVariant"] as const) {
+    const place = top(field);
+    const value = input[field];
+    const fixed = field === "onVariant" ? "on" : "off";
+    if (type === "boolean") {
+      if (value !== undefined && value !== fixed)
+        problems.add("invalid", place, `a boolean flag's ${field} is "${fixed}"`);
+    } else if (value === undefined) {
+      problems.add("invalid", place, `is required for a ${type} flag`);
+    } else {
+      checkVariantKey(value, keys, place, problems);
+    }
+  }
+  checkRules(input.rules, keys, project, problems);
+  checkPrerequisites(input, project, problems);
+  return problems.list;
+}
+
+/** Checks a flag's variants alone (at creation, before any configuration names them). */
+export function validateVariants(type: unknown, variants: unknown): ConfigurationProblem[] {
+  const problems = new Problems();
+  const t = flagType(type, problems);
+  if (t !== null) checkVariants(t, variants, problems);
+  return problems.list;
+}
+
+/**
+ * Everything wrong with a segment's conditions (paths under "/conditions"). They are rule conditions,
+ * except that in_segment and not_in_segment are refused: segments do not refer to segments.
+ */
+export function validateSegmentConditions(conditions: unknown, project?: ValidationProject): ConfigurationProblem[] {
+  const problems = new Problems();
+  checkConditions(conditions, top("conditions"), { segment: true, project }, problems);
+  return problems.list;
+}
