@@ -271,6 +271,22 @@ export async function linksOf(db: Executor, configId: string) {
   return { actors: actors.map((r) => r.actor_id), segments: segments.map((r) => r.segment_id) };
 }
 
+/** The columns of a configuration, in the order the inserts below select them. */
+const CONFIG_COLUMNS = [
+  "config_id",
+  "flag_id",
+  "environment_id",
+  "status",
+  "percentage_actors",
+  "percentage_calls",
+  "updated_at",
+  "latest_checked_at",
+  "status_changed_at",
+  "revision",
+  "actors_count",
+  "segments_count",
+] as const;
+
 /**
  * Gives a new environment a configuration of every flag of its project: a copy of `copyFrom`'s (status,
  * percentages, attached actors and segments), or disabled with nothing attached. Three statements,
@@ -287,20 +303,7 @@ export async function insertEnvironmentConfigurations(
   if (copyFrom === undefined) {
     await trx
       .insertInto("flag_configs")
-      .columns([
-        "config_id",
-        "flag_id",
-        "environment_id",
-        "status",
-        "percentage_actors",
-        "percentage_calls",
-        "updated_at",
-        "latest_checked_at",
-        "status_changed_at",
-        "revision",
-        "actors_count",
-        "segments_count",
-      ])
+      .columns(CONFIG_COLUMNS)
       .expression((eb) =>
         eb
           .selectFrom("flags")
@@ -331,20 +334,7 @@ export async function insertEnvironmentConfigurations(
       .where("source.environment_id", "=", copyFrom);
   await trx
     .insertInto("flag_configs")
-    .columns([
-      "config_id",
-      "flag_id",
-      "environment_id",
-      "status",
-      "percentage_actors",
-      "percentage_calls",
-      "updated_at",
-      "latest_checked_at",
-      "status_changed_at",
-      "revision",
-      "actors_count",
-      "segments_count",
-    ])
+    .columns(CONFIG_COLUMNS)
     .expression(
       source(trx).select([
         configId.as("config_id"),

@@ -52,6 +52,31 @@ const flagState = (flag: Flag): FlagRecord => ({
   percentageCalls: flag.percentageCalls,
 });
 
+/** The actors and segments a write attaches to and detaches from a configuration. */
+interface LinkDelta {
+  readonly addActors: string[];
+  readonly removeActors: string[];
+  readonly addSegments: string[];
+  readonly removeSegments: string[];
+}
+
+/** Writes a configuration's attachments that change. */
+async function saveLinks(trx: Transaction<Database>, flag: Flag, delta: LinkDelta, at: string): Promise<void> {
+  await repo.attachActors(trx, flag, delta.addActors, at);
+  await repo.detachActors(trx, flag.configId, delta.removeActors);
+  await repo.attachSegments(trx, flag.configId, delta.addSegments, at);
+  await repo.detachSegments(trx, flag.configId, delta.removeSegments);
+}
+
+/** A flag after an update, as the history records it: its fields and what was attached and detached. */
+const updateRecord = (flag: Flag, delta: LinkDelta): FlagUpdate => ({
+  ...flagState(flag),
+  addedActors: delta.addActors,
+  removedActors: delta.removeActors,
+  addedSegments: delta.addSegments,
+  removedSegments: delta.removeSegments,
+});
+
 const target = (flag: Flag) => ({ kind: "flag", id: flag.id, name: flag.name }) as const;
 
 export class FlagService {
@@ -225,17 +250,8 @@ export class FlagService {
       await repo.saveConfiguration(trx, next);
       if (next.description !== flag.description) await repo.saveDescription(trx, next);
       await ensureActors(trx, projectId, delta.addActors, now);
-      await repo.attachActors(trx, next, delta.addActors, now);
-      await repo.detachActors(trx, next.configId, delta.removeActors);
-      await repo.attachSegments(trx, next.configId, delta.addSegments, now);
-      await repo.detachSegments(trx, next.configId, delta.removeSegments);
-      const after: FlagUpdate = {
-        ...flagState(next),
-        addedActors: delta.addActors,
-        removedActors: delta.removeActors,
-        addedSegments: delta.addSegments,
-        removedSegments: delta.removeSegments,
-      };
+      await saveLinks(trx, next, delta, now);
+      const after = updateRecord(next, delta);
       return {
         result: await this.presentOne(trx, next, ownOnly),
         events: [
@@ -488,18 +504,9 @@ export class FlagService {
       next.actorsCount = wanted.actors.length;
       next.segmentsCount = wanted.segments.length;
       await repo.saveConfiguration(trx, next);
-      await repo.attachActors(trx, next, delta.addActors, now);
-      await repo.detachActors(trx, next.configId, delta.removeActors);
-      await repo.attachSegments(trx, next.configId, delta.addSegments, now);
-      await repo.detachSegments(trx, next.configId, delta.removeSegments);
-      const after: FlagUpdate = {
-        ...flagState(next),
-        addedActors: delta.addActors,
-        removedActors: delta.removeActors,
-        addedSegments: delta.addSegments,
-        removedSegments: delta.removeSegments,
-        copiedFrom: from,
-      };
+      // The actors attached in the source exist already: actors belong to the project.
+      await saveLinks(trx, next, delta, now);
+      const after: FlagUpdate = { ...updateRecord(next, delta), copiedFrom: from };
       return {
         result: await this.presentOne(trx, next, scope.ownOnly),
         events: [
