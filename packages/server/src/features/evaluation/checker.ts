@@ -1,4 +1,4 @@
-import { type Evaluation, evaluate, type ProjectState } from "@flagstaff/core";
+import { type Evaluation, evaluate } from "@flagstaff/core";
 import type { Clock, RandomSource } from "../../clock.js";
 import { environmentNotFound, flagNotFound, projectNotFound } from "../../errors.js";
 import type { CheckRecorder } from "./check-recorder.js";
@@ -18,22 +18,13 @@ export class Checker {
     private readonly random: RandomSource,
   ) {}
 
-  /** An environment's state and its id; throws the 404 of an unknown project or environment. */
-  stateOf(projectId: string, environment: string | null): { state: ProjectState; environment: string } {
-    const project = this.snapshot.projects.get(projectId);
-    if (!project) throw projectNotFound(projectId);
-    const id = environment ?? project.defaultEnvironment;
-    const state = project.environments.get(id);
-    if (!state) throw environmentNotFound(id);
-    return { state, environment: id };
-  }
-
   check(
     projectId: string,
     environment: string | null,
     flagName: string,
     actorIds: readonly string[] | undefined,
   ): Evaluation {
+    // Snapshot.environmentState spelled out: the check allocates nothing, not even its answer's pair.
     const project = this.snapshot.projects.get(projectId);
     if (!project) throw projectNotFound(projectId);
     const id = environment ?? project.defaultEnvironment;
@@ -56,7 +47,7 @@ export class Checker {
     environment: string | null,
     actorIds: readonly string[],
   ): { name: string; evaluation: Evaluation }[] {
-    const { state, environment: id } = this.stateOf(projectId, environment);
+    const { state, environment: id } = this.snapshot.environmentState(projectId, environment);
     const now = this.clock.now();
     const out: { name: string; evaluation: Evaluation }[] = [];
     for (const name of state.flagNamesInOrder()) {

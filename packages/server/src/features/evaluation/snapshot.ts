@@ -1,4 +1,5 @@
 import { compareText, type FlagState, ProjectState } from "@flagstaff/core";
+import { environmentNotFound, projectNotFound } from "../../errors.js";
 import { type Change, type ChangeSet, FIRST_ENVIRONMENT, type Role } from "./changes.js";
 import { ProjectEnvironments } from "./project-environments.js";
 
@@ -45,6 +46,19 @@ export class Snapshot {
   /** Tells listeners a stream was read afresh from the database (its changes in between are not known). */
   reloaded(stream: string): void {
     for (const listener of this.listeners) listener.reloaded?.(stream);
+  }
+
+  /**
+   * An environment's evaluation state and its id (`environment` null: the project's default); throws the
+   * 404 of an unknown project or environment.
+   */
+  environmentState(projectId: string, environment: string | null): { state: ProjectState; environment: string } {
+    const project = this.projects.get(projectId);
+    if (!project) throw projectNotFound(projectId);
+    const id = project.resolve(environment);
+    const state = project.environments.get(id);
+    if (!state) throw environmentNotFound(id);
+    return { state, environment: id };
   }
 
   principal(keyHash: string): Principal | undefined {

@@ -302,22 +302,12 @@ export class FlagService {
     this.recorder.forget(id);
   }
 
-  /** An environment's evaluation state from the snapshot; the 404 of an unknown project or environment. */
-  private stateOf(projectId: string, environment: string | null): { state: ProjectState; id: string } {
-    const project = this.snapshot.projects.get(projectId);
-    if (!project) throw projectNotFound(projectId);
-    const id = project.resolve(environment);
-    const state = project.environments.get(id);
-    if (!state) throw environmentNotFound(id);
-    return { state, id };
-  }
-
   /**
    * Why the flag answers as it does for these actors, from the same snapshot and rules the check uses
    * (a read: it records no check). Segments are named from the database.
    */
   async explain(projectId: string, scope: EnvironmentScope, name: string, actorIds: readonly string[]) {
-    const { state } = this.stateOf(projectId, scope.environment);
+    const { state } = this.snapshot.environmentState(projectId, scope.environment);
     const flag = state.flagsByName.get(name);
     if (!flag) throw flagNotFound(name);
     const explanation = explain(flag, actorIds, state.isMember);

@@ -224,7 +224,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
     const principal = request.principal as NonNullable<typeof request.principal>;
     const projectId = principal.projectId as string;
     const body = request.body as OfrepBody;
-    const { state, environment } = checker.stateOf(projectId, principal.environment);
+    const { state, environment } = snapshot.environmentState(projectId, principal.environment);
     const tag = bulkTag(projectId, environment, keyId, tokens.window(), state.evaluationVersion, body);
     reply.header("etag", tag);
     if (matches(request.headers["if-none-match"], tag)) return reply.code(304).send(null);
