@@ -23,7 +23,7 @@ import { once } from "node:events";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { checkLoad, FLAG, freshDatabase, seed } from "./fixtures.mjs";
-import { freePort, MAIN, onInterrupt, POSTGRES_URL, sleep, stopChild, track } from "./instances.mjs";
+import { cpuMicros, freePort, MAIN, onInterrupt, POSTGRES_URL, sleep, stopChild, track } from "./instances.mjs";
 import { canPin, ensureWrk, pin, wrk } from "./wrk.mjs";
 
 const args = Object.fromEntries(
@@ -69,14 +69,6 @@ async function load(spec) {
   });
   await once(child, "exit");
   return JSON.parse(out);
-}
-
-const CLOCK_TICKS_PER_SECOND = 100; // Linux USER_HZ (getconf CLK_TCK)
-
-/** CPU time (user + system) a process has used so far, in microseconds, from /proc/<pid>/stat. */
-function cpuMicros(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
 }
 
 /**

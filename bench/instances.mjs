@@ -6,6 +6,7 @@
 // On any other exit, tracked children still running get SIGKILL.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
@@ -15,6 +16,14 @@ export const MAIN =
 export const POSTGRES_URL = process.env.BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/postgres";
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const CLOCK_TICKS_PER_SECOND = 100; // Linux USER_HZ (getconf CLK_TCK)
+
+/** CPU time (user + system) a process has used so far, in microseconds, from /proc/<pid>/stat. */
+export function cpuMicros(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
+}
 
 export async function freePort() {
   const s = createServer().listen(0, "127.0.0.1");

@@ -11,10 +11,9 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { freshDatabase, seed } from "./fixtures.mjs";
-import { freePort, MAIN, onInterrupt, sleep, stopChild, track } from "./instances.mjs";
+import { cpuMicros, freePort, MAIN, onInterrupt, sleep, stopChild, track } from "./instances.mjs";
 import { canPin, pin } from "./wrk.mjs";
 
 const args = Object.fromEntries(
@@ -31,11 +30,6 @@ const WITHOUT = fileURLToPath(new URL("./without-next-tick-fix.mjs", import.meta
 const ADMIN_KEY = `fsk_bench_admin_${randomBytes(8).toString("hex")}`;
 const CHECK_KEY = `fsk_bench_check_${randomBytes(8).toString("hex")}`;
 const pinning = canPin();
-
-function cpuMicros(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
-}
 
 async function start(url, nodeArgs) {
   const port = await freePort();
