@@ -95,12 +95,21 @@ process.on("unhandledRejection", fail);
 
 /**
  * Starts one server process (`node packages/server/dist/src/main.js`) on a free port and resolves once
- * `/healthz` answers. `env` adds to or overrides the server's environment (DATABASE_POOL_SIZE, …).
+ * `/healthz` answers. `env` adds to or overrides the server's environment (DATABASE_POOL_SIZE, …);
+ * `nodeArgs` are Node's options for it (BENCH_SERVER_NODE_ARGS by default).
  */
-export async function startInstance(databaseUrl, { adminKey, env = {}, startTimeoutMs = 30_000 } = {}) {
+export async function startInstance(
+  databaseUrl,
+  {
+    adminKey,
+    env = {},
+    startTimeoutMs = 30_000,
+    nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean),
+  } = {},
+) {
   const port = await freePort();
   const child = track(
-    spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean), MAIN], {
+    spawn(process.execPath, [...nodeArgs, MAIN], {
       env: {
         ...process.env,
         DATABASE_URL: databaseUrl,

@@ -13,7 +13,7 @@ import { once } from "node:events";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { freshDatabase, seed } from "./fixtures.mjs";
-import { cpuMicros, freePort, MAIN, onInterrupt, sleep, stopChild, track } from "./instances.mjs";
+import { cpuMicros, onInterrupt, startInstance, stopChild, track } from "./instances.mjs";
 import { canPin, pin } from "./wrk.mjs";
 
 const args = Object.fromEntries(
@@ -32,29 +32,9 @@ const CHECK_KEY = `fsk_bench_check_${randomBytes(8).toString("hex")}`;
 const pinning = canPin();
 
 async function start(url, nodeArgs) {
-  const port = await freePort();
-  const child = track(
-    spawn(process.execPath, [...nodeArgs, MAIN], {
-      env: {
-        ...process.env,
-        DATABASE_URL: url,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        LOG_LEVEL: "warn",
-        ADMIN_API_KEY: ADMIN_KEY,
-      },
-      stdio: ["ignore", "ignore", "inherit"],
-    }),
-  );
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break;
-    } catch {}
-    await sleep(50);
-  }
-  if (pinning) pin(child.pid, 1);
-  return { base, child };
+  const server = await startInstance(url, { adminKey: ADMIN_KEY, nodeArgs });
+  if (pinning) pin(server.child.pid, 1);
+  return { base: server.url, child: server.child };
 }
 
 async function load(spec) {
