@@ -409,3 +409,62 @@ describe("the missing-attribute rule", () => {
     );
   });
 });
+
+describe("conditions shared between rules, decided once per evaluation", () => {
+  const country = c("country", "in", ["FR", "DE"]);
+  const f = flag({
+    rules: [
+      rule([country, c("v", "semver_gte", ["9.0.0"])], "old"),
+      rule([country, c("v", "semver_gte", ["2.0.0"]), c("seats", "gte", [10])], "mid"),
+      rule([country, c("seats", "gte", [10])], "any"),
+    ],
+  });
+  const at = (attributes: Record<string, unknown>) =>
+    evaluateFlag(f, { attributes: attributes as never }, resolver()).ruleId ?? null;
+
+  it("a repeated condition answers for each context anew, in every rule that repeats it", () => {
+    assert.equal(at({ country: "DE", v: "9.1.0", seats: 1 }), "old");
+    assert.equal(at({ country: "DE", v: "2.1.0", seats: 10 }), "mid");
+    assert.equal(at({ country: "DE", v: "1.0.0", seats: 10 }), "any");
+    assert.equal(at({ country: "GB", v: "9.1.0", seats: 10 }), null);
+    assert.equal(at({ country: "FR", v: ["0.1", "9.0.0-rc.1", "2.0.0"], seats: "12" }), "mid");
+    assert.equal(at({ country: "FR", v: "junk", seats: 10 }), "any");
+  });
+
+  it("an evaluation started inside another (by the resolver's clock) does not see the outer one's results", () => {
+    const timed = flag({
+      rules: [
+        rule([country, c("$now", "after", ["2026-01-01T00:00:00Z"])], "late"),
+        rule([country, c("seats", "gte", [10])], "de"),
+      ],
+    });
+    const inner: string[] = [];
+    const nested = {
+      ...resolver(),
+      now: () => {
+        inner.push(evaluateFlag(timed, { attributes: { country: "GB", seats: 50 } }, resolver({ now: 0 })).reason);
+        return 0;
+      },
+    };
+    const outer = evaluateFlag(timed, { attributes: { country: "DE", seats: 50 } }, nested);
+    assert.deepEqual(inner, ["DEFAULT"]);
+    assert.equal(outer.ruleId, "de");
+  });
+
+  it("versions compare by SemVer precedence through the numeric shortcut and past it", () => {
+    const big = "1234567890123456789";
+    const cases: [string, string, boolean][] = [
+      [`${big}.0.0`, `${big}.0.1`, false],
+      [`${big}.0.2`, `${big}.0.1`, true],
+      [`1.${big}.0`, "1.999999999999999.0", true],
+      ["1.2.3-rc.2", "1.2.3-rc.10", false],
+      ["1.2.3", "1.2.3-rc.10", true],
+      ["1.2.4-alpha", "1.2.3", true],
+      ["01.002.3", "1.2.3", true],
+    ];
+    for (const [value, bound, gte] of cases) {
+      assert.equal(holds(c("v", "semver_gte", [bound]), { v: value }), gte, `${value} >= ${bound}`);
+      assert.equal(holds(c("v", "semver_lt", [bound]), { v: value }), !gte, `${value} < ${bound}`);
+    }
+  });
+});

@@ -68,8 +68,13 @@ class Compiled {
   readonly patterns: readonly Pattern[];
   /** The one value an ordered comparison needs: "greater than any value" is "greater than the least". */
   readonly bound: number;
-  readonly version: SemVer | null;
-  readonly versions: readonly SemVer[];
+  readonly version: Version | null;
+  readonly versions: readonly Version[];
+  /** Whether the result can be kept for the rest of the evaluation (every operator but in_segment). */
+  readonly memo: boolean;
+  /** The evaluation whose result `result` is (see Conditions: identical conditions of a flag share one Compiled). */
+  stamp = 0;
+  result = false;
 
   /** Where an evaluation keeps the attribute's value once read (see Attributes); -1 for $now and segments. */
   readonly slot: number;
@@ -96,92 +101,143 @@ class Compiled {
     const least = operator === "gt" || operator === "gte" || operator === "after";
     this.bound = least ? Math.min(...numbers) : Math.max(...numbers);
     this.versions = operator.startsWith("semver_")
-      ? values.map((v) => parseSemver(String(v)) as SemVer).sort(compareSemver)
+      ? values.map((v) => toVersion(parseSemver(String(v)) as SemVer)).sort(compareVersions)
       : [];
     const lowest = operator === "semver_gt" || operator === "semver_gte";
     this.version = (lowest ? this.versions[0] : this.versions[this.versions.length - 1]) ?? null;
+    this.memo = operator !== "in_segment";
   }
+}
+
+/**
+ * A version as conditions compare it: the parsed SemVer, with its three numbers as numbers when each has
+ * at most 15 digits (exact as doubles), on which most comparisons are decided without reading strings.
+ */
+class Version {
+  readonly major: number;
+  readonly minor: number;
+  readonly patch: number;
+  /** All three numbers are exact. */
+  readonly small: boolean;
+  /** No prerelease. */
+  readonly release: boolean;
+
+  constructor(readonly semver: SemVer) {
+    this.small = semver.major.length <= 15 && semver.minor.length <= 15 && semver.patch.length <= 15;
+    this.major = this.small ? Number(semver.major) : 0;
+    this.minor = this.small ? Number(semver.minor) : 0;
+    this.patch = this.small ? Number(semver.patch) : 0;
+    this.release = semver.prerelease.length === 0;
+  }
+}
+
+const toVersion = (semver: SemVer): Version => new Version(semver);
+
+/** compareSemver's order (negative, zero or positive), by the numbers when they decide it. */
+function compareVersions(a: Version, b: Version): number {
+  if (a.small && b.small) {
+    if (a.major !== b.major) return a.major < b.major ? -1 : 1;
+    if (a.minor !== b.minor) return a.minor < b.minor ? -1 : 1;
+    if (a.patch !== b.patch) return a.patch < b.patch ? -1 : 1;
+    if (a.release && b.release) return 0;
+  }
+  return compareSemver(a.semver, b.semver);
 }
 
 // The last version read, kept: the semver conditions of one evaluation (and of the next, for the same
 // context) mostly read the same attribute, and parsing it is most of their cost.
 let lastVersionText: string | undefined;
-let lastVersion: SemVer | null = null;
-function readVersion(value: unknown): SemVer | null {
+let lastVersion: Version | null = null;
+function readVersion(value: unknown): Version | null {
   const text = toText(value);
   if (text === undefined) return null;
   if (text !== lastVersionText) {
-    lastVersion = parseSemver(text);
+    const parsed = parseSemver(text);
+    lastVersion = parsed === null ? null : new Version(parsed);
     lastVersionText = text;
   }
   return lastVersion;
 }
 
-/** Whether one value holds for the operator: 1 it does, 0 it does not, -1 it cannot be read as the operator's kind. */
+// One value against the operator: 1 it holds, 0 it does not, -1 it cannot be read as the operator's kind.
+// One function per kind of operator, each small enough for the compiler to inline where it is called.
+
+function textHolds(c: Compiled, value: unknown): number {
+  let text = toText(value);
+  if (text === undefined) return -1;
+  if (c.lower) text = text.toLowerCase();
+  const texts = c.texts;
+  switch (c.op) {
+    case OP.in:
+      // A short list is faster to scan than to hash into.
+      if (texts.length > 8) return c.set.has(text) ? 1 : 0;
+      for (let i = 0; i < texts.length; i++) if (texts[i] === text) return 1;
+      return 0;
+    case OP.starts_with:
+      for (let i = 0; i < texts.length; i++) if (text.startsWith(texts[i] as string)) return 1;
+      return 0;
+    case OP.ends_with:
+      for (let i = 0; i < texts.length; i++) if (text.endsWith(texts[i] as string)) return 1;
+      return 0;
+    case OP.contains:
+      for (let i = 0; i < texts.length; i++) if (text.includes(texts[i] as string)) return 1;
+      return 0;
+    default: {
+      const patterns = c.patterns;
+      for (let i = 0; i < patterns.length; i++) if ((patterns[i] as Pattern)(text)) return 1;
+      return 0;
+    }
+  }
+}
+
+function numberHolds(c: Compiled, value: unknown): number {
+  const n = toNumber(value);
+  if (Number.isNaN(n)) return -1;
+  switch (c.op) {
+    case OP.eq:
+      return c.set.has(n) ? 1 : 0;
+    case OP.gt:
+      return n > c.bound ? 1 : 0;
+    case OP.gte:
+      return n >= c.bound ? 1 : 0;
+    case OP.lt:
+      return n < c.bound ? 1 : 0;
+    default:
+      return n <= c.bound ? 1 : 0;
+  }
+}
+
+function instantHolds(c: Compiled, value: unknown): number {
+  const t = toInstant(value);
+  if (Number.isNaN(t)) return -1;
+  return (c.op === OP.before ? t < c.bound : t > c.bound) ? 1 : 0;
+}
+
+function versionHolds(c: Compiled, v: Version): number {
+  switch (c.op) {
+    case OP.semver_gt:
+      return compareVersions(v, c.version as Version) > 0 ? 1 : 0;
+    case OP.semver_gte:
+      return compareVersions(v, c.version as Version) >= 0 ? 1 : 0;
+    case OP.semver_lt:
+      return compareVersions(v, c.version as Version) < 0 ? 1 : 0;
+    case OP.semver_lte:
+      return compareVersions(v, c.version as Version) <= 0 ? 1 : 0;
+    default: {
+      const versions = c.versions;
+      for (let i = 0; i < versions.length; i++) if (compareVersions(v, versions[i] as Version) === 0) return 1;
+      return 0;
+    }
+  }
+}
+
 function operandHolds(c: Compiled, value: unknown): number {
   const op = c.op;
-  if (op <= OP.matches) {
-    let text = toText(value);
-    if (text === undefined) return -1;
-    if (c.lower) text = text.toLowerCase();
-    switch (op) {
-      case OP.in: {
-        // A short list is faster to scan than to hash into.
-        const texts = c.texts;
-        if (texts.length > 8) return c.set.has(text) ? 1 : 0;
-        for (let i = 0; i < texts.length; i++) if (texts[i] === text) return 1;
-        return 0;
-      }
-      case OP.starts_with:
-        for (const v of c.texts) if (text.startsWith(v)) return 1;
-        return 0;
-      case OP.ends_with:
-        for (const v of c.texts) if (text.endsWith(v)) return 1;
-        return 0;
-      case OP.contains:
-        for (const v of c.texts) if (text.includes(v)) return 1;
-        return 0;
-      default:
-        for (const p of c.patterns) if (p(text)) return 1;
-        return 0;
-    }
-  }
-  if (op <= OP.lte) {
-    const n = toNumber(value);
-    if (Number.isNaN(n)) return -1;
-    switch (op) {
-      case OP.eq:
-        return c.set.has(n) ? 1 : 0;
-      case OP.gt:
-        return n > c.bound ? 1 : 0;
-      case OP.gte:
-        return n >= c.bound ? 1 : 0;
-      case OP.lt:
-        return n < c.bound ? 1 : 0;
-      default:
-        return n <= c.bound ? 1 : 0;
-    }
-  }
-  if (op <= OP.after) {
-    const t = toInstant(value);
-    if (Number.isNaN(t)) return -1;
-    return (op === OP.before ? t < c.bound : t > c.bound) ? 1 : 0;
-  }
+  if (op <= OP.matches) return textHolds(c, value);
+  if (op <= OP.lte) return numberHolds(c, value);
+  if (op <= OP.after) return instantHolds(c, value);
   const v = readVersion(value);
-  if (v === null) return -1;
-  switch (op) {
-    case OP.semver_gt:
-      return compareSemver(v, c.version as SemVer) > 0 ? 1 : 0;
-    case OP.semver_gte:
-      return compareSemver(v, c.version as SemVer) >= 0 ? 1 : 0;
-    case OP.semver_lt:
-      return compareSemver(v, c.version as SemVer) < 0 ? 1 : 0;
-    case OP.semver_lte:
-      return compareSemver(v, c.version as SemVer) <= 0 ? 1 : 0;
-    default:
-      for (const w of c.versions) if (compareSemver(v, w) === 0) return 1;
-      return 0;
-  }
+  return v === null ? -1 : versionHolds(c, v);
 }
 
 /**
@@ -191,11 +247,19 @@ function operandHolds(c: Compiled, value: unknown): number {
  * evaluation to the next without being cleared: a slot holds a value for the evaluation whose number is
  * stamped beside it, and any other evaluation reads the context again. So an evaluation started inside
  * another (a resolver that evaluates) cannot see the outer one's values, nor the outer the inner's.
+ *
+ * It also holds the conditions compiled for those rules, one per distinct condition: a condition that
+ * several rules repeat (the same attribute, operator, values and flags) is decided once per evaluation,
+ * its result stamped likewise.
  */
 export class Attributes {
   private readonly slots = new Map<string, number>();
+  private readonly conditions = new Map<string, Compiled>();
   readonly values: unknown[] = [];
   readonly stamps: number[] = [];
+  /** The attribute's value read as a version (single values only), for the evaluation stamped beside it. */
+  readonly versions: (Version | null)[] = [];
+  readonly versionStamps: number[] = [];
 
   slot(name: string): number {
     let slot = this.slots.get(name);
@@ -204,8 +268,27 @@ export class Attributes {
       this.slots.set(name, slot);
       this.values.push(undefined);
       this.stamps.push(0);
+      this.versions.push(null);
+      this.versionStamps.push(0);
     }
     return slot;
+  }
+
+  /** The compiled form of a condition, shared with every identical condition compiled here before. */
+  compile(condition: Condition): Compiled {
+    const key = JSON.stringify([
+      condition.attribute ?? null,
+      condition.operator,
+      condition.values,
+      condition.negate === true,
+      condition.caseInsensitive === true,
+    ]);
+    let compiled = this.conditions.get(key);
+    if (compiled === undefined) {
+      compiled = new Compiled(condition, this);
+      this.conditions.set(key, compiled);
+    }
+    return compiled;
   }
 }
 
@@ -238,7 +321,7 @@ function readAttribute(c: Compiled, scope: Scope, attributes: Attributes): unkno
  * holds when any of its elements (read alike) does; `negate` then applies to the list as a whole.
  * present is the exception: negated, it holds exactly when the attribute is missing.
  */
-function holds(c: Compiled, scope: Scope, attributes: Attributes): boolean {
+function decide(c: Compiled, scope: Scope, attributes: Attributes): boolean {
   if (c.op === OP.in_segment) {
     for (const segmentId of c.texts) if (inSegment(scope, segmentId)) return !c.negate;
     return c.negate;
@@ -250,8 +333,34 @@ function holds(c: Compiled, scope: Scope, attributes: Attributes): boolean {
     for (const element of raw) if (operandHolds(c, element) === 1) return !c.negate;
     return c.negate;
   }
-  const result = operandHolds(c, raw);
+  let result: number;
+  if (c.op >= OP.semver_eq && c.slot >= 0) {
+    // Read as a version once per evaluation, however many semver conditions read the attribute.
+    const slot = c.slot;
+    let version: Version | null;
+    if (attributes.versionStamps[slot] === scope.evaluation) version = attributes.versions[slot] as Version | null;
+    else {
+      version = readVersion(raw);
+      attributes.versions[slot] = version;
+      attributes.versionStamps[slot] = scope.evaluation;
+    }
+    result = version === null ? -1 : versionHolds(c, version);
+  } else result = operandHolds(c, raw);
   return result >= 0 && (result === 1) !== c.negate;
+}
+
+/**
+ * Whether a condition holds, decided once per evaluation: a condition repeated by several rules is
+ * shared (Attributes.compile) and the later rules read its result. in_segment is decided each time (its
+ * resolver calls stay as they were).
+ */
+function holds(c: Compiled, scope: Scope, attributes: Attributes): boolean {
+  const result = decide(c, scope, attributes);
+  if (c.memo) {
+    c.stamp = scope.evaluation;
+    c.result = result;
+  }
+  return result;
 }
 
 /** A rule's or a segment's conditions, compiled: they hold when every one does (so none always hold). */
@@ -263,13 +372,16 @@ export class Conditions {
     conditions: readonly Condition[],
     private readonly attributes: Attributes,
   ) {
-    this.compiled = conditions.map((condition) => new Compiled(condition, attributes));
+    this.compiled = conditions.map((condition) => attributes.compile(condition));
   }
 
   test(scope: Scope): boolean {
     const compiled = this.compiled;
-    const attributes = this.attributes;
-    for (let i = 0; i < compiled.length; i++) if (!holds(compiled[i] as Compiled, scope, attributes)) return false;
+    const evaluation = scope.evaluation;
+    for (let i = 0; i < compiled.length; i++) {
+      const c = compiled[i] as Compiled;
+      if (c.stamp === evaluation ? !c.result : !holds(c, scope, this.attributes)) return false;
+    }
     return true;
   }
 }
