@@ -19,6 +19,8 @@ export const API_ERROR_CODES = [
   "environment_exists",
   "environment_is_default",
   "environment_limit",
+  "prerequisite_cycle",
+  "variant_in_use",
   "precondition_failed",
   "payload_too_large",
   "unsupported_media_type",

@@ -16,8 +16,15 @@ export {
 } from "./evaluation.js";
 export { API_ERROR_CODES, type ApiErrorCode } from "./api-errors.js";
 export {
+  BOOLEAN_TARGETING,
   compareText,
+  defaultVariants,
+  type FlagChangeFields,
+  type FlagInput,
   type FlagJSON,
+  type FlagTargeting,
+  READABLE_STATE_FORMATS,
+  variantsOf,
   type FlagState,
   isProjectChange,
   type ProjectChange,

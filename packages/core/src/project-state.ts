@@ -1,5 +1,7 @@
 import { actorBucket } from "./bucketing.js";
-import type { EvaluableFlag, FlagStatus } from "./evaluation.js";
+import type { FlagStatus } from "./evaluation.js";
+import type { Condition, FlagType, Prerequisite, Rule, TargetedFlag, Variant } from "./rules/types.js";
+import { BOOLEAN_VARIANTS } from "./rules/variants.js";
 
 /** Buckets remembered per flag; past this the cache starts over (actors seen recently come back fast). */
 const BUCKET_CACHE_SIZE = 8192;
@@ -31,10 +33,54 @@ function cachedBuckets(name: string): (actorId: string) => number {
  * Its JSON form (`ProjectStateJSON`, `ProjectChange`) is what the project stream sends; it is versioned by
  * `STATE_FORMAT`, which moves only with a change a reader must understand.
  */
-export const STATE_FORMAT = 1;
+export const STATE_FORMAT = 2;
+/** The formats `fromJSON` reads: 1 (before targeting: boolean flags, no rules) and 2. */
+export const READABLE_STATE_FORMATS: readonly number[] = [1, 2];
+
+/** A flag's targeting: its definition's type and variants, and one environment's variants, rules and prerequisites. */
+export interface FlagTargeting {
+  readonly type: FlagType;
+  /** A boolean flag's are fixed: BOOLEAN_VARIANTS. */
+  readonly variants: readonly Variant[];
+  readonly onVariant: string;
+  readonly offVariant: string;
+  readonly rules: readonly Rule[];
+  readonly prerequisites: readonly Prerequisite[];
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/** A boolean flag with no rules: what every flag of a state of format 1 is. */
+export const BOOLEAN_TARGETING: FlagTargeting = Object.freeze({
+  type: "boolean",
+  variants: BOOLEAN_VARIANTS,
+  onVariant: "on",
+  offVariant: "off",
+  rules: NONE,
+  prerequisites: NONE,
+});
+
+/**
+ * The variants a configuration serves when none are named: a boolean flag's `on` and `off`; otherwise the
+ * first and the second variant (as LaunchDarkly's new flags do).
+ */
+export function defaultVariants(
+  type: FlagType,
+  variants: readonly { readonly key: string }[],
+): { onVariant: string; offVariant: string } {
+  if (type === "boolean") return { onVariant: "on", offVariant: "off" };
+  return { onVariant: variants[0]?.key ?? "", offVariant: variants[1]?.key ?? variants[0]?.key ?? "" };
+}
+
+/** A flag's variants as evaluation reads them: a boolean flag's fixed pair, or its declared ones. */
+export const variantsOf = (flag: { readonly type?: FlagType; readonly variants?: readonly Variant[] }) =>
+  flag.type === undefined || flag.type === "boolean" ? BOOLEAN_VARIANTS : (flag.variants ?? NONE);
+
+/** A flag as `ProjectState.putFlag` takes it: targeting left out is a boolean flag's with no rules. */
+export type FlagInput = Omit<FlagState, keyof FlagTargeting> & Partial<FlagTargeting>;
 
 /** A flag as evaluation sees it. Mutable only through `ProjectState`. */
-export interface FlagState extends EvaluableFlag {
+export interface FlagState extends TargetedFlag {
   readonly id: string;
   name: string;
   status: FlagStatus;
@@ -42,6 +88,12 @@ export interface FlagState extends EvaluableFlag {
   percentageCalls: number;
   readonly actors: Set<string>;
   readonly segments: Set<string>;
+  type: FlagType;
+  variants: readonly Variant[];
+  onVariant: string;
+  offVariant: string;
+  rules: readonly Rule[];
+  prerequisites: readonly Prerequisite[];
   /** Set by `ProjectState.putFlag`: the flag's cached buckets. */
   bucketOf?: (actorId: string) => number;
 }
@@ -57,27 +109,45 @@ export interface FlagJSON {
   readonly actors: readonly string[];
   /** Ids of the attached segments. */
   readonly segments: readonly string[];
+  // Format 2: the flag's targeting (absent in format 1: a boolean flag with no rules).
+  readonly type?: FlagType;
+  readonly variants?: readonly Variant[];
+  readonly onVariant?: string;
+  readonly offVariant?: string;
+  readonly rules?: readonly Rule[];
+  readonly prerequisites?: readonly Prerequisite[];
 }
 
 /** The whole evaluation state of a project, as the stream's `snapshot` event carries it. */
 export interface ProjectStateJSON {
-  readonly format: typeof STATE_FORMAT;
+  readonly format: number;
   readonly flags: readonly FlagJSON[];
   /** Members of every segment that has any, by segment id. */
   readonly segments: Readonly<Record<string, readonly string[]>>;
+  /** Format 2: the conditions of every segment that has any, by segment id. */
+  readonly segmentConditions?: Readonly<Record<string, readonly Condition[]>>;
+}
+
+/** A flag's fields in a `flag.upserted` change; a targeting field left out keeps its value (a new flag's default). */
+export interface FlagChangeFields {
+  readonly id: string;
+  readonly name: string;
+  readonly status: FlagStatus;
+  readonly percentageActors: number;
+  readonly percentageCalls: number;
+  readonly type?: FlagType;
+  readonly variants?: readonly Variant[];
+  readonly onVariant?: string;
+  readonly offVariant?: string;
+  readonly rules?: readonly Rule[];
+  readonly prerequisites?: readonly Prerequisite[];
 }
 
 /** One change to a project's evaluation state, as the stream's `change` events carry them. */
 export type ProjectChange =
   | {
       readonly kind: "flag.upserted";
-      readonly flag: {
-        readonly id: string;
-        readonly name: string;
-        readonly status: FlagStatus;
-        readonly percentageActors: number;
-        readonly percentageCalls: number;
-      };
+      readonly flag: FlagChangeFields;
       readonly addActors: readonly string[];
       readonly removeActors: readonly string[];
       readonly addSegments: readonly string[];
@@ -90,14 +160,25 @@ export type ProjectChange =
       readonly add: readonly string[];
       readonly remove: readonly string[];
     }
-  | { readonly kind: "segment.deleted"; readonly segmentId: string };
+  | { readonly kind: "segment.deleted"; readonly segmentId: string }
+  /** A flag's variants changed (they belong to its definition, so to every environment). */
+  | { readonly kind: "flag.variants"; readonly id: string; readonly variants: readonly Variant[] }
+  /** A segment's conditions changed (empty: listed members only). */
+  | { readonly kind: "segment.conditions"; readonly segmentId: string; readonly conditions: readonly Condition[] };
 
 const PROJECT_CHANGE_KINDS: ReadonlySet<string> = new Set([
   "flag.upserted",
   "flag.deleted",
   "segment.members",
   "segment.deleted",
+  "flag.variants",
+  "segment.conditions",
 ]);
+
+const TARGETING_FIELDS = ["type", "variants", "onVariant", "offVariant", "rules", "prerequisites"] as const;
+
+/** Whether a change's targeting field differs from the flag's (compared as JSON: both are plain data). */
+const differs = (a: unknown, b: unknown): boolean => a !== b && JSON.stringify(a) !== JSON.stringify(b);
 
 /** Whether a change (of any shape with a `kind`) is one a project's state applies. */
 export function isProjectChange(change: { readonly kind: string }): change is ProjectChange {
@@ -114,8 +195,12 @@ export class ProjectState {
   /**
    * @param segmentMembers Members of every segment that has any, by segment id. Segments belong to the
    * project, not to one environment: the server's states of a project's environments share one map.
+   * @param conditionsBySegment The conditions of every segment that has any, shared alike.
    */
-  constructor(readonly segmentMembers: Map<string, Set<string>> = new Map()) {}
+  constructor(
+    readonly segmentMembers: Map<string, Set<string>> = new Map(),
+    readonly conditionsBySegment: Map<string, readonly Condition[]> = new Map(),
+  ) {}
   /**
    * The stream version of the last change that could make any evaluation of this project answer
    * differently; changes evaluation does not see leave it.
@@ -128,7 +213,7 @@ export class ProjectState {
    * same segment members: a new environment copied from another.
    */
   copy(): ProjectState {
-    const state = new ProjectState(this.segmentMembers);
+    const state = new ProjectState(this.segmentMembers, this.conditionsBySegment);
     for (const flag of this.flagsById.values()) {
       state.putFlag({
         id: flag.id,
@@ -138,6 +223,13 @@ export class ProjectState {
         percentageCalls: flag.percentageCalls,
         actors: new Set(flag.actors),
         segments: new Set(flag.segments),
+        // Targeting is immutable data, replaced whole on change: the copies may share it.
+        type: flag.type,
+        variants: flag.variants,
+        onVariant: flag.onVariant,
+        offVariant: flag.offVariant,
+        rules: flag.rules,
+        prerequisites: flag.prerequisites,
       });
     }
     return state;
@@ -152,12 +244,25 @@ export class ProjectState {
   readonly isMember = (segmentId: string, actorId: string): boolean =>
     this.segmentMembers.get(segmentId)?.has(actorId) === true;
 
+  /** A segment's conditions: with `isMember` and `flag`, this makes a ProjectState the resolver `evaluateFlag` takes. */
+  segmentConditions(segmentId: string): readonly Condition[] | undefined {
+    return this.conditionsBySegment.get(segmentId);
+  }
+
   /** A flag by name: with `isMember`, this makes a ProjectState the resolver `evaluate` takes. */
   flag(name: string): FlagState | undefined {
     return this.flagsByName.get(name);
   }
 
-  putFlag(flag: FlagState): void {
+  putFlag(input: FlagInput): void {
+    // Filled in on the object itself: the state holds (and changes in place) the object it was given.
+    const flag = input as FlagState;
+    flag.type ??= "boolean";
+    flag.variants ??= BOOLEAN_VARIANTS;
+    flag.onVariant ??= "on";
+    flag.offVariant ??= "off";
+    flag.rules ??= NONE;
+    flag.prerequisites ??= NONE;
     // Names never change (they are the flag's address), so only a new flag reorders the list, and a
     // flag's bucket cache stays valid for its life.
     if (!this.flagsById.has(flag.id)) this.sortedNames = undefined;
@@ -176,6 +281,7 @@ export class ProjectState {
 
   deleteSegment(segmentId: string): void {
     this.segmentMembers.delete(segmentId);
+    this.conditionsBySegment.delete(segmentId);
     for (const flag of this.flagsById.values()) flag.segments.delete(segmentId);
   }
 
@@ -195,30 +301,59 @@ export class ProjectState {
     switch (change.kind) {
       case "flag.upserted": {
         const current = this.flagsById.get(change.flag.id);
+        const given = change.flag;
         const changed =
           current === undefined ||
-          current.status !== change.flag.status ||
-          current.percentageActors !== change.flag.percentageActors ||
-          current.percentageCalls !== change.flag.percentageCalls ||
+          current.status !== given.status ||
+          current.percentageActors !== given.percentageActors ||
+          current.percentageCalls !== given.percentageCalls ||
+          TARGETING_FIELDS.some((field) => given[field] !== undefined && differs(given[field], current[field])) ||
           change.addActors.some((id) => !current.actors.has(id)) ||
           change.removeActors.some((id) => current.actors.has(id)) ||
           change.addSegments.some((id) => !current.segments.has(id)) ||
           change.removeSegments.some((id) => current.segments.has(id));
         const flag: FlagState = current ?? {
-          ...change.flag,
+          ...BOOLEAN_TARGETING,
+          id: given.id,
+          name: given.name,
+          status: given.status,
+          percentageActors: given.percentageActors,
+          percentageCalls: given.percentageCalls,
           actors: new Set<string>(),
           segments: new Set<string>(),
         };
-        flag.status = change.flag.status;
-        flag.percentageActors = change.flag.percentageActors;
-        flag.percentageCalls = change.flag.percentageCalls;
-        flag.name = change.flag.name;
+        flag.status = given.status;
+        flag.percentageActors = given.percentageActors;
+        flag.percentageCalls = given.percentageCalls;
+        flag.name = given.name;
+        // Replaced only when they differ: evaluation keeps a flag's compiled rules while they stay the same arrays.
+        if (given.type !== undefined && given.type !== flag.type) flag.type = given.type;
+        if (given.variants !== undefined && differs(given.variants, flag.variants)) flag.variants = given.variants;
+        if (given.onVariant !== undefined) flag.onVariant = given.onVariant;
+        if (given.offVariant !== undefined) flag.offVariant = given.offVariant;
+        if (given.rules !== undefined && differs(given.rules, flag.rules)) flag.rules = given.rules;
+        if (given.prerequisites !== undefined && differs(given.prerequisites, flag.prerequisites)) {
+          flag.prerequisites = given.prerequisites;
+        }
         for (const actorId of change.addActors) flag.actors.add(actorId);
         for (const actorId of change.removeActors) flag.actors.delete(actorId);
         for (const segmentId of change.addSegments) flag.segments.add(segmentId);
         for (const segmentId of change.removeSegments) flag.segments.delete(segmentId);
         this.putFlag(flag);
         return changed;
+      }
+      case "flag.variants": {
+        const flag = this.flagsById.get(change.id);
+        if (flag === undefined || !differs(change.variants, flag.variants)) return false;
+        flag.variants = change.variants;
+        return true;
+      }
+      case "segment.conditions": {
+        const current = this.conditionsBySegment.get(change.segmentId) ?? NONE;
+        if (!differs(change.conditions, current)) return false;
+        if (change.conditions.length === 0) this.conditionsBySegment.delete(change.segmentId);
+        else this.conditionsBySegment.set(change.segmentId, change.conditions);
+        return true;
       }
       case "flag.deleted":
         if (!this.flagsById.has(change.id)) return false;
@@ -251,22 +386,43 @@ export class ProjectState {
         percentageCalls: flag.percentageCalls,
         actors: [...flag.actors],
         segments: [...flag.segments],
+        type: flag.type,
+        variants: flag.variants,
+        onVariant: flag.onVariant,
+        offVariant: flag.offVariant,
+        rules: flag.rules,
+        prerequisites: flag.prerequisites,
       });
     }
     const segments: Record<string, string[]> = {};
     for (const [segmentId, members] of this.segmentMembers) if (members.size > 0) segments[segmentId] = [...members];
-    return { format: STATE_FORMAT, flags, segments };
+    const segmentConditions: Record<string, readonly Condition[]> = {};
+    for (const [segmentId, conditions] of this.conditionsBySegment) segmentConditions[segmentId] = conditions;
+    return { format: STATE_FORMAT, flags, segments, segmentConditions };
   }
 
-  /** A state from its JSON form; throws on a format this code does not know. */
+  /** A state from its JSON form (format 1 or 2); throws on a format this code does not know. */
   static fromJSON(json: ProjectStateJSON): ProjectState {
-    if (json.format !== STATE_FORMAT) throw new Error(`unknown project state format ${String(json.format)}`);
+    if (!READABLE_STATE_FORMATS.includes(json.format)) {
+      throw new Error(
+        `unknown project state format ${String(json.format)}: this code reads formats ${READABLE_STATE_FORMATS.join(" and ")}; upgrade it to read a newer server's state`,
+      );
+    }
     const state = new ProjectState();
     for (const flag of json.flags) {
-      state.putFlag({ ...flag, actors: new Set(flag.actors), segments: new Set(flag.segments) });
+      state.putFlag({
+        ...BOOLEAN_TARGETING,
+        ...flag,
+        ...(flag.type === undefined || flag.type === "boolean" ? { variants: BOOLEAN_VARIANTS } : {}),
+        actors: new Set(flag.actors),
+        segments: new Set(flag.segments),
+      } as FlagState);
     }
     for (const [segmentId, members] of Object.entries(json.segments)) {
       state.segmentMembers.set(segmentId, new Set(members));
+    }
+    for (const [segmentId, conditions] of Object.entries(json.segmentConditions ?? {})) {
+      if (conditions.length > 0) state.conditionsBySegment.set(segmentId, conditions);
     }
     return state;
   }

@@ -3,6 +3,8 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import {
   evaluate,
+  evaluateFlag,
+  type FlagState,
   explain,
   isProjectChange,
   type ProjectChange,
@@ -56,7 +58,85 @@ describe("project state", () => {
     const json = JSON.parse(JSON.stringify(state.toJSON())) as ProjectStateJSON;
     assert.equal(json.format, STATE_FORMAT);
     assert.deepEqual(ProjectState.fromJSON(json).toJSON(), state.toJSON());
-    assert.throws(() => ProjectState.fromJSON({ ...json, format: 2 as never }), /unknown project state format 2/);
+    assert.throws(() => ProjectState.fromJSON({ ...json, format: 3 }), /unknown project state format 3.*upgrade/);
+  });
+
+  it("reads a state of format 1 as boolean flags with no rules", () => {
+    const state = ProjectState.fromJSON({
+      format: 1,
+      flags: [
+        {
+          id: "f1",
+          name: "beta",
+          status: "conditional",
+          percentageActors: 0,
+          percentageCalls: 0,
+          actors: ["a"],
+          segments: [],
+        },
+      ],
+      segments: {},
+    });
+    const flag = state.flag("beta");
+    assert.equal(flag?.type, "boolean");
+    assert.equal(flag?.onVariant, "on");
+    assert.deepEqual(flag?.rules, []);
+    assert.equal(evaluateFlag(flag as FlagState, { actorIds: ["a"] }, state).variant, "on");
+    assert.equal(state.toJSON().format, 2);
+  });
+
+  it("carries targeting through changes, copies and its JSON form", () => {
+    const state = new ProjectState();
+    const variants = [
+      { key: "red", value: "#f00" },
+      { key: "blue", value: "#00f" },
+    ];
+    const rules = [
+      {
+        id: "eu",
+        conditions: [{ attribute: "country", operator: "in" as const, values: ["FR", "DE"] }],
+        serve: { variant: "blue" },
+      },
+    ];
+    const change = upsert("f1", "colour", {});
+    const flag = {
+      ...change.flag,
+      status: "conditional" as const,
+      type: "string" as const,
+      variants,
+      onVariant: "red",
+      offVariant: "red",
+      rules,
+    };
+    assert.equal(state.apply({ ...change, flag }), true);
+    // The same targeting again changes nothing, and keeps the arrays evaluation compiled.
+    const held = state.flag("colour")?.rules;
+    assert.equal(state.apply({ ...change, flag: JSON.parse(JSON.stringify(flag)) }), false);
+    assert.equal(state.flag("colour")?.rules, held);
+    const de = { attributes: { country: "DE" } };
+    assert.equal(evaluateFlag(state.flag("colour") as FlagState, de, state).variant, "blue");
+
+    // A segment's conditions are shared by copies (segments belong to the project).
+    const copy = state.copy();
+    const inSegment = [{ attribute: "plan", operator: "in" as const, values: ["pro"] }];
+    assert.equal(state.apply({ kind: "segment.conditions", segmentId: "s1", conditions: inSegment }), true);
+    assert.equal(state.apply({ kind: "segment.conditions", segmentId: "s1", conditions: inSegment }), false);
+    assert.deepEqual(copy.segmentConditions("s1"), inSegment);
+
+    // Variants change for the flag's every environment by their own change.
+    const renamed = [variants[0], { key: "blue", value: "#0000ff" }];
+    assert.equal(copy.apply({ kind: "flag.variants", id: "f1", variants: renamed as never }), true);
+    assert.equal(evaluateFlag(copy.flag("colour") as FlagState, de, copy).value, "#0000ff");
+    assert.equal(evaluateFlag(state.flag("colour") as FlagState, de, state).value, "#00f");
+    assert.equal(copy.apply({ kind: "flag.variants", id: "nope", variants: renamed as never }), false);
+
+    const json = JSON.parse(JSON.stringify(copy.toJSON())) as ProjectStateJSON;
+    const back = ProjectState.fromJSON(json);
+    assert.deepEqual(back.toJSON(), copy.toJSON());
+    assert.deepEqual(back.segmentConditions("s1"), inSegment);
+    assert.equal(back.apply({ kind: "segment.conditions", segmentId: "s1", conditions: [] }), true);
+    assert.equal(back.segmentConditions("s1"), undefined);
+    assert.equal(copy.segmentConditions("s1")?.length, 1);
   });
 
   it("a state rebuilt from JSON evaluates and explains exactly as the original (property)", () => {

@@ -607,18 +607,45 @@ export class LocalEvaluator {
   private flagsTouched(state: ProjectState, change: ProjectChange): string[] {
     switch (change.kind) {
       case "flag.upserted":
-        return [change.flag.name];
-      case "flag.deleted": {
+        return withDependents(state, [change.flag.name]);
+      case "flag.deleted":
+      case "flag.variants": {
         const name = state.flagsById.get(change.id)?.name;
-        return name === undefined ? [] : [name];
+        return name === undefined ? [] : withDependents(state, [name]);
       }
       case "segment.members":
       case "segment.deleted":
-        return [...state.flagsById.values()]
-          .filter((flag) => flag.segments.has(change.segmentId))
+      case "segment.conditions": {
+        const segmentId = change.segmentId;
+        const named = [...state.flagsById.values()]
+          .filter(
+            (flag) =>
+              flag.segments.has(segmentId) ||
+              flag.rules.some((rule) =>
+                rule.conditions.some((c) => c.attribute === undefined && c.values.includes(segmentId)),
+              ),
+          )
           .map((flag) => flag.name);
+        return withDependents(state, named);
+      }
     }
   }
+}
+
+/** The flags named and every flag that has one of them as a prerequisite, directly or through others. */
+function withDependents(state: ProjectState, names: readonly string[]): string[] {
+  const found = new Set(names);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const flag of state.flagsById.values()) {
+      if (!found.has(flag.name) && flag.prerequisites.some((p) => found.has(p.flag))) {
+        found.add(flag.name);
+        grew = true;
+      }
+    }
+  }
+  return [...found];
 }
 
 /**

@@ -215,7 +215,22 @@ for (const dialect of DIALECTS) {
       assert.equal(created.createdAt, "2026-11-22T10:00:01.000Z");
       assert.deepEqual(created.actor, writerActor());
       assert.deepEqual(created.target, { kind: "flag", id: flagId, name: "checkout" });
-      const state = { name: "checkout", description: "new checkout", status: "disabled", percentageActors: 0 };
+      const state = {
+        name: "checkout",
+        description: "new checkout",
+        status: "disabled",
+        percentageActors: 0,
+        // A boolean flag's targeting: its fixed variants, no rules, no prerequisites.
+        type: "boolean",
+        variants: [
+          { key: "on", value: true },
+          { key: "off", value: false },
+        ],
+        onVariant: "on",
+        offVariant: "off",
+        rules: [],
+        prerequisites: [],
+      };
       assert.equal(created.before, null);
       assert.deepEqual(created.after, { ...state, percentageCalls: 0 });
       assert.match(created.id, /^evt_[0-9A-HJKMNP-TV-Z]{26}$/);
@@ -223,7 +238,7 @@ for (const dialect of DIALECTS) {
       const segment = await one(() => ok("POST", `${base()}/segments`, { name: "beta" }, writer.key, 201));
       const segmentId = segment.target.id as string;
       assert.equal(segment.type, "segment.created");
-      assert.deepEqual(segment.after, { name: "beta", description: "" });
+      assert.deepEqual(segment.after, { name: "beta", description: "", conditions: [] });
 
       const updated = await one(() =>
         ok("PATCH", `${base()}/flags/checkout`, {
@@ -252,10 +267,11 @@ for (const dialect of DIALECTS) {
         ok("PATCH", `${base()}/segments/${segmentId}`, { name: "beta users", addActors: ["a1"] }),
       );
       assert.equal(segUpdated.type, "segment.updated");
-      assert.deepEqual(segUpdated.before, { name: "beta", description: "" });
+      assert.deepEqual(segUpdated.before, { name: "beta", description: "", conditions: [] });
       assert.deepEqual(segUpdated.after, {
         name: "beta users",
         description: "",
+        conditions: [],
         addedActors: ["a1"],
         removedActors: [],
       });
@@ -271,7 +287,7 @@ for (const dialect of DIALECTS) {
 
       const segDeleted = await one(() => ok("DELETE", `${base()}/segments/${segmentId}`, undefined, writer.key, 204));
       assert.equal(segDeleted.type, "segment.deleted");
-      assert.deepEqual(segDeleted.before, { name: "beta users", description: "" });
+      assert.deepEqual(segDeleted.before, { name: "beta users", description: "", conditions: [] });
       assert.equal(segDeleted.after, null);
 
       const flagDeleted = await one(() => ok("DELETE", `${base()}/flags/checkout`, undefined, writer.key, 204));

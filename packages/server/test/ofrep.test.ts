@@ -191,11 +191,11 @@ for (const dialect of DIALECTS) {
       assert.equal(configuration.status, 200, configuration.text);
     });
 
-    test("the configuration endpoint describes boolean flags and polling", async () => {
+    test("the configuration endpoint describes the flag types and polling", async () => {
       const res = await server.request("GET", "/ofrep/v1/configuration", { key: checkKey });
       assert.equal(res.status, 200);
       assert.equal(res.body.name, "flagstaff");
-      assert.deepEqual(res.body.capabilities.flagEvaluation.supportedTypes, ["boolean"]);
+      assert.deepEqual(res.body.capabilities.flagEvaluation.supportedTypes, ["boolean", "string", "number", "object"]);
     });
 
     test("the stock @openfeature/ofrep-provider evaluates against the running server", async () => {

@@ -90,6 +90,7 @@ for (const dialect of DIALECTS) {
         createdAt,
         latestActors: [],
         actorsCount: 0,
+        conditions: [],
       });
       assert.equal(res.headers.get("location"), `/projects/${project}/segments/${segment.id}`);
       const got = await server.request("GET", res.headers.get("location")!);
@@ -279,6 +280,7 @@ for (const dialect of DIALECTS) {
         createdAt: segment.createdAt,
         latestActors: [bare("pm2", at), bare("pm1", at)],
         actorsCount: 2,
+        conditions: [],
       });
       assert.deepEqual(await getSegment(segment.id), patched);
       clock.advance(1000);

@@ -66,7 +66,7 @@ for (const dialect of DIALECTS) {
       assert.equal(stream.headers?.get("cache-control"), "no-store");
       const snapshot = await stream.next("the snapshot", (e) => e.event === "snapshot");
       assert.equal(snapshot.id, String(snapshot.data.version));
-      assert.equal(snapshot.data.state.format, 1);
+      assert.equal(snapshot.data.state.format, 2);
       assert.deepEqual(
         snapshot.data.state.flags.map((f: any) => f.name),
         ["first"],

@@ -16,8 +16,11 @@ export type FlagSort = (typeof FLAG_SORTS)[number] | `-${(typeof FLAG_SORTS)[num
 export const EVALUATION_REASONS = ["DISABLED", "STATIC", "TARGETING_MATCH", "SPLIT", "DEFAULT"] as const;
 export type EvaluationReason = (typeof EVALUATION_REASONS)[number];
 
-/** The rule an explanation names: the status, an attached actor, a segment, the actor rollout, or none. */
-export const EXPLAINED_RULES = ["status", "actor", "segment", "actor_rollout", "none"] as const;
+/**
+ * The rule an explanation names: the status, an attached actor, a segment, the actor rollout, none, one of
+ * the configuration's rules, or a failed prerequisite.
+ */
+export const EXPLAINED_RULES = ["status", "actor", "segment", "actor_rollout", "none", "rule", "prerequisite"] as const;
 export type ExplainedRule = (typeof EXPLAINED_RULES)[number];
 
 /** The roles of a project's keys. */

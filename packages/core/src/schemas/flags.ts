@@ -1,8 +1,17 @@
 import { type Static, Type } from "typebox";
-import { EVALUATION_REASONS, EXPLAINED_RULES, FLAG_STATUSES } from "../contract/enums.js";
+import { EXPLAINED_RULES, FLAG_STATUSES, TARGETING_REASONS } from "../contract/enums.js";
 import { SEGMENT_ID_MAX_LENGTH } from "../contract/ids.js";
 import { ALLOWED_PERCENTAGES, type Percentage as AllowedPercentage } from "../evaluation.js";
 import { Limits, oneOf, NullableTimestamp, Timestamp } from "./common.js";
+import {
+  FlagTypeSchema,
+  PrerequisiteSchema,
+  RuleSchema,
+  TargetingKey,
+  VariantSchema,
+  VariantsSchema,
+} from "./targeting.js";
+import { PREREQUISITES_MAX, RULES_MAX } from "../contract/limits.js";
 
 export const FlagStatusSchema = oneOf(FLAG_STATUSES, {
   description: "enabled: on for everyone; disabled: off for everyone; conditional: on by the targeting rules",
@@ -45,6 +54,18 @@ export const FlagSchema = Type.Object(
     environments: Type.Record(Type.String(), EnvironmentConfiguration, {
       description: "The flag's configuration in every environment of the project, by environment id. Extension.",
     }),
+    type: FlagTypeSchema,
+    variants: Type.Array(VariantSchema, {
+      description: "The flag's variants (a boolean flag's: on = true, off = false). Extension.",
+    }),
+    onVariant: Type.String({
+      description: "In `environment`: the variant enabled, targeting and rollouts serve. Extension.",
+    }),
+    offVariant: Type.String({
+      description: "In `environment`: the variant disabled, the default and a failed prerequisite serve. Extension.",
+    }),
+    rules: Type.Array(RuleSchema, { description: "In `environment`: the ordered rules. Extension." }),
+    prerequisites: Type.Array(PrerequisiteSchema, { description: "In `environment`: the prerequisites. Extension." }),
   },
   {
     $id: "Flag",
@@ -55,7 +76,19 @@ export const FlagSchema = Type.Object(
 export type Flag = Static<typeof FlagSchema>;
 
 export const CreateFlagBody = Type.Object(
-  { description: Type.Optional(Limits.description) },
+  {
+    description: Type.Optional(Limits.description),
+    type: Type.Optional(FlagTypeSchema),
+    variants: Type.Optional(VariantsSchema),
+    onVariant: Type.Optional({
+      ...TargetingKey,
+      description: "In every environment; default the first variant (boolean: on)",
+    }),
+    offVariant: Type.Optional({
+      ...TargetingKey,
+      description: "In every environment; default the second variant (boolean: off)",
+    }),
+  },
   { additionalProperties: false },
 );
 /** Body of a flag's create. */
@@ -73,6 +106,22 @@ export const UpdateFlagBody = Type.Object(
     removeActors: Type.Optional(Limits.idList(Limits.actorId, "Actor ids to detach; at most 1,000")),
     addSegments: Type.Optional(Limits.idList(SegmentId, "Segment ids to attach; each must exist")),
     removeSegments: Type.Optional(Limits.idList(SegmentId, "Segment ids to detach")),
+    variants: Type.Optional({
+      ...VariantsSchema,
+      description:
+        "Replaces the flag's variants (in every environment; not for boolean flags). A key still served or named anywhere cannot be removed.",
+    }),
+    onVariant: Type.Optional(TargetingKey),
+    offVariant: Type.Optional(TargetingKey),
+    rules: Type.Optional(
+      Type.Array(RuleSchema, {
+        maxItems: RULES_MAX,
+        description: "Replaces the rules, in order; the first that holds decides",
+      }),
+    ),
+    prerequisites: Type.Optional(
+      Type.Array(PrerequisiteSchema, { maxItems: PREREQUISITES_MAX, description: "Replaces the prerequisites" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -96,9 +145,27 @@ export type NamedSegment = Static<typeof NamedSegment>;
 export const ExplanationSchema = Type.Object(
   {
     enabled: Type.Boolean({ description: "The answer by the deterministic rules (call rollout left out)" }),
-    reason: oneOf(EVALUATION_REASONS),
+    reason: oneOf(TARGETING_REASONS),
     rule: oneOf(EXPLAINED_RULES, {
-      description: "The rule that decided: the status, an attached actor, a segment, the actor rollout, or none",
+      description:
+        "What decided: the status, an attached actor, a segment, a rule of the configuration, a failed prerequisite, the actor rollout, or none",
+    }),
+    variant: Type.Union([Type.String(), Type.Null()], { description: "The variant served. Extension." }),
+    value: Type.Unknown({ description: "The variant's value. Extension." }),
+    matchedRule: Type.Union(
+      [
+        Type.Object({
+          index: Type.Integer({ minimum: 0 }),
+          id: Type.String(),
+          description: Type.Optional(Type.String()),
+          conditions: Type.Array(Type.Unknown(), { description: "The rule's conditions: all of them held" }),
+        }),
+        Type.Null(),
+      ],
+      { description: "The configuration's rule that decided (rule = rule). Extension." },
+    ),
+    prerequisite: Type.Union([Type.String(), Type.Null()], {
+      description: "The prerequisite flag that failed (rule = prerequisite). Extension.",
     }),
     actorId: Type.Union([Type.String(), Type.Null()], { description: "The actor that matched" }),
     segmentId: Type.Union([Type.String(), Type.Null()]),

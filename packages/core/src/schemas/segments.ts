@@ -1,5 +1,6 @@
 import { type Static, Type } from "typebox";
 import { Limits, Timestamp } from "./common.js";
+import { ConditionSchema, ConditionsSchema } from "./targeting.js";
 import type { Actor } from "./actors.js";
 
 export const SegmentSchema = Type.Object(
@@ -12,7 +13,11 @@ export const SegmentSchema = Type.Object(
     latestActors: Type.Unsafe<Actor[]>(
       Type.Array(Type.Ref("Actor"), { description: "The 10 actors most recently added, newest first" }),
     ),
-    actorsCount: Type.Integer({ minimum: 0, description: "Members (extension)" }),
+    actorsCount: Type.Integer({ minimum: 0, description: "Listed members (extension)" }),
+    conditions: Type.Array(ConditionSchema, {
+      description:
+        "Rule-based membership: a context whose conditions all hold is in the segment too (empty: listed members only). Extension.",
+    }),
   },
   {
     $id: "Segment",
@@ -26,7 +31,7 @@ export type Segment = Static<typeof SegmentSchema>;
 const SegmentName = Type.String({ minLength: 1, maxLength: 1024, description: "1–128 characters after trimming" });
 
 export const CreateSegmentBody = Type.Object(
-  { name: SegmentName, description: Type.Optional(Limits.description) },
+  { name: SegmentName, description: Type.Optional(Limits.description), conditions: Type.Optional(ConditionsSchema) },
   { additionalProperties: false },
 );
 /** Body of a segment's create. */
@@ -38,6 +43,10 @@ export const UpdateSegmentBody = Type.Object(
     description: Type.Optional(Limits.description),
     addActors: Type.Optional(Limits.idList(Limits.actorId, "Actor ids to add; at most 1,000")),
     removeActors: Type.Optional(Limits.idList(Limits.actorId, "Actor ids to remove; at most 1,000")),
+    conditions: Type.Optional({
+      ...ConditionsSchema,
+      description: "Replaces the conditions ([]: listed members only)",
+    }),
   },
   { additionalProperties: false },
 );

@@ -24,7 +24,7 @@ export const FlagTypeSchema = oneOf(FLAG_TYPES, {
   description: "The type of the flag's values, set at creation and fixed (default boolean)",
 });
 
-const TargetingKey = Type.String({
+export const TargetingKey = Type.String({
   pattern: TARGETING_KEY_PATTERN,
   description: "1–64 characters of A–Z a–z 0–9 . _ -, starting with a letter or digit",
 });

@@ -6,6 +6,7 @@ import { eventsMigration } from "./migrations/002-events.js";
 import { webhooksMigration } from "./migrations/003-webhooks.js";
 import { countsMigration } from "./migrations/004-counts-revisions.js";
 import { environmentsMigration } from "./migrations/005-environments.js";
+import { targetingMigration } from "./migrations/006-targeting.js";
 
 export class InCodeMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -16,6 +17,7 @@ export class InCodeMigrations implements MigrationProvider {
       "003-webhooks": webhooksMigration(this.dialect),
       "004-counts-revisions": countsMigration(),
       "005-environments": environmentsMigration(this.dialect),
+      "006-targeting": targetingMigration(),
     };
   }
 }

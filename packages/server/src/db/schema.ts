@@ -44,6 +44,10 @@ export interface FlagsTable {
   name: string;
   description: string;
   created_at: string;
+  /** boolean, string, number or object; fixed at creation. */
+  type: Generated<string>;
+  /** JSON: the variants of a flag that is not boolean; null for a boolean flag. */
+  variants: string | null;
 }
 
 /** A project's environment; exactly one per project has is_default = 1. */
@@ -77,6 +81,12 @@ export interface FlagConfigsTable {
   /** Exact counts of attached actors and segments, kept by the writes that change them. */
   actors_count: number;
   segments_count: number;
+  /** The variants served; null for a boolean flag (on and off). */
+  on_variant: string | null;
+  off_variant: string | null;
+  /** JSON arrays; null: none. */
+  rules: string | null;
+  prerequisites: string | null;
 }
 
 export interface SegmentsTable {
@@ -92,6 +102,8 @@ export interface SegmentsTable {
   revision: Generated<number>;
   /** Exact member count, kept by the writes that change membership. */
   actors_count: Generated<number>;
+  /** JSON array of conditions (rule-based membership); null: listed members only. */
+  conditions: string | null;
 }
 
 export interface ActorsTable {

@@ -75,7 +75,14 @@ export class NodeAdapter {
     if (principal === undefined) return false;
     let answer: ReturnType<AnswerCheck>;
     try {
-      answer = this.deps.answerCheck(read.projectId, principal.environment, read.flagName, read.actorIds, read.cache);
+      answer = this.deps.answerCheck(
+        read.projectId,
+        principal.environment,
+        read.flagName,
+        read.actorIds,
+        read.cache,
+        read.attributes,
+      );
     } catch {
       return false; // an unknown project or flag: Fastify answers the 404
     }

@@ -22,6 +22,8 @@ const TITLES: Record<ErrorCode, string> = {
   environment_exists: "Environment already exists",
   environment_is_default: "The default environment cannot be deleted",
   environment_limit: "Too many environments",
+  prerequisite_cycle: "Prerequisites would form a cycle or too long a chain",
+  variant_in_use: "Variant in use",
   precondition_failed: "Precondition failed",
   payload_too_large: "Payload too large",
   unsupported_media_type: "Unsupported media type",

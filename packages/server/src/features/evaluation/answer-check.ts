@@ -1,5 +1,5 @@
 import type { Metrics } from "../metrics/metrics.js";
-import type { Checker } from "./checker.js";
+import type { Attributes, Checker, CheckOutcome } from "./checker.js";
 
 /** The check's answer: its JSON body, already written out, and its Cache-Control. */
 export interface CheckAnswer {
@@ -20,6 +20,8 @@ export type AnswerCheck = (
   flagName: string,
   actorIds: readonly string[] | undefined,
   cache: number | undefined,
+  /** The context's attributes (`attributes[NAME]=value`), for rules. */
+  attributes?: Attributes,
 ) => CheckAnswer;
 
 /** The check's Cache-Control: `no-store` unless the caller asked for `cache` seconds. */
@@ -36,10 +38,22 @@ const answerOf = (enabled: boolean, cache: number | undefined): CheckAnswer => (
 const ENABLED = answerOf(true, undefined);
 const DISABLED = answerOf(false, undefined);
 
+/**
+ * A typed flag's answer: `enabled` (it serves anything but its offVariant), the variant and its value.
+ * A boolean flag answers `{"enabled": …}` alone, as the seed's check always has.
+ */
+const typedAnswer = (outcome: CheckOutcome, cache: number | undefined): CheckAnswer => ({
+  enabled: outcome.enabled,
+  body: JSON.stringify({ enabled: outcome.enabled, variant: outcome.variant, value: outcome.value }),
+  cacheControl: cacheControl(cache),
+});
+
 export function checkAnswers(checker: Checker, metrics: Metrics): AnswerCheck {
-  return (projectId, environment, flagName, actorIds, cache) => {
-    const enabled = checker.check(projectId, environment, flagName, actorIds).enabled;
+  return (projectId, environment, flagName, actorIds, cache, attributes) => {
+    const outcome = checker.check(projectId, environment, flagName, actorIds, attributes);
+    const enabled = outcome.enabled;
     metrics.recordCheck(enabled);
+    if (outcome.typed) return typedAnswer(outcome, cache);
     if (cache === undefined) return enabled ? ENABLED : DISABLED;
     return answerOf(enabled, cache);
   };

@@ -10,6 +10,7 @@ import {
   readStreamVersions,
 } from "./feed.repository.js";
 import { type FlagState, ProjectEnvironments, Snapshot } from "./snapshot.js";
+import { conditionsOf, targetingOf } from "../flags/targeting.js";
 
 export interface FeedLogger {
   warn(obj: object, msg: string): void;
@@ -255,6 +256,7 @@ export class ChangeFeed {
         percentageCalls: Number(row.percentage_calls),
         actors: new Set(),
         segments: new Set(),
+        ...targetingOf(row),
       };
       state.putFlag(flag);
       flagsByConfig.set(row.config_id, flag);
@@ -270,6 +272,10 @@ export class ChangeFeed {
         project.segmentMembers.set(row.segment_id, members);
       }
       members.add(row.actor_id);
+    }
+    for (const row of rows.segmentConditions) {
+      const conditions = conditionsOf(row.conditions);
+      if (conditions.length > 0) snapshot.projects.get(row.project_id)?.segmentConditions.set(row.id, conditions);
     }
   }
 }

@@ -1,3 +1,4 @@
+import type { FlagChangeFields } from "@flagstaff/core";
 import type { DomainEvent, FlagRecord } from "../history/domain-events.js";
 import type { Change } from "./changes.js";
 
@@ -41,6 +42,18 @@ export function evaluationChanges(event: DomainEvent): Change[] {
       ];
     case "flag.updated":
       return [
+        // Variants are the definition's: every environment's, whichever environment the update names.
+        ...(event.after.variants !== undefined &&
+        JSON.stringify(event.after.variants) !== JSON.stringify(event.before.variants)
+          ? [
+              {
+                kind: "flag.variants",
+                projectId: event.projectId,
+                id: event.target.id,
+                variants: event.after.variants,
+              } as const,
+            ]
+          : []),
         {
           kind: "flag.upserted",
           projectId: event.projectId,
@@ -55,9 +68,20 @@ export function evaluationChanges(event: DomainEvent): Change[] {
     case "flag.deleted":
       return [{ kind: "flag.deleted", projectId: event.projectId, id: event.target.id }];
     case "segment.updated": {
-      const { addedActors: add, removedActors: remove } = event.after;
-      if (add.length === 0 && remove.length === 0) return [];
-      return [{ kind: "segment.members", projectId: event.projectId, segmentId: event.target.id, add, remove }];
+      const { addedActors: add, removedActors: remove, conditions } = event.after;
+      const changes: Change[] = [];
+      if (conditions !== undefined && JSON.stringify(conditions) !== JSON.stringify(event.before.conditions ?? [])) {
+        changes.push({
+          kind: "segment.conditions",
+          projectId: event.projectId,
+          segmentId: event.target.id,
+          conditions,
+        });
+      }
+      if (add.length > 0 || remove.length > 0) {
+        changes.push({ kind: "segment.members", projectId: event.projectId, segmentId: event.target.id, add, remove });
+      }
+      return changes;
     }
     case "segment.deleted":
       return [{ kind: "segment.deleted", projectId: event.projectId, segmentId: event.target.id }];
@@ -76,7 +100,12 @@ export function evaluationChanges(event: DomainEvent): Change[] {
         : [];
     case "environment.deleted":
       return [{ kind: "environment.deleted", projectId: event.projectId, environment: event.target.id }];
-    case "segment.created":
+    case "segment.created": {
+      const conditions = event.after.conditions ?? [];
+      return conditions.length === 0
+        ? []
+        : [{ kind: "segment.conditions", projectId: event.projectId, segmentId: event.target.id, conditions }];
+    }
     case "actor.updated":
     case "webhook.created":
     case "webhook.updated":
@@ -85,11 +114,21 @@ export function evaluationChanges(event: DomainEvent): Change[] {
   }
 }
 
-/** A flag as evaluation sees it, from its id and its recorded state. */
-const flagOf = (id: string, state: FlagRecord) => ({
+/** A flag as evaluation sees it, from its id and its recorded state (targeting left out when not recorded). */
+const flagOf = (id: string, state: FlagRecord): FlagChangeFields => ({
   id,
   name: state.name,
   status: state.status,
   percentageActors: state.percentageActors,
   percentageCalls: state.percentageCalls,
+  ...(state.type === undefined
+    ? {}
+    : {
+        type: state.type,
+        variants: state.variants,
+        onVariant: state.onVariant,
+        offVariant: state.offVariant,
+        rules: state.rules,
+        prerequisites: state.prerequisites,
+      }),
 });

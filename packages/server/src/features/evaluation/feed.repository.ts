@@ -141,10 +141,18 @@ export interface EvaluationRows {
     status: string;
     percentage_actors: number;
     percentage_calls: number;
+    type: string;
+    variants: string | null;
+    on_variant: string | null;
+    off_variant: string | null;
+    rules: string | null;
+    prerequisites: string | null;
   }[];
   flagActors: { config_id: string; actor_id: string }[];
   flagSegments: { config_id: string; segment_id: string }[];
   segmentActors: { project_id: string; segment_id: string; actor_id: string }[];
+  /** The conditions of segments that have any (JSON). */
+  segmentConditions: { project_id: string; id: string; conditions: string | null }[];
 }
 
 /** Reads the evaluation state of one project, or of all projects when `projectId` is undefined. */
@@ -174,11 +182,17 @@ export async function readEvaluationRows(db: Executor, projectId?: string): Prom
       "flags.id",
       "flags.project_id",
       "flags.name",
+      "flags.type",
+      "flags.variants",
       "flag_configs.config_id",
       "flag_configs.environment_id",
       "flag_configs.status",
       "flag_configs.percentage_actors",
       "flag_configs.percentage_calls",
+      "flag_configs.on_variant",
+      "flag_configs.off_variant",
+      "flag_configs.rules",
+      "flag_configs.prerequisites",
     ])
     .$if(one, (q) => q.where("flags.project_id", "=", projectId as string))
     .execute();
@@ -202,5 +216,11 @@ export async function readEvaluationRows(db: Executor, projectId?: string): Prom
     .select(["project_id", "segment_id", "actor_id"])
     .$if(one, (q) => q.where("project_id", "=", projectId as string))
     .execute();
-  return { projects, environments, keys, flags, flagActors, flagSegments, segmentActors };
+  const segmentConditions = await db
+    .selectFrom("segments")
+    .select(["project_id", "id", "conditions"])
+    .where("conditions", "is not", null)
+    .$if(one, (q) => q.where("project_id", "=", projectId as string))
+    .execute();
+  return { projects, environments, keys, flags, flagActors, flagSegments, segmentActors, segmentConditions };
 }

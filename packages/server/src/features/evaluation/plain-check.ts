@@ -29,6 +29,13 @@ const CHECK_PATH = new RegExp(
   `^/projects/([${PROJECT_ID_CHARACTERS}]{1,${PROJECT_ID_MAX_LENGTH}})` +
     `/flags/([${FLAG_NAME_CHARACTERS}]{1,${FLAG_NAME_MAX_LENGTH}})/check(?:\\?|$)`,
 );
+/** An attribute's name and value as the adapter reads them (`attributes[NAME]=value`): plain characters only. */
+const PLAIN_ATTRIBUTE = /^attributes\[([A-Za-z0-9._~:@!$*,()/-]{1,128})\]$/;
+const PLAIN_ATTRIBUTE_VALUE = /^[A-Za-z0-9._~:@!$*,()/-]{1,256}$/;
+/** The check route's limits (check.routes.ts): past them the adapter leaves the request to Fastify's 400. */
+const MAX_PLAIN_ATTRIBUTES = 50;
+const MAX_PLAIN_ATTRIBUTE_VALUES = 100;
+
 /** `cache` as the adapter reads it: whole seconds, plainly written. */
 const PLAIN_SECONDS = /^[0-9]{1,5}$/;
 
@@ -38,6 +45,8 @@ export interface PlainCheck {
   flagName: string;
   actorIds: string[] | undefined;
   cache: number | undefined;
+  /** `attributes[NAME]=value`: a name repeated is a list (as the route's query parser reads it). */
+  attributes: Record<string, string | string[]> | undefined;
 }
 
 /**
@@ -54,7 +63,9 @@ export function readPlainCheck(url: string): PlainCheck | undefined {
     flagName: match[2] as string,
     actorIds: undefined,
     cache: undefined,
+    attributes: undefined,
   };
+  let attributeCount = 0;
   const text = url.slice(match[0].length);
   if (text === "") return read;
   // Fastify's parser groups `actorIds` and `actorIds[]` apart; a query that mixes them is left to it.
@@ -73,6 +84,21 @@ export function readPlainCheck(url: string): PlainCheck | undefined {
       if (!isPlainActorId(value)) return undefined;
       read.actorIds ??= [];
       if (read.actorIds.push(value) > MAX_ACTORS) return undefined;
+    } else if (name.startsWith("attributes")) {
+      // URLSearchParams (so most clients) percent-encodes the brackets: %5B and %5D mean themselves here.
+      const attribute = PLAIN_ATTRIBUTE.exec(name.replace(/%5B/gi, "[").replace(/%5D/gi, "]"));
+      if (attribute === null || !PLAIN_ATTRIBUTE_VALUE.test(value)) return undefined;
+      const key = attribute[1] as string;
+      read.attributes ??= Object.create(null) as Record<string, string | string[]>;
+      const existing = read.attributes[key];
+      if (existing === undefined) {
+        if (++attributeCount > MAX_PLAIN_ATTRIBUTES) return undefined;
+        read.attributes[key] = value;
+      } else if (typeof existing === "string") {
+        read.attributes[key] = [existing, value];
+      } else if (existing.push(value) > MAX_PLAIN_ATTRIBUTE_VALUES) {
+        return undefined;
+      }
     } else if (name === "cache" && read.cache === undefined && PLAIN_SECONDS.test(value)) {
       read.cache = Number(value);
       if (read.cache > MAX_CACHE_SECONDS) return undefined;

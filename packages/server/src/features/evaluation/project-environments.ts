@@ -1,4 +1,4 @@
-import { ProjectState } from "@flagstaff/core";
+import { type Condition, defaultVariants, ProjectState } from "@flagstaff/core";
 import type { Change } from "./changes.js";
 
 type ProjectScopedChange = Exclude<
@@ -15,12 +15,14 @@ type ProjectScopedChange = Exclude<
 export class ProjectEnvironments {
   readonly environments = new Map<string, ProjectState>();
   readonly segmentMembers = new Map<string, Set<string>>();
+  readonly segmentConditions = new Map<string, readonly Condition[]>();
 
   constructor(
     environmentIds: readonly string[],
     public defaultEnvironment: string,
   ) {
-    for (const id of environmentIds) this.environments.set(id, new ProjectState(this.segmentMembers));
+    for (const id of environmentIds)
+      this.environments.set(id, new ProjectState(this.segmentMembers, this.segmentConditions));
   }
 
   /** The state of an environment, or of the default one when none is named; undefined for an unknown one. */
@@ -61,7 +63,9 @@ export class ProjectEnvironments {
         return [...this.environments.values()].filter((state) => state.apply(change));
       }
       case "flag.deleted":
+      case "flag.variants":
         return [...this.environments.values()].filter((state) => state.apply(change));
+      case "segment.conditions":
       case "segment.members": {
         // One shared map: the first state applies the change to it, and every environment may answer anew.
         const first = this.environments.values().next().value;
@@ -75,7 +79,7 @@ export class ProjectEnvironments {
 
   /** Every flag of the project, disabled, with nothing attached: a new environment not copied from another. */
   private disabledCopy(): ProjectState {
-    const state = new ProjectState(this.segmentMembers);
+    const state = new ProjectState(this.segmentMembers, this.segmentConditions);
     const any = this.environments.values().next().value;
     if (!any) return state;
     for (const flag of any.flagsById.values()) {
@@ -87,6 +91,10 @@ export class ProjectEnvironments {
         percentageCalls: 0,
         actors: new Set(),
         segments: new Set(),
+        // The definition is the flag's; the configuration starts at its defaults.
+        type: flag.type,
+        variants: flag.variants,
+        ...defaultVariants(flag.type, flag.variants),
       });
     }
     return state;

@@ -4,6 +4,7 @@ import { linkedNow, unlink } from "../../db/link-tables.js";
 import type { Database, FlagConfigsTable, FlagsTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
 import type { Flag, FlagEnvironmentConfiguration, FlagFilter, FlagSort } from "./flag.schemas.js";
+import { configurationColumns, definitionOf, targetingOf, variantsColumn } from "./targeting.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -17,6 +18,8 @@ const FLAG_COLUMNS = [
   "flags.name",
   "flags.description",
   "flags.created_at",
+  "flags.type",
+  "flags.variants",
   "flag_configs.config_id",
   "flag_configs.environment_id",
   "flag_configs.status",
@@ -28,9 +31,16 @@ const FLAG_COLUMNS = [
   "flag_configs.revision",
   "flag_configs.actors_count",
   "flag_configs.segments_count",
+  "flag_configs.on_variant",
+  "flag_configs.off_variant",
+  "flag_configs.rules",
+  "flag_configs.prerequisites",
 ] as const;
 
-type FlagRow = Pick<Selectable<FlagsTable>, "id" | "project_id" | "name" | "description" | "created_at"> &
+type FlagRow = Pick<
+  Selectable<FlagsTable>,
+  "id" | "project_id" | "name" | "description" | "created_at" | "type" | "variants"
+> &
   Omit<Selectable<FlagConfigsTable>, "flag_id">;
 
 /** A flag in one environment; `environments` is filled in by the service (configurationsOf). */
@@ -52,6 +62,7 @@ export const toFlag = (row: FlagRow): Flag => ({
   environments: {},
   revision: Number(row.revision),
   configId: row.config_id,
+  ...(targetingOf(row) as Pick<Flag, "type" | "variants" | "onVariant" | "offVariant" | "rules" | "prerequisites">),
 });
 
 /** A project's flags joined with their configuration in one environment. */
@@ -159,6 +170,8 @@ export async function insertFlag(
       name: flag.name,
       description: flag.description,
       created_at: flag.createdAt,
+      type: flag.type,
+      variants: variantsColumn(flag.type, flag.variants),
     })
     .execute();
   await trx
@@ -177,10 +190,101 @@ export async function insertFlag(
         revision: flag.revision,
         actors_count: 0,
         segments_count: 0,
+        ...configurationColumns(flag),
       })),
     )
     .execute();
 }
+
+/** Replaces a flag's variants (its definition's, so every environment's configuration moves on). */
+export async function saveVariants(trx: Transaction<Database>, flag: Flag): Promise<void> {
+  await trx
+    .updateTable("flags")
+    .set({ variants: variantsColumn(flag.type, flag.variants) })
+    .where("id", "=", flag.id)
+    .execute();
+  await trx
+    .updateTable("flag_configs")
+    .set((eb) => ({ revision: eb("revision", "+", 1), updated_at: flag.updatedAt }))
+    .where("flag_id", "=", flag.id)
+    .where("config_id", "<>", flag.configId)
+    .execute();
+}
+
+/** A project's flags with their targeting in one environment: what prerequisite checks read. */
+export async function targetingIn(db: Executor, projectId: string, environment: string) {
+  const rows = await flagsIn(db, projectId, environment)
+    .select([
+      "flags.name",
+      "flags.type",
+      "flags.variants",
+      "flag_configs.on_variant",
+      "flag_configs.off_variant",
+      "flag_configs.rules",
+      "flag_configs.prerequisites",
+    ])
+    .execute();
+  return rows.map((row) => ({ name: row.name, ...targetingOf(row) }));
+}
+
+/**
+ * Every configuration, in every environment of the project, that names a variant of `flag` outside
+ * `keys`: its own (onVariant, offVariant, rules; except in `ownChecked`, the environment whose new
+ * configuration the caller validates itself) and other flags' prerequisites on it. Answers where.
+ */
+export async function variantUses(
+  db: Executor,
+  projectId: string,
+  flag: { id: string; name: string },
+  keys: ReadonlySet<string>,
+  ownChecked: string,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom("flag_configs")
+    .innerJoin("flags", "flags.id", "flag_configs.flag_id")
+    .select([
+      "flags.id",
+      "flags.name",
+      "flags.type",
+      "flags.variants",
+      "flag_configs.environment_id",
+      "flag_configs.on_variant",
+      "flag_configs.off_variant",
+      "flag_configs.rules",
+      "flag_configs.prerequisites",
+    ])
+    .where("flags.project_id", "=", projectId)
+    .where((eb) => eb.or([eb("flags.id", "=", flag.id), eb("flag_configs.prerequisites", "is not", null)]))
+    .orderBy("flags.name")
+    .orderBy("flag_configs.environment_id")
+    .execute();
+  const uses: string[] = [];
+  for (const row of rows) {
+    const where = `in environment "${row.environment_id}"`;
+    if (row.id === flag.id && row.environment_id !== ownChecked) {
+      for (const [field, key] of [
+        ["onVariant", row.on_variant],
+        ["offVariant", row.off_variant],
+      ] as const) {
+        if (key !== null && !keys.has(key)) uses.push(`${field} is "${key}" ${where}`);
+      }
+      const t = targetingOf(row);
+      for (const rule of t.rules) {
+        const served = "variant" in rule.serve ? [rule.serve.variant] : rule.serve.split.weights.map((w) => w.variant);
+        for (const key of served) if (!keys.has(key)) uses.push(`rule "${rule.id}" serves "${key}" ${where}`);
+      }
+    }
+    for (const p of targetingOf(row).prerequisites) {
+      if (p.flag !== flag.name) continue;
+      for (const key of p.variants) {
+        if (!keys.has(key)) uses.push(`flag "${row.name}" requires "${key}" ${where}`);
+      }
+    }
+  }
+  return uses;
+}
+
+export { definitionOf };
 
 /** Writes a flag's configuration in its environment. */
 export async function saveConfiguration(trx: Transaction<Database>, flag: Flag): Promise<void> {
@@ -195,6 +299,7 @@ export async function saveConfiguration(trx: Transaction<Database>, flag: Flag):
       revision: flag.revision,
       actors_count: flag.actorsCount,
       segments_count: flag.segmentsCount,
+      ...configurationColumns(flag),
     })
     .where("config_id", "=", flag.configId)
     .execute();
@@ -285,6 +390,10 @@ const CONFIG_COLUMNS = [
   "revision",
   "actors_count",
   "segments_count",
+  "on_variant",
+  "off_variant",
+  "rules",
+  "prerequisites",
 ] as const;
 
 /**
@@ -320,6 +429,11 @@ export async function insertEnvironmentConfigurations(
             sql.lit(1).as("revision"),
             sql.lit(0).as("actors_count"),
             sql.lit(0).as("segments_count"),
+            // Null: the flag's default variants; no rules, no prerequisites.
+            sql<null>`null`.as("on_variant"),
+            sql<null>`null`.as("off_variant"),
+            sql<null>`null`.as("rules"),
+            sql<null>`null`.as("prerequisites"),
           ])
           .where("flags.project_id", "=", projectId),
       )
@@ -349,6 +463,10 @@ export async function insertEnvironmentConfigurations(
         sql.lit(1).as("revision"),
         "source.actors_count",
         "source.segments_count",
+        "source.on_variant",
+        "source.off_variant",
+        "source.rules",
+        "source.prerequisites",
       ]),
     )
     .execute();

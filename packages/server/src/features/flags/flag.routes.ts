@@ -27,6 +27,7 @@ import {
 } from "./flag.schemas.js";
 
 export { ExplanationSchema } from "./flag.schemas.js";
+import { CheckQuery } from "../evaluation/check.routes.js";
 import { type FlagService, flagTag } from "./flag.service.js";
 
 const Flag = Type.Ref("Flag");
@@ -45,6 +46,7 @@ const ExplainQuery = Type.Object(
         description: `Actors to explain for, repeated; at most ${MAX_ACTORS}`,
       }),
     ),
+    attributes: CheckQuery.properties.attributes,
     ...EnvironmentQuerySchema,
   },
   { additionalProperties: false },
@@ -180,6 +182,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
         environmentScope(request),
         request.params.flagName,
         request.query.actorIds ?? [],
+        request.query.attributes,
       ),
   );
 

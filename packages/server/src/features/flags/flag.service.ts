@@ -1,4 +1,19 @@
-import { explain, type FlagState, isEnabledForActor, isEnabledForSegment, type ProjectState } from "@flagstaff/core";
+import {
+  defaultVariants,
+  evaluateFlag,
+  type Explanation,
+  explain,
+  type FlagEvaluation,
+  type FlagState,
+  type FlagTargeting,
+  isEnabledForActor,
+  isEnabledForSegment,
+  type ProjectState,
+  type Rule,
+  validateConfiguration,
+  validateVariants,
+  variantsOf,
+} from "@flagstaff/core";
 import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import { isUniqueViolation } from "../../db/database.js";
@@ -28,7 +43,10 @@ import { anyNameBeyond, pageOfNames } from "../evaluation/name-scan.js";
 import { countEnvironments, listEnvironments, resolveEnvironment } from "../environments/environment.repository.js";
 import { existingSegmentIds, findSegment } from "../segments/segment.repository.js";
 import * as repo from "./flag.repository.js";
+import { checkConfiguration, refuseProblems } from "./targeting.js";
 import type { CopyFlagInput, CreateFlagInput, Flag, FlagFilter, FlagSort, UpdateFlagInput } from "./flag.schemas.js";
+import type { FlagExplanation } from "@flagstaff/core/schemas";
+import type { Attributes } from "../evaluation/checker.js";
 
 /** A flag's ETag: of its configuration in the environment it is shown in (which its definition is part of). */
 export const flagTag = (flag: Pick<Flag, "configId" | "revision">) => entityTag(flag.configId, flag.revision);
@@ -50,7 +68,36 @@ const flagState = (flag: Flag): FlagRecord => ({
   status: flag.status,
   percentageActors: flag.percentageActors,
   percentageCalls: flag.percentageCalls,
+  type: flag.type,
+  variants: flag.variants,
+  onVariant: flag.onVariant,
+  offVariant: flag.offVariant,
+  rules: flag.rules,
+  prerequisites: flag.prerequisites,
 });
+
+/** The flag's targeting fields, for the core validator. */
+const targetingFields = (flag: Flag): FlagTargeting => ({
+  type: flag.type,
+  variants: flag.variants,
+  onVariant: flag.onVariant,
+  offVariant: flag.offVariant,
+  rules: flag.rules,
+  prerequisites: flag.prerequisites,
+});
+
+const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The segments a configuration's rules name (in_segment, not_in_segment). */
+const segmentsNamed = (rules: readonly Rule[]): string[] => [
+  ...new Set(
+    rules.flatMap((rule) =>
+      rule.conditions
+        .filter((c) => c.operator === "in_segment" || c.operator === "not_in_segment")
+        .flatMap((c) => c.values.filter((v): v is string => typeof v === "string")),
+    ),
+  ),
+];
 
 /** The actors and segments a write attaches to and detaches from a configuration. */
 interface LinkDelta {
@@ -78,6 +125,70 @@ const updateRecord = (flag: Flag, delta: LinkDelta): FlagUpdate => ({
 });
 
 const target = (flag: Flag) => ({ kind: "flag", id: flag.id, name: flag.name }) as const;
+
+/**
+ * What decided an engine evaluation, in the explanation's terms: the seed's explanation names the status,
+ * an attached actor or listed segment member and the actor rollout; the engine adds rules, prerequisites
+ * and segments joined by their conditions (`inSegment` tells which attached segment a context is in).
+ */
+function decidedBy(
+  flag: FlagState,
+  seed: Explanation,
+  result: FlagEvaluation,
+  inSegment: (segmentId: string) => boolean,
+): Pick<FlagExplanation, "rule" | "actorId" | "segmentId" | "matchedRule" | "prerequisite"> {
+  const none = { actorId: null, segmentId: null, matchedRule: null, prerequisite: null };
+  if (result.reason === "DISABLED" || result.reason === "STATIC") return { ...none, rule: "status" };
+  if (result.reason === "PREREQUISITE_FAILED") {
+    return { ...none, rule: "prerequisite", prerequisite: result.prerequisite ?? null };
+  }
+  if (result.ruleId !== undefined) {
+    const index = flag.rules.findIndex((r) => r.id === result.ruleId);
+    const rule = flag.rules[index] as Rule;
+    const matchedRule = {
+      index,
+      id: rule.id,
+      ...(rule.description === undefined ? {} : { description: rule.description }),
+      conditions: [...rule.conditions],
+    };
+    return { ...none, rule: "rule", matchedRule };
+  }
+  if (result.reason === "TARGETING_MATCH") {
+    if (seed.rule === "actor" || seed.rule === "segment") {
+      return { ...none, rule: seed.rule, actorId: seed.actorId, segmentId: seed.segmentId };
+    }
+    const segmentId = [...flag.segments].find(inSegment) ?? null;
+    return { ...none, rule: "segment", segmentId };
+  }
+  if (result.reason === "SPLIT") return { ...none, rule: "actor_rollout", actorId: seed.actorId };
+  return { ...none, rule: "none" };
+}
+
+/**
+ * A new flag's targeting, the same in every environment: its type and variants, and the variants it
+ * serves (by default the first and the second; boolean: on and off), no rules, no prerequisites.
+ */
+function creationTargeting(name: string, input: CreateFlagInput): FlagTargeting {
+  const type = input.type ?? "boolean";
+  if (type === "boolean" && input.variants !== undefined) {
+    throw invalid(`Flag "${name}" is boolean: its variants are fixed (on and off).`, [
+      { path: "/variants", message: "a boolean flag declares no variants" },
+    ]);
+  }
+  refuseProblems(validateVariants(type, input.variants), `Flag "${name}" cannot be created so`);
+  const variants = type === "boolean" ? variantsOf({ type }) : (input.variants as Flag["variants"]);
+  const defaults = defaultVariants(type, variants);
+  const targeting: FlagTargeting = {
+    type,
+    variants,
+    onVariant: input.onVariant ?? defaults.onVariant,
+    offVariant: input.offVariant ?? defaults.offVariant,
+    rules: [],
+    prerequisites: [],
+  };
+  refuseProblems(validateConfiguration({ name, ...targeting }), `Flag "${name}" cannot be created so`);
+  return targeting;
+}
 
 export class FlagService {
   constructor(
@@ -143,6 +254,7 @@ export class FlagService {
         if (await repo.findFlag(trx, projectId, shown, name)) throw exists();
         const now = isoTime(this.clock.now());
         const id = newId("flg");
+        const targeting = creationTargeting(name, input);
         const flag: Flag = {
           id,
           projectId,
@@ -161,6 +273,7 @@ export class FlagService {
           environments: {},
           revision: 1,
           configId: repo.configIdOf(id, shown),
+          ...(targeting as Pick<Flag, keyof FlagTargeting>),
         };
         await repo.insertFlag(
           trx,
@@ -230,8 +343,22 @@ export class FlagService {
         status: input.status ?? flag.status,
         percentageActors: input.percentageActors ?? flag.percentageActors,
         percentageCalls: input.percentageCalls ?? flag.percentageCalls,
+        variants: (input.variants as Flag["variants"] | undefined) ?? flag.variants,
+        onVariant: input.onVariant ?? flag.onVariant,
+        offVariant: input.offVariant ?? flag.offVariant,
+        rules: (input.rules as Flag["rules"] | undefined) ?? flag.rules,
+        prerequisites: (input.prerequisites as Flag["prerequisites"] | undefined) ?? flag.prerequisites,
       };
+      const variantsChanged = !sameJSON(next.variants, flag.variants);
+      const targetingChanged =
+        variantsChanged ||
+        next.onVariant !== flag.onVariant ||
+        next.offVariant !== flag.offVariant ||
+        !sameJSON(next.rules, flag.rules) ||
+        !sameJSON(next.prerequisites, flag.prerequisites);
+      if (targetingChanged) await this.checkTargeting(trx, projectId, environmentId, next, variantsChanged);
       const fieldsChanged =
+        targetingChanged ||
         next.description !== flag.description ||
         next.status !== flag.status ||
         next.percentageActors !== flag.percentageActors ||
@@ -249,6 +376,7 @@ export class FlagService {
       next.segmentsCount = flag.segmentsCount + delta.addSegments.length - delta.removeSegments.length;
       await repo.saveConfiguration(trx, next);
       if (next.description !== flag.description) await repo.saveDescription(trx, next);
+      if (variantsChanged) await repo.saveVariants(trx, next);
       await ensureActors(trx, projectId, delta.addActors, now);
       await saveLinks(trx, next, delta, now);
       const after = updateRecord(next, delta);
@@ -303,21 +431,97 @@ export class FlagService {
   }
 
   /**
-   * Why the flag answers as it does for these actors, from the same snapshot and rules the check uses
-   * (a read: it records no check). Segments are named from the database.
+   * Refuses targeting the validator refuses (400), a prerequisite cycle or over-long chain (409), and
+   * variants that drop a key a configuration still serves or a prerequisite still names (409), reading
+   * the segments and the environment's flags inside the write's transaction.
    */
-  async explain(projectId: string, scope: EnvironmentScope, name: string, actorIds: readonly string[]) {
+  private async checkTargeting(
+    trx: Transaction<Database>,
+    projectId: string,
+    environment: string,
+    flag: Flag,
+    variantsChanged: boolean,
+  ): Promise<void> {
+    if (variantsChanged) {
+      if (flag.type === "boolean") {
+        throw invalid(`Flag "${flag.name}" is boolean: its variants are fixed (on and off).`, [
+          { path: "/variants", message: "a boolean flag's variants cannot be changed" },
+        ]);
+      }
+      refuseProblems(validateVariants(flag.type, flag.variants), `Flag "${flag.name}" cannot have these variants`);
+    }
+    const named = segmentsNamed(flag.rules);
+    const segments = named.length === 0 ? new Set<string>() : await existingSegmentIds(trx, projectId, named);
+    const flags = flag.prerequisites.length === 0 ? [] : await repo.targetingIn(trx, projectId, environment);
+    checkConfiguration(flag.name, targetingFields(flag), { segmentExists: (id) => segments.has(id), flags });
+    if (variantsChanged) {
+      const keys = new Set(flag.variants.map((v) => v.key));
+      // This configuration is checked above; the others, and other flags' prerequisites, are checked here.
+      const uses = await repo.variantUses(trx, projectId, flag, keys, environment);
+      if (uses.length > 0) {
+        throw new AppError(
+          409,
+          "variant_in_use",
+          `Flag "${flag.name}" cannot drop a variant still in use: ${uses.slice(0, 5).join("; ")}${uses.length > 5 ? "; …" : ""}.`,
+        );
+      }
+    }
+  }
+
+  /**
+   * Why the flag answers as it does for this context, from the same snapshot and engine the check uses
+   * (a read: it records no check, and draws nothing: the call rollout is left out). Names the rule and
+   * its conditions, or the prerequisite, that decided; segments are named from the database.
+   */
+  async explain(
+    projectId: string,
+    scope: EnvironmentScope,
+    name: string,
+    actorIds: readonly string[],
+    attributes?: Attributes,
+  ) {
     const { state } = this.snapshot.environmentState(projectId, scope.environment);
     const flag = state.flagsByName.get(name);
     if (!flag) throw flagNotFound(name);
-    const explanation = explain(flag, actorIds, state.isMember);
-    const ids = new Set(explanation.actors.flatMap((a) => a.segments));
+    const seed = explain(flag, actorIds, state.isMember);
+    const resolver = {
+      isMember: state.isMember,
+      segmentConditions: (id: string) => state.segmentConditions(id),
+      flag: (other: string) => state.flag(other),
+      now: () => this.clock.now(),
+    };
+    const context = { actorIds, attributes };
+    // Without its call rollout, so that nothing is drawn (a fresh object: compiled once for this answer).
+    const result = evaluateFlag({ ...flag, percentageCalls: 0 }, context, resolver);
+    const decided = decidedBy(flag, seed, result, (segmentId) => {
+      const probe = {
+        ...flag,
+        status: "conditional" as const,
+        rules: [],
+        prerequisites: [],
+        actors: new Set<string>(),
+      };
+      return (
+        evaluateFlag(
+          { ...probe, segments: new Set([segmentId]), percentageActors: 0, percentageCalls: 0 },
+          context,
+          resolver,
+        ).reason === "TARGETING_MATCH"
+      );
+    });
+    const ids = new Set([...seed.actors.flatMap((a) => a.segments), ...(decided.segmentId ? [decided.segmentId] : [])]);
     const names = await segmentNames(this.db, projectId, [...ids]);
     const named = (id: string) => ({ id, name: names.get(id) ?? id });
     return {
-      ...explanation,
-      segment: explanation.segmentId === null ? null : named(explanation.segmentId),
-      actors: explanation.actors.map((a) => ({ ...a, segments: a.segments.map(named) })),
+      ...seed,
+      ...decided,
+      enabled: result.variant !== null && result.variant !== flag.offVariant,
+      reason: result.reason,
+      variant: result.variant,
+      value: result.value,
+      callRolloutPercentage: result.reason === "DEFAULT" ? flag.percentageCalls : 0,
+      segment: decided.segmentId === null ? null : named(decided.segmentId),
+      actors: seed.actors.map((a) => ({ ...a, segments: a.segments.map(named) })),
     };
   }
 
@@ -441,7 +645,7 @@ export class FlagService {
 
   /**
    * Copies a flag's configuration from one environment to another (status, percentages, attached actors
-   * and segments) in one write with one history event (`flag.updated` in the target environment, with
+   * and segments, variants served, rules and prerequisites) in one write with one history event (`flag.updated` in the target environment, with
    * `copiedFrom`). With `ifMatch`, only if the target's configuration still has one of those ETags.
    */
   async copy(
@@ -479,8 +683,20 @@ export class FlagService {
         status: source.status,
         percentageActors: source.percentageActors,
         percentageCalls: source.percentageCalls,
+        onVariant: source.onVariant,
+        offVariant: source.offVariant,
+        rules: source.rules,
+        prerequisites: source.prerequisites,
       };
+      const targetingChanged =
+        next.onVariant !== flag.onVariant ||
+        next.offVariant !== flag.offVariant ||
+        !sameJSON(next.rules, flag.rules) ||
+        !sameJSON(next.prerequisites, flag.prerequisites);
+      // The target's other flags may chain differently: its prerequisites are checked there.
+      if (targetingChanged) await this.checkTargeting(trx, projectId, to, next, false);
       const fieldsChanged =
+        targetingChanged ||
         next.status !== flag.status ||
         next.percentageActors !== flag.percentageActors ||
         next.percentageCalls !== flag.percentageCalls;

@@ -1,4 +1,13 @@
-import type { EVENT_TYPES as CONTRACT_EVENT_TYPES, FlagStatus, TargetKind } from "@flagstaff/core";
+import type {
+  Condition,
+  EVENT_TYPES as CONTRACT_EVENT_TYPES,
+  FlagStatus,
+  FlagType,
+  Prerequisite,
+  Rule,
+  TargetKind,
+  Variant,
+} from "@flagstaff/core";
 import type { Role } from "../evaluation/changes.js";
 
 // The target kinds are the API's contract, shared with the clients: @flagstaff/core.
@@ -35,6 +44,14 @@ export type FlagRecord = {
   readonly status: FlagStatus;
   readonly percentageActors: number;
   readonly percentageCalls: number;
+  // Targeting (absent in events recorded before it): the definition's type and variants, and the
+  // environment's variants served, rules and prerequisites.
+  readonly type?: FlagType;
+  readonly variants?: readonly Variant[];
+  readonly onVariant?: string;
+  readonly offVariant?: string;
+  readonly rules?: readonly Rule[];
+  readonly prerequisites?: readonly Prerequisite[];
 };
 /** A flag after an update: its fields, and the actors and segments the update attached and detached. */
 export type FlagUpdate = FlagRecord & {
@@ -53,7 +70,12 @@ export type EnvironmentRecord = {
 };
 /** An environment as created: its record, and the environment its configurations were copied from. */
 export type EnvironmentCreation = EnvironmentRecord & { readonly copyFrom: string | null };
-export type SegmentRecord = { readonly name: string; readonly description: string };
+export type SegmentRecord = {
+  readonly name: string;
+  readonly description: string;
+  /** Rule-based membership (absent in events recorded before it). */
+  readonly conditions?: readonly Condition[];
+};
 /** A segment after an update: its fields, and the members the update added and removed. */
 export type SegmentUpdate = SegmentRecord & {
   readonly addedActors: readonly string[];

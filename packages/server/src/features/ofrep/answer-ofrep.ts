@@ -1,20 +1,36 @@
-import type { Evaluation } from "@flagstaff/core";
-import type { Checker } from "../evaluation/checker.js";
+import { AppError } from "../../errors.js";
+import type { Attributes, Checker, CheckOutcome } from "../evaluation/checker.js";
 import type { Metrics } from "../metrics/metrics.js";
 
-/** A successful evaluation, as OFREP answers it (the single evaluation, and each flag of the bulk one). */
-export const success = (key: string, evaluation: Evaluation) => ({
-  key,
-  value: evaluation.enabled,
-  reason: evaluation.reason,
-  variant: evaluation.enabled ? ("on" as const) : ("off" as const),
-  metadata: {},
-});
+/** An evaluation as OFREP answers it (the single evaluation, and each flag of the bulk one): a success or a failure. */
+export function success(key: string, outcome: CheckOutcome) {
+  if (outcome.variant === null) {
+    return { key, errorCode: outcome.errorCode ?? "GENERAL", errorDetails: outcome.errorMessage ?? "" };
+  }
+  return { key, value: outcome.value, reason: outcome.reason, variant: outcome.variant, metadata: {} };
+}
+
+/** A flag that could not be evaluated (reason ERROR): OFREP's 400 with the engine's error code. */
+export class OfrepEvaluationError extends AppError {
+  constructor(
+    readonly errorCode: string,
+    detail: string,
+  ) {
+    super(400, "invalid_request", detail);
+  }
+}
+
+/** What an OFREP evaluation reads of its context: the actors, and the attributes rules read. */
+export interface OfrepTarget {
+  readonly actors: readonly string[];
+  readonly attributes: Attributes | undefined;
+}
 
 /**
  * Answers OFREP's single evaluation whose request has been read and authorised: evaluates the flag for
- * the actors, counts the result and gives the JSON body. Throws the 404 of an unknown flag. The Fastify
- * route and the node:http adapter (http/node-adapter.ts) both call it.
+ * the context, counts the result and gives the JSON body. Throws the 404 of an unknown flag, and an
+ * OfrepEvaluationError for a flag that cannot be evaluated. The Fastify route and the node:http adapter
+ * (http/node-adapter.ts) both call it.
  */
 export type AnswerOfrep = (
   projectId: string,
@@ -22,12 +38,16 @@ export type AnswerOfrep = (
   environment: string | null,
   key: string,
   actors: readonly string[],
+  attributes?: Attributes,
 ) => string;
 
 export function ofrepAnswers(checker: Checker, metrics: Metrics): AnswerOfrep {
-  return (projectId, environment, key, actors) => {
-    const evaluation = checker.check(projectId, environment, key, actors);
-    metrics.recordCheck(evaluation.enabled);
-    return JSON.stringify(success(key, evaluation));
+  return (projectId, environment, key, actors, attributes) => {
+    const outcome = checker.check(projectId, environment, key, actors, attributes);
+    if (outcome.variant === null) {
+      throw new OfrepEvaluationError(outcome.errorCode ?? "GENERAL", outcome.errorMessage ?? "");
+    }
+    metrics.recordCheck(outcome.enabled);
+    return JSON.stringify(success(key, outcome));
   };
 }

@@ -28,7 +28,8 @@ import {
   OfrepFailure,
   OfrepRequest,
 } from "./ofrep.schemas.js";
-import { type AnswerOfrep, success } from "./answer-ofrep.js";
+import { type AnswerOfrep, OfrepEvaluationError, type OfrepTarget, success } from "./answer-ofrep.js";
+import type { Attributes } from "../evaluation/checker.js";
 import { replayBufferedBody } from "./buffered-body.js";
 import { refuseOversizedContext } from "./context-limits.js";
 import type { StreamTokens } from "./stream-tokens.js";
@@ -52,16 +53,25 @@ export interface OfrepStreaming {
 const EVENT_STREAM_PATH = "/ofrep/v1/event-stream";
 
 interface OfrepBody {
-  context?: { targetingKey?: string; actorIds?: string[] };
+  context?: { targetingKey?: string; actorIds?: string[]; [attribute: string]: unknown };
 }
 
-/** The actors a context names: its targeting key first, then any extra `actorIds`. */
-function actorsOf(body: OfrepBody | undefined): string[] {
+/**
+ * What a context names: the actors (its targeting key first, then any extra `actorIds`) and its other
+ * members, the attributes rules read (OpenFeature's context carries them natively).
+ */
+function targetOf(body: OfrepBody | undefined): OfrepTarget {
   const context = body?.context;
-  if (!context) return [];
+  if (!context) return { actors: [], attributes: undefined };
   const actors = context.actorIds ? [...context.actorIds] : [];
   if (context.targetingKey !== undefined) actors.unshift(context.targetingKey);
-  return actors;
+  let attributes: Record<string, unknown> | undefined;
+  for (const name of Object.keys(context)) {
+    if (name === "targetingKey" || name === "actorIds") continue;
+    attributes ??= Object.create(null) as Record<string, unknown>;
+    attributes[name] = context[name];
+  }
+  return { actors, attributes: attributes as Attributes | undefined };
 }
 
 /** The single evaluation's route; the node:http adapter (http/node-adapter.ts) answers it too and records metrics under it. */
@@ -111,6 +121,9 @@ function ofrepErrors(single: boolean, bodyLimit: number) {
       return errorHandler(new AppError(413, "payload_too_large", detail), request, reply);
     }
     const key = (request.params as { key?: string } | undefined)?.key ?? "";
+    if (error instanceof OfrepEvaluationError) {
+      return reply.code(400).send({ key, errorCode: error.errorCode, errorDetails: error.detail });
+    }
     if (appError.status === 400) {
       const errorCode = /not valid JSON/.test(appError.detail) ? "PARSE_ERROR" : "INVALID_CONTEXT";
       const body = { errorCode, errorDetails: appError.detail };
@@ -150,7 +163,8 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
         summary: "OFREP: evaluate one flag (extension)",
         description:
           "OpenFeature Remote Evaluation Protocol. The API key (any role, sent as Bearer or X-API-Key) names the " +
-          "project. context.targetingKey is the actor; context.actorIds adds more.",
+          "project. context.targetingKey is the actor; context.actorIds adds more; the context's other members are " +
+          "the attributes the flag's rules read. The value is of the flag's type.",
         params: Type.Object({ key: Type.String() }),
         querystring: AnyQuery,
         body: OfrepRequest,
@@ -167,11 +181,13 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
       const principal = request.principal as NonNullable<typeof request.principal>;
       const key = request.params.key;
       // The body is written out already: Fastify sends a string with a JSON type as it is.
+      const target = targetOf(request.body as OfrepBody);
       const body = answerOfrep(
         principal.projectId as string,
         principal.environment,
         key,
-        actorsOf(request.body as OfrepBody),
+        target.actors,
+        target.attributes,
       );
       return reply.header("content-type", JSON_TYPE).send(body);
     },
@@ -228,10 +244,13 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
     const tag = bulkTag(projectId, environment, keyId, tokens.window(), state.evaluationVersion, body);
     reply.header("etag", tag);
     if (matches(request.headers["if-none-match"], tag)) return reply.code(304).send(null);
-    const flags = checker.checkAll(projectId, environment, actorsOf(body)).map(({ name, evaluation }) => {
-      metrics.recordCheck(evaluation.enabled);
-      return success(name, evaluation);
-    });
+    const target = targetOf(body);
+    const flags = checker
+      .checkAll(projectId, environment, target.actors, target.attributes)
+      .map(({ name, evaluation }) => {
+        if (evaluation.variant !== null) metrics.recordCheck(evaluation.enabled);
+        return success(name, evaluation);
+      });
     const token = tokens.issue(keyId);
     if (token === undefined) return reply.send({ flags });
     const eventStreams = [{ type: "sse", endpoint: { requestUri: `${EVENT_STREAM_PATH}?token=${token}` } }];
@@ -298,7 +317,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
       name: "flagstaff",
       capabilities: {
         cacheInvalidation: { polling: { enabled: true, minPollingIntervalMs: 1000 } },
-        flagEvaluation: { supportedTypes: ["boolean"] },
+        flagEvaluation: { supportedTypes: ["boolean", "string", "number", "object"] },
       },
     }),
   );

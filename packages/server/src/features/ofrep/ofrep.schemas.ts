@@ -1,13 +1,13 @@
-import { EVALUATION_REASONS, MAX_ACTORS } from "@flagstaff/core";
+import { MAX_ACTORS, TARGETING_REASONS } from "@flagstaff/core";
 import { oneOf } from "@flagstaff/core/schemas";
 import { Type } from "typebox";
 import { Limits } from "../../http/schemas.js";
 
-// Shapes of the OpenFeature Remote Evaluation Protocol (OFREP) v1, for the boolean flags Flagstaff has.
+// Shapes of the OpenFeature Remote Evaluation Protocol (OFREP) v1.
 
 /**
  * The evaluation context: `targetingKey` is the actor; `actorIds` optionally adds more actors (any one
- * enabled enables the flag, as in a check). Other attributes are accepted and ignored.
+ * enabled enables the flag, as in a check). Its other members are attributes, which rules read.
  */
 export const OfrepContext = Type.Object(
   {
@@ -23,9 +23,12 @@ export const OfrepRequest = Type.Object({ context: Type.Optional(OfrepContext) }
 export const OfrepEvaluation = Type.Object(
   {
     key: Type.String(),
-    value: Type.Boolean(),
-    reason: oneOf(EVALUATION_REASONS, { description: "OpenFeature resolution reason" }),
-    variant: Type.Union([Type.Literal("on"), Type.Literal("off")]),
+    value: Type.Unknown({ description: "The variant's value, of the flag's type (boolean, string, number or object)" }),
+    reason: oneOf(
+      TARGETING_REASONS.filter((r) => r !== "ERROR"),
+      { description: "OpenFeature resolution reason" },
+    ),
+    variant: Type.String({ description: "The variant's key (boolean flags: on or off)" }),
     metadata: Type.Object({}, { additionalProperties: true }),
   },
   { $id: "OfrepEvaluation" },

@@ -6,6 +6,8 @@ import type { Database, SegmentsTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
 import type { Actor } from "../actors/actor.schemas.js";
 import { toActor } from "../actors/actor.repository.js";
+import type { Condition } from "@flagstaff/core";
+import { conditionsColumn, conditionsOf } from "../flags/targeting.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -20,6 +22,8 @@ export interface SegmentRow {
   /** Moves with every change; the ETag is made of it. */
   revision: number;
   actorsCount: number;
+  /** Rule-based membership; empty: listed members only. */
+  conditions: readonly Condition[];
 }
 
 const toRow = (row: Selectable<SegmentsTable>): SegmentRow => ({
@@ -31,6 +35,7 @@ const toRow = (row: Selectable<SegmentsTable>): SegmentRow => ({
   nextActorSeq: Number(row.next_actor_seq),
   revision: Number(row.revision),
   actorsCount: Number(row.actors_count),
+  conditions: conditionsOf(row.conditions),
 });
 
 export const LATEST_ACTORS = 10;
@@ -83,6 +88,7 @@ export async function insertSegment(trx: Transaction<Database>, segment: Segment
       next_actor_seq: segment.nextActorSeq,
       revision: segment.revision,
       actors_count: segment.actorsCount,
+      conditions: conditionsColumn(segment.conditions),
     })
     .execute();
 }
@@ -96,6 +102,7 @@ export async function saveSegment(trx: Transaction<Database>, segment: SegmentRo
       next_actor_seq: segment.nextActorSeq,
       revision: segment.revision,
       actors_count: segment.actorsCount,
+      conditions: conditionsColumn(segment.conditions),
       updated_at: at,
     })
     .where("id", "=", segment.id)
@@ -183,6 +190,7 @@ const SEGMENT_COLUMNS = [
   "segments.next_actor_seq",
   "segments.revision",
   "segments.actors_count",
+  "segments.conditions",
 ] as const;
 
 export async function listSegments(db: Executor, projectId: string, page: PageQuery): Promise<SegmentRow[]> {

@@ -1,4 +1,4 @@
-import { NAME_MAX_LENGTH } from "@flagstaff/core";
+import { type Condition, NAME_MAX_LENGTH } from "@flagstaff/core";
 import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import { isUniqueViolation } from "../../db/database.js";
@@ -13,6 +13,7 @@ import { findFlag } from "../flags/flag.repository.js";
 import { findProject } from "../projects/project.repository.js";
 import { resolveEnvironment } from "../environments/environment.repository.js";
 import * as repo from "./segment.repository.js";
+import { checkSegmentConditions } from "../flags/targeting.js";
 import { entityTag, requireMatch } from "../../http/preconditions.js";
 import { listMembers, type Membership } from "../actors/member-lists.js";
 import type { CreateSegmentInput, Segment, UpdateSegmentInput } from "./segment.schemas.js";
@@ -34,9 +35,10 @@ const segmentExists = (name: string) =>
   new AppError(409, "segment_exists", `A segment named "${name}" already exists.`);
 
 /** A segment's state as the history records it. */
-const segmentState = (row: { name: string; description: string }): SegmentRecord => ({
+const segmentState = (row: repo.SegmentRow): SegmentRecord => ({
   name: row.name,
   description: row.description,
+  conditions: row.conditions,
 });
 
 const target = (row: { id: string; name: string }) => ({ kind: "segment", id: row.id, name: row.name }) as const;
@@ -65,6 +67,7 @@ export class SegmentService {
       createdAt: r.createdAt,
       latestActors: latest.get(r.id) ?? [],
       actorsCount: r.actorsCount,
+      conditions: r.conditions as Segment["conditions"],
       revision: r.revision,
     }));
   }
@@ -80,6 +83,7 @@ export class SegmentService {
 
   async create(context: WriteContext, projectId: string, input: CreateSegmentInput): Promise<Segment> {
     const name = segmentName(input.name);
+    if (input.conditions !== undefined) checkSegmentConditions(input.conditions);
     try {
       return await this.work.write(context, projectId, async (trx) => {
         await this.requireProject(trx, projectId);
@@ -93,6 +97,7 @@ export class SegmentService {
           nextActorSeq: 1,
           revision: 1,
           actorsCount: 0,
+          conditions: (input.conditions ?? []) as Condition[],
         };
         await repo.insertSegment(trx, row);
         return {
@@ -103,6 +108,7 @@ export class SegmentService {
             createdAt: row.createdAt,
             latestActors: [],
             actorsCount: 0,
+            conditions: row.conditions as Segment["conditions"],
             revision: 1,
           },
           events: [{ type: "segment.created", projectId, target: target(row), before: null, after: segmentState(row) }],
@@ -132,6 +138,7 @@ export class SegmentService {
     ifMatch?: string,
   ): Promise<Segment> {
     const name = input.name === undefined ? undefined : segmentName(input.name);
+    if (input.conditions !== undefined) checkSegmentConditions(input.conditions);
     const add = [...new Set(input.addActors ?? [])];
     const remove = [...new Set(input.removeActors ?? [])];
     const removing = new Set(remove);
@@ -159,9 +166,14 @@ export class SegmentService {
           name: name ?? row.name,
           description: input.description ?? row.description,
           nextActorSeq: row.nextActorSeq + added.length,
+          conditions: (input.conditions as Condition[] | undefined) ?? row.conditions,
         };
         const changed =
-          next.name !== row.name || next.description !== row.description || added.length > 0 || removed.length > 0;
+          next.name !== row.name ||
+          next.description !== row.description ||
+          JSON.stringify(next.conditions) !== JSON.stringify(row.conditions) ||
+          added.length > 0 ||
+          removed.length > 0;
         if (changed) {
           next.revision = row.revision + 1;
           next.actorsCount = row.actorsCount + added.length - removed.length;
