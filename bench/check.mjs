@@ -46,7 +46,8 @@ const CHECK_KEY = `fsk_bench_check_${randomBytes(8).toString("hex")}`;
 const ADMIN_KEY = `fsk_bench_admin_${randomBytes(8).toString("hex")}`;
 
 const SCENARIOS = [
-  { name: "10 flags", flags: 10, members: 1_000 },
+  // The first scenario also checks a flag of 10 rules × 3 conditions with attributes (issue 25).
+  { name: "10 flags", flags: 10, members: 1_000, rules: true },
   { name: "100,000 flags", flags: 100_000, members: 1_000 },
   { name: "100,000 flags + 1M-member segment", flags: 100_000, members: 1_000_000 },
   // The second scenario's flags in five environments, every flag configured in each: the check key is
@@ -163,7 +164,7 @@ async function main() {
       await seed(database.url, { ...scenario, checkKey: CHECK_KEY, adminKey: ADMIN_KEY });
       const seedMs = performance.now() - seedStart;
       const server = await startServer(database.url);
-      const { paths, bodies } = checkLoad(scenario.members);
+      const { paths, bodies, rulesPaths } = checkLoad(scenario.members);
       const headers = { authorization: `Bearer ${CHECK_KEY}` };
       const spec = { connections: CONNECTIONS, duration: DURATION, headers, paths };
       const ofrepSpec = {
@@ -179,12 +180,16 @@ async function main() {
         bare: { pid: bare.child.pid, spec: { ...spec, url: bare.url } },
         ofrep: { pid: server.child.pid, spec: { ...ofrepSpec, url: server.base } },
         barePost: { pid: bare.child.pid, spec: { ...ofrepSpec, url: bare.url } },
+        // Issue 25: a check of a flag of 10 rules × 3 conditions with attributes, in the first scenario.
+        ...(scenario.rules
+          ? { rules: { pid: server.child.pid, spec: { ...spec, paths: rulesPaths, url: server.base } } }
+          : {}),
       };
       // --loads=server,bare: only those loads (with --profile, profiles of one kind of request each).
       const names = Object.keys(targets).filter((name) => !args.loads || args.loads.split(",").includes(name));
       // Warm-up: V8 compiles each server's path before anything counts.
       for (const name of names) await wrk({ ...targets[name].spec, duration: 2 });
-      const runs = { server: [], fastify: [], bare: [], ofrep: [], barePost: [] };
+      const runs = { server: [], fastify: [], bare: [], ofrep: [], barePost: [], rules: [] };
       for (let round = 0; round < ROUNDS; round++) {
         // Each round starts with a different server, so none always runs first (or last) in a round.
         for (let i = 0; i < names.length; i++) {
@@ -214,6 +219,7 @@ async function main() {
         bare: summary(runs.bare),
         ofrep: summary(runs.ofrep),
         barePost: summary(runs.barePost),
+        ...(runs.rules.length > 0 ? { rules: summary(runs.rules) } : {}),
         runs,
       };
       if (scenario.flags >= 100_000 && scenario.members <= 1000 && !scenario.environments)
@@ -291,6 +297,7 @@ const LABELS = {
   bare: "bare node:http",
   ofrep: "Flagstaff OFREP evaluation",
   barePost: "bare node:http, POST with a JSON body",
+  rules: "Flagstaff check, 10 rules × 3 conditions",
 };
 
 function printScenario(e) {
@@ -300,8 +307,8 @@ function printScenario(e) {
   );
   console.log("| server | req/s | × bare | p50 ms | p99 ms | server CPU µs/request | core busy | errors | non-2xx |");
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-  for (const name of ["server", "fastify", "bare", "ofrep", "barePost"]) {
-    if (e.runs[name].length === 0) continue; // not among --loads
+  for (const name of ["server", "fastify", "bare", "ofrep", "barePost", "rules"]) {
+    if (!e.runs[name] || e.runs[name].length === 0) continue; // not among --loads
     const s = e[name];
     const cells = [
       LABELS[name],
@@ -320,7 +327,11 @@ function printScenario(e) {
     `check / bare ${fmt(e.server.rps / e.bare.rps, 2)}; check / Fastify ${fmt(e.server.rps / e.fastify.rps, 2)}; ` +
       `OFREP CPU per request / check's ${fmt(e.ofrep.cpuMicrosPerRequest / e.server.cpuMicrosPerRequest, 2)} ` +
       `(bare POST / bare GET ${fmt(e.barePost.cpuMicrosPerRequest / e.bare.cpuMicrosPerRequest, 2)}); ` +
-      `OFREP / bare POST ${fmt(e.ofrep.rps / e.barePost.rps, 2)}\n`,
+      `OFREP / bare POST ${fmt(e.ofrep.rps / e.barePost.rps, 2)}` +
+      (e.rules
+        ? `; 10 rules × 3 conditions / plain check: req/s ${fmt(e.rules.rps / e.server.rps, 2)}, CPU per request ${fmt(e.rules.cpuMicrosPerRequest / e.server.cpuMicrosPerRequest, 2)} (target: req/s ≥ 0.8)`
+        : "") +
+      "\n",
   );
   if (e.writesAndLists) {
     const w = e.writesAndLists;

@@ -9,6 +9,24 @@ import { migrateToLatest } from "../packages/server/dist/src/db/migrate.js";
 import { hashApiKey } from "../packages/server/dist/src/ids.js";
 
 export const FLAG = "checkout";
+/** A flag of 10 rules of 3 conditions each, none holding until the last, for contexts of rulesCheckLoad. */
+export const RULES_FLAG = "rules-10x3";
+
+/**
+ * Issue 25's measured flag (as bench/rules.mjs): each of the first nine rules fails on its third
+ * condition (a version bound above the context's), so all 30 conditions are read; the last holds.
+ */
+export function tenRules() {
+  return Array.from({ length: 10 }, (_, i) => ({
+    id: `rule-${i}`,
+    conditions: [
+      { attribute: "country", operator: "in", values: ["FR", "DE", "NL", "BE", "LU"] },
+      { attribute: "seats", operator: "gte", values: [10] },
+      { attribute: "appVersion", operator: "semver_gte", values: [i === 9 ? "3.0.0" : `3.${5 + i}.0`] },
+    ],
+    serve: { variant: "on" },
+  }));
+}
 
 export async function freshDatabase(DIALECT, POSTGRES_URL) {
   if (DIALECT === "sqlite") {
@@ -120,6 +138,31 @@ export async function seed(
         });
       }
     }
+    // The rules flag: conditional, nothing attached, no rollout, so only its rules decide.
+    flagRows.push({
+      id: "flg_bench_rules",
+      project_id: "bench",
+      name: RULES_FLAG,
+      description: "10 rules",
+      created_at: now,
+    });
+    for (const environment of environments) {
+      configRows.push({
+        config_id: `flg_bench_rules@${environment}`,
+        flag_id: "flg_bench_rules",
+        environment_id: environment,
+        status: "conditional",
+        percentage_actors: 0,
+        percentage_calls: 0,
+        updated_at: now,
+        latest_checked_at: null,
+        status_changed_at: now,
+        revision: 1,
+        actors_count: 0,
+        segments_count: 0,
+        rules: JSON.stringify(tenRules()),
+      });
+    }
     await chunk(flagRows, 2000, (rows) => trx.insertInto("flags").values(rows).execute());
     await chunk(configRows, 2000, (rows) => trx.insertInto("flag_configs").values(rows).execute());
     await trx
@@ -177,6 +220,7 @@ export async function seed(
 export function checkLoad(members) {
   const paths = [];
   const bodies = [];
+  const rulesPaths = [];
   let seed = 42;
   // A fixed linear congruential generator, so every run checks the same mix of actors.
   const rand = () => {
@@ -196,6 +240,12 @@ export function checkLoad(members) {
       `/projects/bench/flags/${FLAG}/check?${ids.map((id) => `actorIds=${encodeURIComponent(id)}`).join("&")}`,
     );
     bodies.push(JSON.stringify({ context: { targetingKey: ids[0] } }));
+    // The same actors with the attributes the rules read, brackets percent-encoded as URLSearchParams writes them.
+    const seats = 10 + Math.floor(rand() * 50);
+    rulesPaths.push(
+      `/projects/bench/flags/${RULES_FLAG}/check?${ids.map((id) => `actorIds=${encodeURIComponent(id)}`).join("&")}` +
+        `&attributes%5Bcountry%5D=DE&attributes%5Bseats%5D=${seats}&attributes%5BappVersion%5D=3.4.0`,
+    );
   }
-  return { paths, bodies };
+  return { paths, bodies, rulesPaths };
 }

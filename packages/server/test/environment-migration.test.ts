@@ -312,7 +312,22 @@ for (const dialect of DIALECTS) {
           key: fixture.keys.read.secret,
         });
         assert.equal(res.status, 200, res.text);
-        const { environments, ...seed } = res.body;
+        // Targeting (migration 006) reads every migrated flag as boolean with no rules.
+        const { environments, type, variants, onVariant, offVariant, rules, prerequisites, ...seed } = res.body;
+        assert.deepEqual(
+          { type, variants, onVariant, offVariant, rules, prerequisites },
+          {
+            type: "boolean",
+            variants: [
+              { key: "on", value: true },
+              { key: "off", value: false },
+            ],
+            onVariant: "on",
+            offVariant: "off",
+            rules: [],
+            prerequisites: [],
+          },
+        );
         assert.deepEqual(seed, {
           id,
           projectId: PROJECT,

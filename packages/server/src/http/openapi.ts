@@ -42,7 +42,32 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (document) =>
+      withDeepObjectAttributes(("openapiObject" in document ? document.openapiObject : {}) as OpenApiDocument) as never,
   });
+}
+
+type OpenApiDocument = {
+  paths?: Record<string, Record<string, { parameters?: { in: string; name: string; [key: string]: unknown }[] }>>;
+};
+
+/**
+ * The check's and explain's `attributes` are written `attributes[NAME]=value`: OpenAPI's deepObject style,
+ * which @fastify/swagger cannot set on one parameter of a querystring schema, so it is set here. Clients
+ * generated from the document (and the reference's Try it out) then spell them as the server reads them.
+ */
+function withDeepObjectAttributes(document: OpenApiDocument): OpenApiDocument {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in === "query" && parameter.name === "attributes") {
+          parameter.style = "deepObject";
+          parameter.explode = true;
+        }
+      }
+    }
+  }
+  return document;
 }
 
 /** Serves the interactive API reference (Swagger UI, from npm, no CDN) at /docs, rendered from the same document. */
