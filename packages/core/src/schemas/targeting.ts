@@ -39,9 +39,20 @@ export const VariantSchema = Type.Object(
   {
     key: TargetingKey,
     value: Type.Unsafe<VariantValue>(
-      Type.Union([Type.Boolean(), Type.String(), Type.Number(), Type.Object({}), Type.Array(Type.Unknown())], {
-        description: "A value of the flag's type (object: a JSON object or array, at most 32 KiB as JSON)",
-      }),
+      // additionalProperties: an object value's members are the value: without it, the server's response
+      // serializer (fast-json-stringify) writes every object value as {}.
+      Type.Union(
+        [
+          Type.Boolean(),
+          Type.String(),
+          Type.Number(),
+          Type.Object({}, { additionalProperties: true }),
+          Type.Array(Type.Unknown()),
+        ],
+        {
+          description: "A value of the flag's type (object: a JSON object or array, at most 32 KiB as JSON)",
+        },
+      ),
     ),
     description: Type.Optional(Limits.description),
   },

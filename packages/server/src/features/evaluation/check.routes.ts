@@ -40,6 +40,8 @@ export const CheckQuery = Type.Object(
         ]),
         {
           maxProperties: MAX_ATTRIBUTES,
+          // A record's key schema is not enforced on its own (it becomes patternProperties "^.*$").
+          propertyNames: { minLength: 1, maxLength: ATTRIBUTE_NAME_MAX_LENGTH },
           description: `Context attributes for rules: attributes[NAME]=value, a name repeated for a list; at most ${MAX_ATTRIBUTES} names and ${MAX_ATTRIBUTE_VALUES} values each. Extension.`,
         },
       ),

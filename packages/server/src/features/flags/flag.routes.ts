@@ -113,6 +113,8 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
     params: FlagParams,
     entity: Flag,
     updateBody: UpdateFlagBody,
+    // prerequisite_cycle (a cycle or a chain deeper than 5) and variant_in_use.
+    updateErrors: [409],
     summaries: {
       update: "Update a flag: fields, attached actors, attached segments; all in one transaction",
       delete: "Delete a flag with its actor and segment links, in every environment",
@@ -141,11 +143,13 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
           "Replaces the target environment's status, percentages, attached actors and attached segments with the " +
           "source's, in one write recorded as one flag.updated event (in the target environment, with copiedFrom). " +
           "With If-Match, only when the target's configuration still has that ETag; 412 otherwise. A key bound to " +
-          "an environment may copy only within it, which is nothing: 403.",
+          "an environment may copy only within it, which is nothing: 403. Variants served, rules and prerequisites " +
+          "are copied too; prerequisites that would form a cycle or a chain deeper than 5 in the target: 409 " +
+          "prerequisite_cycle.",
         params: FlagParams,
         headers: IfMatchHeaders,
         body: CopyFlagBody,
-        response: { 200: Flag, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429, 500, 503) },
+        response: { 200: Flag, ...errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
