@@ -25,6 +25,13 @@ interface PageState {
   /** `flagsChanged` of each ConfigurationChanged event, in order. */
   changes: string[][];
   errors: string[];
+  /** With `typed` in the page's query: typed flags resolved through the stock web provider. */
+  typed?: {
+    string: { value: string; variant?: string; reason?: string };
+    object: { value: unknown; variant?: string };
+    mismatch: { value: boolean; errorCode?: string };
+    missing: { value: string; errorCode?: string };
+  };
 }
 
 const PAGE_SCRIPT = `
@@ -37,6 +44,18 @@ const client = OpenFeature.getClient();
 
 function render() {
   state.value = client.getBooleanValue(settings.flag, false);
+  if (settings.typed) {
+    const string = client.getStringDetails(settings.typed, "none");
+    const object = client.getObjectDetails(settings.objectFlag, {});
+    const mismatch = client.getBooleanDetails(settings.typed, false);
+    const missing = client.getStringDetails("no-such-flag", "fallback");
+    state.typed = {
+      string: { value: string.value, variant: string.variant, reason: string.reason },
+      object: { value: object.value, variant: object.variant },
+      mismatch: { value: mismatch.value, errorCode: mismatch.errorCode },
+      missing: { value: missing.value, errorCode: missing.errorCode },
+    };
+  }
   document.getElementById("flag").textContent = settings.flag;
   document.getElementById("actor").textContent = settings.actor;
   const value = document.getElementById("value");
@@ -52,7 +71,7 @@ client.addHandler(ProviderEvents.ConfigurationChanged, (details) => {
   render();
 });
 try {
-  await OpenFeature.setContext({ targetingKey: settings.actor });
+  await OpenFeature.setContext({ targetingKey: settings.actor, ...(settings.country ? { country: settings.country } : {}) });
   await OpenFeature.setProviderAndWait(
     new OFREPWebProvider({
       baseUrl: settings.baseUrl,
@@ -192,6 +211,71 @@ describe(`in Chromium: the OpenFeature web SDK on another origin [${dialect}]`, 
       // The first evaluation and one per change are 200; every other poll was answered 304.
       assert.match(polls.join(","), /^200(,304)+,200(,304)+,200(,304)+$/, explain());
       assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("resolves string and object flags by rules on the context's attributes; TYPE_MISMATCH and FLAG_NOT_FOUND", {
+    timeout: 60_000,
+  }, async () => {
+    const api = server!;
+    const typedProject = await createProject(api);
+    const key = (await createKey(api, typedProject, "check")).key;
+    await api.request("POST", `/projects/${typedProject}/flags/banner`, {});
+    const headline = await api.request("POST", `/projects/${typedProject}/flags/headline`, {
+      body: {
+        type: "string",
+        variants: [
+          { key: "plain", value: "Welcome" },
+          { key: "local", value: "Willkommen" },
+        ],
+        onVariant: "plain",
+        offVariant: "plain",
+      },
+    });
+    assert.equal(headline.status, 201, headline.text);
+    const rules = [
+      { id: "germany", conditions: [{ attribute: "country", operator: "in", values: ["DE", "AT"] }], serve: { variant: "local" } },
+    ];
+    const patched = await api.request("PATCH", `/projects/${typedProject}/flags/headline`, {
+      body: { status: "conditional", rules },
+    });
+    assert.equal(patched.status, 200, patched.text);
+    await api.request("POST", `/projects/${typedProject}/flags/layout`, {
+      body: {
+        type: "object",
+        variants: [
+          { key: "wide", value: { columns: 3, sidebar: true } },
+          { key: "narrow", value: { columns: 1 } },
+        ],
+      },
+    });
+    await api.request("PATCH", `/projects/${typedProject}/flags/layout`, { body: { status: "enabled" } });
+    const context = await browser!.newContext();
+    const page: Page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    try {
+      const query = new URLSearchParams({
+        baseUrl: api.url,
+        key,
+        flag: "banner",
+        typed: "headline",
+        objectFlag: "layout",
+        actor: "alice",
+        country: "DE",
+        pollInterval: "0",
+        changeDetection: "polling",
+      });
+      await page.goto(`${site!.origin}/?${query}`);
+      await page.waitForFunction(() => (globalThis as unknown as { flagstaff?: PageState }).flagstaff?.ready === true);
+      const typed = (await page.evaluate(() => (globalThis as unknown as { flagstaff: PageState }).flagstaff)).typed;
+      assert.deepEqual(typed?.string, { value: "Willkommen", variant: "local", reason: "TARGETING_MATCH" });
+      assert.deepEqual(typed?.object, { value: { columns: 3, sidebar: true }, variant: "wide" });
+      assert.equal(typed?.mismatch.value, false);
+      assert.equal(typed?.mismatch.errorCode, "TYPE_MISMATCH");
+      assert.deepEqual(typed?.missing, { value: "fallback", errorCode: "FLAG_NOT_FOUND" });
+      await page.screenshot({ path: join(SCREENSHOTS, "ofrep-web-typed.png") });
     } finally {
       await context.close();
     }

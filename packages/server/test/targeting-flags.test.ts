@@ -144,6 +144,13 @@ for (const dialect of DIALECTS) {
         variant: "high",
         value: 1500,
       });
+      // Reordering the variants leaves what that environment serves: its defaults are pinned to their keys.
+      const reordered = [...limit.variants].reverse();
+      await patchOk(server, project, "limit", { variants: reordered });
+      const after = await get("limit", "later");
+      assert.deepEqual([after.onVariant, after.offVariant], ["low", "high"]);
+      assert.deepEqual((await check(server, project, "limit", { environment: "later" })).variant, "high");
+      await patchOk(server, project, "limit", { variants: limit.variants });
       const res = await server.request("DELETE", `/projects/${project}/environments/later`);
       assert.equal(res.status, 204, res.text);
     });

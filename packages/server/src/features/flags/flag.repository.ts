@@ -211,6 +211,25 @@ export async function saveVariants(trx: Transaction<Database>, flag: Flag): Prom
     .execute();
 }
 
+/**
+ * Writes out the variants configurations serve by default (null: the first and the second variant) as the
+ * keys they are now, before the variants change: a configuration keeps serving what it served.
+ */
+export async function pinDefaultVariants(
+  trx: Transaction<Database>,
+  flagId: string,
+  defaults: { onVariant: string; offVariant: string },
+): Promise<void> {
+  await trx
+    .updateTable("flag_configs")
+    .set((eb) => ({
+      on_variant: eb.fn.coalesce("on_variant", eb.val(defaults.onVariant)),
+      off_variant: eb.fn.coalesce("off_variant", eb.val(defaults.offVariant)),
+    }))
+    .where("flag_id", "=", flagId)
+    .execute();
+}
+
 /** A project's flags with their targeting in one environment: what prerequisite checks read. */
 export async function targetingIn(db: Executor, projectId: string, environment: string) {
   const rows = await flagsIn(db, projectId, environment)

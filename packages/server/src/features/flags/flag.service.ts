@@ -356,6 +356,8 @@ export class FlagService {
         next.offVariant !== flag.offVariant ||
         !sameJSON(next.rules, flag.rules) ||
         !sameJSON(next.prerequisites, flag.prerequisites);
+      // Configurations that serve the default variants go on serving the same keys whatever the new list's order.
+      if (variantsChanged) await repo.pinDefaultVariants(trx, flag.id, defaultVariants(flag.type, flag.variants));
       if (targetingChanged) await this.checkTargeting(trx, projectId, environmentId, next, variantsChanged);
       const fieldsChanged =
         targetingChanged ||
