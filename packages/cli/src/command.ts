@@ -138,7 +138,9 @@ export class Context {
     try {
       text = await readFile(path, "utf8");
     } catch (error) {
-      throw this.usage(`--${fileOption}: cannot read ${path} (${error instanceof Error ? error.message : String(error)}).`);
+      throw this.usage(
+        `--${fileOption}: cannot read ${path} (${error instanceof Error ? error.message : String(error)}).`,
+      );
     }
     return this.parseJson<T>(text, `--${fileOption} ${path}`);
   }

@@ -21,8 +21,7 @@ for (const dialect of DIALECTS) {
     let server: TestServer;
     let project: string;
     let dir: string;
-    const cli = (...args: string[]) =>
-      runCli(["--url", server.url, "--key", ADMIN_KEY, "--project", project, ...args]);
+    const cli = (...args: string[]) => runCli(["--url", server.url, "--key", ADMIN_KEY, "--project", project, ...args]);
 
     before(async () => {
       server = await startServer({ dialect });
@@ -41,7 +40,20 @@ for (const dialect of DIALECTS) {
         { key: "sepia", value: "#f4ecd8" },
       ]);
       const created = json(
-        await cli("flags", "create", "theme", "--type", "string", "--variants", variants, "--on-variant", "dark", "--off-variant", "light", "--json"),
+        await cli(
+          "flags",
+          "create",
+          "theme",
+          "--type",
+          "string",
+          "--variants",
+          variants,
+          "--on-variant",
+          "dark",
+          "--off-variant",
+          "light",
+          "--json",
+        ),
       );
       assert.deepEqual([created.type, created.onVariant, created.offVariant], ["string", "dark", "light"]);
       const shown = expectExit(await cli("flags", "get", "theme"), 0).stdout;
@@ -85,7 +97,10 @@ for (const dialect of DIALECTS) {
         ["nordics", "readers"],
       );
       expectExit(await cli("flags", "conditional", "theme"), 0);
-      assert.match(expectExit(await cli("flags", "get", "theme"), 0).stdout, /1\. nordics: country in \["NO","SE"\] → dark/);
+      assert.match(
+        expectExit(await cli("flags", "get", "theme"), 0).stdout,
+        /1\. nordics: country in \["NO","SE"\] → dark/,
+      );
 
       // check prints a typed flag's variant and value; attributes repeat for lists.
       const check = async (...args: string[]) => expectExit(await cli("check", "theme", ...args), 0).stdout.trim();
@@ -104,7 +119,13 @@ for (const dialect of DIALECTS) {
 
       // A boolean flag with a prerequisite and its own rule; its check prints enabled/disabled as ever.
       expectExit(await cli("flags", "create", "beta"), 0);
-      const rule = [{ id: "v2", conditions: [{ attribute: "version", operator: "semver_gte", values: ["2.0"] }], serve: { variant: "on" } }];
+      const rule = [
+        {
+          id: "v2",
+          conditions: [{ attribute: "version", operator: "semver_gte", values: ["2.0"] }],
+          serve: { variant: "on" },
+        },
+      ];
       const beta = json(
         await cli(
           "flags",
@@ -125,15 +146,17 @@ for (const dialect of DIALECTS) {
       assert.equal(await betaCheck("--attribute", "version=1.0", "--attribute", "country=SE"), "disabled");
 
       // explain names the rule, or the prerequisite that failed.
-      const byRule = expectExit(await cli("flags", "explain", "theme", "--attribute", "country=SE", "--actor", "ana"), 0).stdout;
+      const byRule = expectExit(
+        await cli("flags", "explain", "theme", "--attribute", "country=SE", "--actor", "ana"),
+        0,
+      ).stdout;
       assert.match(byRule, /variant\s+.*dark/);
       assert.match(byRule, /rule 1 \(nordics\)/);
       const prerequisite = json(await cli("flags", "explain", "beta", "--attribute", "version=3", "--json"));
-      assert.deepEqual([prerequisite.rule, prerequisite.prerequisite, prerequisite.reason], [
-        "prerequisite",
-        "theme",
-        "PREREQUISITE_FAILED",
-      ]);
+      assert.deepEqual(
+        [prerequisite.rule, prerequisite.prerequisite, prerequisite.reason],
+        ["prerequisite", "theme", "PREREQUISITE_FAILED"],
+      );
       assert.match(
         expectExit(await cli("flags", "explain", "beta", "--attribute", "version=3"), 0).stdout,
         /prerequisite theme failed/,
@@ -172,7 +195,9 @@ for (const dialect of DIALECTS) {
         "update",
         "plain",
         "--rules",
-        JSON.stringify([{ id: "r", conditions: [{ attribute: "age", operator: "gt", values: ["old"] }], serve: { variant: "on" } }]),
+        JSON.stringify([
+          { id: "r", conditions: [{ attribute: "age", operator: "gt", values: ["old"] }], serve: { variant: "on" } },
+        ]),
       );
       assert.notEqual(refused.code, 0);
       assert.match(refused.stderr, /rules\[0\]/);

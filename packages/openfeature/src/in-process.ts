@@ -1,9 +1,4 @@
-import {
-  type AttributeValue,
-  createLocalEvaluator,
-  type FetchLike,
-  type LocalEvaluator,
-} from "@flagstaff/sdk";
+import { type AttributeValue, createLocalEvaluator, type FetchLike, type LocalEvaluator } from "@flagstaff/sdk";
 import {
   ErrorCode,
   type EvaluationContext,

@@ -258,7 +258,11 @@ export class FlagstaffProvider implements Provider {
     return this.resolve<T>(flagKey, "object", context);
   }
 
-  private async resolve<T>(flagKey: string, type: ResolvedType, context: EvaluationContext): Promise<ResolutionDetails<T>> {
+  private async resolve<T>(
+    flagKey: string,
+    type: ResolvedType,
+    context: EvaluationContext,
+  ): Promise<ResolutionDetails<T>> {
     if (typeof flagKey !== "string" || !isFlagName(flagKey)) {
       throw new FlagNotFoundError(
         `${JSON.stringify(flagKey)} is not a Flagstaff flag name (1–${FLAG_NAME_MAX_LENGTH} characters of A–Z a–z 0–9 . _ - :, ` +

@@ -138,7 +138,13 @@ describe("FlagstaffProvider without a server", () => {
   }
 
   test("a 200 answer that is not an OFREP evaluation is a PARSE_ERROR", async () => {
-    for (const body of ["not json", "{}", '{"value":true,"reason":"STATIC"}', '{"value":null,"reason":"STATIC","variant":"on"}', "null"]) {
+    for (const body of [
+      "not json",
+      "{}",
+      '{"value":true,"reason":"STATIC"}',
+      '{"value":null,"reason":"STATIC","variant":"on"}',
+      "null",
+    ]) {
       const { provider } = fakeServer(200, body);
       await assert.rejects(provider.resolveBooleanEvaluation("x", false, {}), { code: ErrorCode.PARSE_ERROR });
     }

@@ -89,13 +89,18 @@ for (const dialect of DIALECTS) {
       await admin.flags.create(projectId, "gate");
       await admin.flags.update(projectId, "gate", {
         status: "conditional",
-        rules: [{ id: "adults", conditions: [{ attribute: "age", operator: "gte", values: [18] }], serve: { variant: "on" } }],
+        rules: [
+          { id: "adults", conditions: [{ attribute: "age", operator: "gte", values: [18] }], serve: { variant: "on" } },
+        ],
       });
 
       const check = (await createKey(server, projectId, "check")).key;
       const read = (await createKey(server, projectId, "read")).key;
       const remoteDomain = uniqueDomain(`${dialect}-remote`);
-      await OpenFeature.setProviderAndWait(remoteDomain, new FlagstaffProvider({ baseUrl: server.url, apiKey: check, projectId }));
+      await OpenFeature.setProviderAndWait(
+        remoteDomain,
+        new FlagstaffProvider({ baseUrl: server.url, apiKey: check, projectId }),
+      );
       const local = new FlagstaffInProcessProvider({
         baseUrl: server.url,
         apiKey: read,
@@ -164,7 +169,11 @@ for (const dialect of DIALECTS) {
     test("a flag resolved as another type: the caller's default with TYPE_MISMATCH; a missing flag: FLAG_NOT_FOUND", async () => {
       for (const { name, client } of clients) {
         const asNumber = await client.getNumberDetails("color", 7, { country: "DE" });
-        assert.deepEqual([asNumber.value, asNumber.errorCode, asNumber.reason], [7, ErrorCode.TYPE_MISMATCH, "ERROR"], name);
+        assert.deepEqual(
+          [asNumber.value, asNumber.errorCode, asNumber.reason],
+          [7, ErrorCode.TYPE_MISMATCH, "ERROR"],
+          name,
+        );
         const asBoolean = await client.getBooleanDetails("limit", true);
         assert.deepEqual([asBoolean.value, asBoolean.errorCode], [true, ErrorCode.TYPE_MISMATCH], name);
         const asString = await client.getStringDetails("layout", "d");
@@ -181,11 +190,18 @@ for (const dialect of DIALECTS) {
     test("a change of rules reaches the in-process provider, which then answers as the server", async () => {
       const admin = new FlagstaffClient({ baseUrl: server.url, apiKey: ADMIN_KEY });
       await admin.flags.update(projectId, "color", {
-        rules: [{ id: "fr", conditions: [{ attribute: "country", operator: "in", values: ["FR"] }], serve: { variant: "blue" } }],
+        rules: [
+          {
+            id: "fr",
+            conditions: [{ attribute: "country", operator: "in", values: ["FR"] }],
+            serve: { variant: "blue" },
+          },
+        ],
       });
       const local = clients.find((c) => c.name === "in-process")!.client;
-      await waitFor("the new rule in the in-process provider", () =>
-        local.getStringValue("color", "none", { targetingKey: "u", country: "FR" }),
+      await waitFor(
+        "the new rule in the in-process provider",
+        () => local.getStringValue("color", "none", { targetingKey: "u", country: "FR" }),
         { until: (value) => value === "#00f" },
       );
       for (const { name, client } of clients) {

@@ -391,8 +391,7 @@ export class FlagsApi {
     const { actorIds, cache } = options;
     const attributes = attributeEntries(options.attributes);
     const ttlMs = this.cache && cache !== undefined && cache > 0 ? Math.floor(cache) * 1000 : 0;
-    const key =
-      ttlMs > 0 ? CheckCache.key(projectId, flagName, actorIds, attributes, this.environment) : undefined;
+    const key = ttlMs > 0 ? CheckCache.key(projectId, flagName, actorIds, attributes, this.environment) : undefined;
     if (key !== undefined) {
       const cached = this.cache?.get(key);
       if (cached !== undefined) return { ...cached };

@@ -165,7 +165,9 @@ export interface DeliveryListOptions extends ListOptions {
  * (`attributes[NAME]=value`), so the server reads every value as text: a number or a boolean is sent as
  * its text, a list as the name repeated. At most 50 names, 100 values each, values of at most 1024 characters.
  */
-export type CheckAttributes = Readonly<Record<string, string | number | boolean | readonly string[] | null | undefined>>;
+export type CheckAttributes = Readonly<
+  Record<string, string | number | boolean | readonly string[] | null | undefined>
+>;
 
 /** Options of `flags.check` and `flags.evaluate`. */
 export interface CheckOptions {

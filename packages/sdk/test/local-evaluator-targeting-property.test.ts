@@ -147,9 +147,12 @@ const flagArb = fc.record({
     }),
     { maxLength: 4 },
   ),
-  prerequisites: fc.array(fc.record({ on: fc.nat(), variants: fc.uniqueArray(fc.nat({ max: 3 }), { minLength: 1, maxLength: 2 }) }), {
-    maxLength: 2,
-  }),
+  prerequisites: fc.array(
+    fc.record({ on: fc.nat(), variants: fc.uniqueArray(fc.nat({ max: 3 }), { minLength: 1, maxLength: 2 }) }),
+    {
+      maxLength: 2,
+    },
+  ),
 });
 
 const contextArb = fc.record({
@@ -164,7 +167,10 @@ const projectArb = fc.record({
     fc.uniqueArray(fc.constantFrom(...ACTORS), { maxLength: 3 }),
     fc.uniqueArray(fc.constantFrom(...ACTORS), { maxLength: 3 }),
   ),
-  segmentConditions: fc.tuple(fc.array(attributeCondition, { maxLength: 2 }), fc.array(attributeCondition, { maxLength: 2 })),
+  segmentConditions: fc.tuple(
+    fc.array(attributeCondition, { maxLength: 2 }),
+    fc.array(attributeCondition, { maxLength: 2 }),
+  ),
   contexts: fc.array(contextArb, { minLength: 2, maxLength: 6 }),
 });
 

@@ -65,7 +65,10 @@ for (const dialect of DIALECTS) {
         offVariant: "light",
       });
       assert.equal(created.type, "string");
-      assert.deepEqual([created.onVariant, created.offVariant, created.rules, created.prerequisites], ["dark", "light", [], []]);
+      assert.deepEqual(
+        [created.onVariant, created.offVariant, created.rules, created.prerequisites],
+        ["dark", "light", [], []],
+      );
       const updated = await admin.flags.update(project, "theme", {
         status: "conditional",
         rules: [
@@ -103,7 +106,13 @@ for (const dialect of DIALECTS) {
       await admin.flags.create(project, "beta");
       await admin.flags.update(project, "beta", {
         status: "conditional",
-        rules: [{ id: "v2", conditions: [{ attribute: "version", operator: "semver_gte", values: ["2"] }], serve: { variant: "on" } }],
+        rules: [
+          {
+            id: "v2",
+            conditions: [{ attribute: "version", operator: "semver_gte", values: ["2"] }],
+            serve: { variant: "on" },
+          },
+        ],
       });
       const reader = (await createKey(server, project, "read")).key;
       local = createLocalEvaluator({ url: server.url, key: reader, projectId: project, random: () => 0.999_999 });
@@ -139,7 +148,10 @@ for (const dialect of DIALECTS) {
       // The rule-based segment: no listed member, the condition holds (case-insensitively).
       const staff = await checker.flags.evaluate(project, "theme", { attributes: { email: "Ana@FLAGSTAFF.test" } });
       assert.deepEqual(staff, { enabled: true, variant: "dark", value: "dark" });
-      const nobody = await checker.flags.evaluate(project, "theme", { actorIds: ["ana"], attributes: { country: "DE" } });
+      const nobody = await checker.flags.evaluate(project, "theme", {
+        actorIds: ["ana"],
+        attributes: { country: "DE" },
+      });
       assert.deepEqual(nobody, { enabled: false, variant: "light", value: "light" });
       assert.equal(await checker.flags.check(project, "theme", { attributes: { country: "DE" } }), false);
       // Prerequisites: quota is enabled, but only for contexts theme serves dark or contrast to.
@@ -154,7 +166,10 @@ for (const dialect of DIALECTS) {
         value: 5,
       });
       // null and undefined attributes are left out.
-      assert.equal(await checker.flags.check(project, "beta", { attributes: { version: null, other: undefined } }), false);
+      assert.equal(
+        await checker.flags.check(project, "beta", { attributes: { version: null, other: undefined } }),
+        false,
+      );
     });
 
     test("the check cache keys answers by attributes too", async () => {
@@ -166,22 +181,21 @@ for (const dialect of DIALECTS) {
     });
 
     test("explain takes attributes and names the rule, its conditions, or the failed prerequisite", async () => {
-      const byRule = await admin.flags.explain(project, "theme", { actorIds: ["ana"], attributes: { tags: ["a11y", "b"] } });
-      assert.deepEqual([byRule.rule, byRule.variant, byRule.value, byRule.reason], [
-        "rule",
-        "contrast",
-        "high-contrast",
-        "TARGETING_MATCH",
-      ]);
+      const byRule = await admin.flags.explain(project, "theme", {
+        actorIds: ["ana"],
+        attributes: { tags: ["a11y", "b"] },
+      });
+      assert.deepEqual(
+        [byRule.rule, byRule.variant, byRule.value, byRule.reason],
+        ["rule", "contrast", "high-contrast", "TARGETING_MATCH"],
+      );
       assert.equal(byRule.matchedRule?.id, "testers");
       assert.equal(byRule.matchedRule?.index, 1);
       const failed = await admin.flags.explain(project, "quota", { attributes: { country: "DE" } });
-      assert.deepEqual([failed.rule, failed.prerequisite, failed.reason, failed.variant], [
-        "prerequisite",
-        "theme",
-        "PREREQUISITE_FAILED",
-        "small",
-      ]);
+      assert.deepEqual(
+        [failed.rule, failed.prerequisite, failed.reason, failed.variant],
+        ["prerequisite", "theme", "PREREQUISITE_FAILED", "small"],
+      );
       // The seed's form, a list of actor ids, still works.
       const seed = await admin.flags.explain(project, "beta", ["ana"]);
       assert.deepEqual([seed.enabled, seed.rule], [false, "none"]);
@@ -190,7 +204,13 @@ for (const dialect of DIALECTS) {
     test("a refused rule is a 400 whose errors name the rule and condition", async () => {
       await assert.rejects(
         admin.flags.update(project, "theme", {
-          rules: [{ id: "bad", conditions: [{ attribute: "n", operator: "gt", values: ["ten"] }], serve: { variant: "dark" } }],
+          rules: [
+            {
+              id: "bad",
+              conditions: [{ attribute: "n", operator: "gt", values: ["ten"] }],
+              serve: { variant: "dark" },
+            },
+          ],
         }),
         (error: FlagstaffError) => {
           assert.equal(error.status, 400);
@@ -225,7 +245,12 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(local.isEnabled("beta", { attributes: { version: "2.0.0" } }), true);
       // The seed's form: a list of actors, answering on/off for a boolean flag.
-      assert.deepEqual(local.evaluate("beta", ["ana"]), { enabled: false, reason: "DEFAULT", variant: "off", value: false });
+      assert.deepEqual(local.evaluate("beta", ["ana"]), {
+        enabled: false,
+        reason: "DEFAULT",
+        variant: "off",
+        value: false,
+      });
       const missing = local.evaluate("nope", { actorIds: [] });
       assert.deepEqual([missing.reason, missing.variant, missing.value], ["ERROR", null, null]);
       assert.equal(missing.reason === "ERROR" && missing.errorCode, "FLAG_NOT_FOUND");
@@ -250,9 +275,13 @@ for (const dialect of DIALECTS) {
       await admin.segments.update(project, segmentId, {
         conditions: [{ attribute: "email", operator: "ends_with", values: ["@example.com"] }],
       });
-      await waitFor("the new segment conditions", () => local.evaluate("theme", { attributes: { email: "x@example.com" } }).variant, {
-        until: (variant) => variant === "dark",
-      });
+      await waitFor(
+        "the new segment conditions",
+        () => local.evaluate("theme", { attributes: { email: "x@example.com" } }).variant,
+        {
+          until: (variant) => variant === "dark",
+        },
+      );
       assert.deepEqual(changes.at(-1)?.flags, ["quota", "theme"]);
       const server = await checker.flags.evaluate(project, "theme", { attributes: { email: "x@example.com" } });
       assert.deepEqual(server, { enabled: true, variant: "dark", value: "midnight" });
@@ -315,7 +344,15 @@ describe("a stream state format this SDK cannot read", () => {
     const stream = await fakeStreamServer({
       format: 1,
       flags: [
-        { id: "f1", name: "old", status: "conditional", percentageActors: 0, percentageCalls: 0, actors: ["ana"], segments: [] },
+        {
+          id: "f1",
+          name: "old",
+          status: "conditional",
+          percentageActors: 0,
+          percentageCalls: 0,
+          actors: ["ana"],
+          segments: [],
+        },
       ],
       segments: {},
     });

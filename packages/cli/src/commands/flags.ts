@@ -85,14 +85,16 @@ const TARGETING_OPTIONS: Options = {
   variants: {
     type: "string",
     value: "<json>",
-    description: 'Replace the variants (not a boolean flag\'s), e.g. \'[{"key":"a","value":"x"},{"key":"b","value":"y"}]\'',
+    description:
+      'Replace the variants (not a boolean flag\'s), e.g. \'[{"key":"a","value":"x"},{"key":"b","value":"y"}]\'',
   },
   "on-variant": { type: "string", value: "<key>", description: "The variant enabled, targeting and rollouts serve" },
   "off-variant": { type: "string", value: "<key>", description: "The variant disabled and the default serve" },
   rules: {
     type: "string",
     value: "<json>",
-    description: 'Replace the rules, in order: [{"id","conditions":[{"attribute","operator","values"}],"serve":{"variant"}}]',
+    description:
+      'Replace the rules, in order: [{"id","conditions":[{"attribute","operator","values"}],"serve":{"variant"}}]',
   },
   "rules-file": { type: "string", value: "<path>", description: "Replace the rules with those of a JSON file" },
   prerequisites: {
@@ -137,7 +139,8 @@ function explanationText(e: FlagExplanation): string {
     reason: e.reason,
     decidedBy: why,
     conditions: e.rule === "rule" && e.matchedRule ? compact(e.matchedRule.conditions) : null,
-    actors: e.actors.map((a) => `${a.actorId} (bucket ${a.bucket}${a.inRollout ? ", in rollout" : ""})`).join(", ") || null,
+    actors:
+      e.actors.map((a) => `${a.actorId} (bucket ${a.bucket}${a.inRollout ? ", in rollout" : ""})`).join(", ") || null,
   });
 }
 
@@ -254,7 +257,8 @@ export const flags: Noun = {
     update: setCommand,
     explain: {
       args: "<name>",
-      summary: "Explain a flag's answer for actors and attributes: the variant, and the rule or prerequisite that decided",
+      summary:
+        "Explain a flag's answer for actors and attributes: the variant, and the rule or prerequisite that decided",
       options: {
         actor: { type: "string", multiple: true, short: "a", value: "<id>", description: "An actor id (repeatable)" },
         attribute: {
@@ -283,7 +287,8 @@ export const flags: Noun = {
     })),
     copy: {
       args: "<name>",
-      summary: "Copy a flag's status, percentages, actors, segments, on/off variants, rules and prerequisites to another environment",
+      summary:
+        "Copy a flag's status, percentages, actors, segments, on/off variants, rules and prerequisites to another environment",
       options: {
         from: { type: "string", value: "<environment>", description: "The environment to copy from", required: true },
         to: {
