@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { FlagstaffClient } from "@flagstaff/sdk";
 import { UsageError } from "./errors.js";
 import { type CliIo, writeJson, writeOut } from "./output.js";
@@ -116,6 +117,59 @@ export class Context {
     if (raw === undefined) return undefined;
     if (!/^-?\d+$/.test(raw.trim())) throw this.usage(`--${name} must be a whole number, got "${raw}".`);
     return Number(raw);
+  }
+
+  /** A JSON option (`--rules '[…]'`), parsed; undefined when it was not given. */
+  jsonOption<T = unknown>(name: string): T | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    return this.parseJson<T>(raw, `--${name}`);
+  }
+
+  /**
+   * A JSON value given inline (`--rules '[…]'`) or in a file (`--rules-file rules.json`), at most one of
+   * the two; undefined when neither was given.
+   */
+  async jsonOrFile<T = unknown>(name: string, fileOption = `${name}-file`): Promise<T | undefined> {
+    const path = this.string(fileOption);
+    if (path === undefined) return this.jsonOption<T>(name);
+    if (this.string(name) !== undefined) throw this.usage(`Pass --${name} or --${fileOption}, not both.`);
+    let text: string;
+    try {
+      text = await readFile(path, "utf8");
+    } catch (error) {
+      throw this.usage(
+        `--${fileOption}: cannot read ${path} (${error instanceof Error ? error.message : String(error)}).`,
+      );
+    }
+    return this.parseJson<T>(text, `--${fileOption} ${path}`);
+  }
+
+  private parseJson<T>(text: string, where: string): T {
+    try {
+      return JSON.parse(text) as T;
+    } catch (error) {
+      throw this.usage(`${where} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /**
+   * Context attributes from repeated `--attribute NAME=VALUE` options: the text after the first `=` is the
+   * value; a name given again makes a list. Undefined when none were given.
+   */
+  attributes(name = "attribute"): Record<string, string | string[]> | undefined {
+    const given = this.strings(name);
+    if (given.length === 0) return undefined;
+    const out: Record<string, string | string[]> = Object.create(null);
+    for (const pair of given) {
+      const at = pair.indexOf("=");
+      if (at <= 0) throw this.usage(`--${name} must be NAME=VALUE, got "${pair}".`);
+      const key = pair.slice(0, at);
+      const value = pair.slice(at + 1);
+      const existing = out[key];
+      out[key] = existing === undefined ? value : ([] as string[]).concat(existing, value);
+    }
+    return out;
   }
 
   /** The project of project-scoped commands: --project, else FLAGSTAFF_PROJECT. */

@@ -1,4 +1,4 @@
-import { createLocalEvaluator, type FetchLike, type LocalEvaluator } from "@flagstaff/sdk";
+import { type AttributeValue, createLocalEvaluator, type FetchLike, type LocalEvaluator } from "@flagstaff/sdk";
 import {
   ErrorCode,
   type EvaluationContext,
@@ -7,6 +7,7 @@ import {
   InvalidContextError,
   type JsonValue,
   OpenFeatureEventEmitter,
+  ParseError,
   type Provider,
   ProviderEvents,
   ProviderFatalError,
@@ -14,7 +15,7 @@ import {
   type ResolutionDetails,
   type ResolutionReason,
 } from "@openfeature/server-sdk";
-import { actorsOf, typeMismatch } from "./provider.js";
+import { actorsOf, attributesOf, isOfType, type ResolvedType, typeMismatch } from "./provider.js";
 
 /** Options of a FlagstaffInProcessProvider. */
 export interface FlagstaffInProcessProviderOptions {
@@ -30,14 +31,17 @@ export interface FlagstaffInProcessProviderOptions {
   fetch?: FetchLike;
   /** Uniform numbers in [0, 1) for the call rollout (default `Math.random`). */
   random?: () => number;
+  /** The evaluation time rules read as `$now`, in milliseconds since the epoch (default `Date.now`). */
+  now?: () => number;
 }
 
 const DEFAULT_READY_TIMEOUT_MS = 10_000;
 
 /**
- * An OpenFeature server provider that evaluates Flagstaff's boolean flags in this process: it follows the
- * project's stream with the SDK's local evaluator and answers from memory, with the server's own rules
- * (the same `enabled` and reason as the server's check). Events: PROVIDER_READY once the state is loaded
+ * An OpenFeature server provider that evaluates Flagstaff's flags (boolean, string, number and object) in
+ * this process: it follows the project's stream with the SDK's local evaluator and answers from memory,
+ * with the server's own rules (core's `evaluateFlag`: the same value, variant and reason as OFREP), the
+ * context's attributes read by the flags' rules. Events: PROVIDER_READY once the state is loaded
  * (and again after a reconnection), PROVIDER_CONFIGURATION_CHANGED with the flags that may answer
  * differently, PROVIDER_STALE while the stream is down (answers come from the last state), and
  * PROVIDER_ERROR when the key is refused (fatal).
@@ -68,6 +72,7 @@ export class FlagstaffInProcessProvider implements Provider {
       projectId: this.options.projectId,
       ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
       ...(this.options.random ? { random: this.options.random } : {}),
+      ...(this.options.now ? { now: this.options.now } : {}),
     });
     this.evaluator = evaluator;
     let stale = false;
@@ -103,39 +108,73 @@ export class FlagstaffInProcessProvider implements Provider {
     this.evaluator?.close();
   }
 
-  /** Evaluates from memory for the context's actors (`targetingKey`, plus the optional `actorIds` list). */
+  /**
+   * Evaluates a boolean flag from memory for the context's actors (`targetingKey`, plus the optional
+   * `actorIds` list) and attributes (every other member). A flag of another type: TYPE_MISMATCH.
+   */
   async resolveBooleanEvaluation(
     flagKey: string,
     _defaultValue: boolean,
     context: EvaluationContext,
   ): Promise<ResolutionDetails<boolean>> {
+    return this.resolve<boolean>(flagKey, "boolean", context);
+  }
+
+  /** Evaluates a string flag from memory, as `resolveBooleanEvaluation` does a boolean one. */
+  async resolveStringEvaluation(
+    flagKey: string,
+    _defaultValue: string,
+    context: EvaluationContext,
+  ): Promise<ResolutionDetails<string>> {
+    return this.resolve<string>(flagKey, "string", context);
+  }
+
+  /** Evaluates a number flag from memory, as `resolveBooleanEvaluation` does a boolean one. */
+  async resolveNumberEvaluation(
+    flagKey: string,
+    _defaultValue: number,
+    context: EvaluationContext,
+  ): Promise<ResolutionDetails<number>> {
+    return this.resolve<number>(flagKey, "number", context);
+  }
+
+  /** Evaluates an object flag (a JSON object or array) from memory, as `resolveBooleanEvaluation` does a boolean one. */
+  async resolveObjectEvaluation<T extends JsonValue>(
+    flagKey: string,
+    _defaultValue: T,
+    context: EvaluationContext,
+  ): Promise<ResolutionDetails<T>> {
+    return this.resolve<T>(flagKey, "object", context);
+  }
+
+  private resolve<T>(flagKey: string, type: ResolvedType, context: EvaluationContext): ResolutionDetails<T> {
     const evaluator = this.evaluator;
     if (!evaluator) throw new ProviderNotReadyError("The provider has not been initialized.");
-    const { targetingKey, actorIds = [] } = actorsOf(context ?? {});
+    const given = context ?? {};
+    const { targetingKey, actorIds = [] } = actorsOf(given);
     const actors = targetingKey === undefined ? actorIds : [targetingKey, ...actorIds];
-    const result = evaluator.evaluate(flagKey, actors);
+    const attributes = attributesOf(given) as Record<string, AttributeValue> | undefined;
+    const result = evaluator.evaluate(flagKey, { actorIds: actors, attributes });
     if (result.reason === "ERROR") {
-      if (result.errorCode === "FLAG_NOT_FOUND") throw new FlagNotFoundError(result.errorMessage);
-      if (result.errorCode === "INVALID_CONTEXT") throw new InvalidContextError(result.errorMessage);
-      throw new ProviderNotReadyError(result.errorMessage);
+      switch (result.errorCode) {
+        case "FLAG_NOT_FOUND":
+          throw new FlagNotFoundError(result.errorMessage);
+        case "INVALID_CONTEXT":
+          throw new InvalidContextError(result.errorMessage);
+        case "PARSE_ERROR":
+          throw new ParseError(result.errorMessage);
+        case "GENERAL":
+          throw new GeneralError(result.errorMessage);
+        default:
+          throw new ProviderNotReadyError(result.errorMessage);
+      }
     }
+    if (!isOfType(result.value, type)) throw typeMismatch(flagKey, type, result.value);
     return {
-      value: result.enabled,
+      value: result.value as T,
       reason: result.reason as ResolutionReason,
-      variant: result.enabled ? "on" : "off",
+      variant: result.variant,
       flagMetadata: { version: evaluator.version },
     };
-  }
-
-  async resolveStringEvaluation(flagKey: string): Promise<ResolutionDetails<string>> {
-    throw typeMismatch(flagKey, "string");
-  }
-
-  async resolveNumberEvaluation(flagKey: string): Promise<ResolutionDetails<number>> {
-    throw typeMismatch(flagKey, "number");
-  }
-
-  async resolveObjectEvaluation<T extends JsonValue>(flagKey: string): Promise<ResolutionDetails<T>> {
-    throw typeMismatch(flagKey, "object");
   }
 }

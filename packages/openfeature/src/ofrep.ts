@@ -7,10 +7,14 @@ export type OfrepAnswer =
   | { readonly kind: "answer"; readonly status: number; readonly body: unknown }
   | { readonly kind: "timeout" | "network"; readonly message: string };
 
-/** The context sent to the server: the actor (`targetingKey`) and the extra actors (`actorIds`). */
+/**
+ * The context sent to the server: the actor (`targetingKey`), the extra actors (`actorIds`), and any other
+ * member is an attribute the flag's rules read.
+ */
 export interface OfrepContext {
   targetingKey?: string;
   actorIds?: string[];
+  [attribute: string]: unknown;
 }
 
 /** Describes an error and its cause in one line. */

@@ -70,10 +70,37 @@ export function actorsOf(context: EvaluationContext): OfrepContext {
   return out;
 }
 
-/** Flagstaff flags are boolean: evaluating one as another type is a TYPE_MISMATCH. */
-export function typeMismatch(flagKey: string, type: string): TypeMismatchError {
+/**
+ * The context's attributes, which the flag's rules read: every member but `targetingKey` and `actorIds`.
+ * A Date is sent as its ISO 8601 text (as JSON would), so `before`/`after` rules read it alike locally and
+ * on the server. Undefined when there are none.
+ */
+export function attributesOf(context: EvaluationContext): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  for (const [name, value] of Object.entries(context)) {
+    if (name === "targetingKey" || name === "actorIds" || value === undefined) continue;
+    out ??= Object.create(null) as Record<string, unknown>;
+    out[name] = value instanceof Date ? value.toISOString() : value;
+  }
+  return out;
+}
+
+/** The OpenFeature flag types a Flagstaff flag may be resolved as. */
+export type ResolvedType = "boolean" | "string" | "number" | "object";
+
+/** Whether a served value is of the type asked for (object: a JSON object or array). */
+export function isOfType(value: unknown, type: ResolvedType): boolean {
+  return type === "object" ? typeof value === "object" && value !== null : typeof value === type;
+}
+
+const typeOfValue = (value: unknown): string =>
+  Array.isArray(value) ? "an array (object)" : typeof value === "object" ? "an object" : `a ${typeof value}`;
+
+/** A flag that serves another type than the one asked for: TYPE_MISMATCH (the caller gets its default). */
+export function typeMismatch(flagKey: string, type: string, value?: unknown): TypeMismatchError {
+  const served = value === undefined ? "" : ` serves ${typeOfValue(value)} and`;
   return new TypeMismatchError(
-    `Flagstaff flags are boolean; ${JSON.stringify(flagKey)} cannot be evaluated as ${type === "object" ? "an" : "a"} ${type}.`,
+    `Flag ${JSON.stringify(flagKey)}${served} cannot be evaluated as ${type === "object" ? "an" : "a"} ${type}.`,
   );
 }
 
@@ -98,7 +125,10 @@ function describeFailure(status: number, body: unknown): string {
   return `Flagstaff answered ${status} without details.`;
 }
 
-/** An OpenFeature server provider that evaluates Flagstaff's boolean flags through its OFREP endpoint. */
+/**
+ * An OpenFeature server provider that evaluates Flagstaff's flags (boolean, string, number and object)
+ * through its OFREP endpoint, with the context's attributes for the flags' rules.
+ */
 export class FlagstaffProvider implements Provider {
   /** Flagstaff answers over the network, once per evaluation: this provider is for servers. */
   readonly runsOn = "server" as const;
@@ -188,22 +218,60 @@ export class FlagstaffProvider implements Provider {
   }
 
   /**
-   * Evaluates a flag for the context's actors (`targetingKey`, plus the optional `actorIds` list; any one
-   * enables it). Answers the server's reason and the variant "on" or "off"; on any failure it throws an
-   * OpenFeature error, which the OpenFeature client turns into the default value with that error code.
+   * Evaluates a boolean flag for the context's actors (`targetingKey`, plus the optional `actorIds` list;
+   * any one enables it) and attributes (every other member), through OFREP. Answers the server's value,
+   * variant and reason; on any failure it throws an OpenFeature error, which the OpenFeature client turns
+   * into the default value with that error code (a flag of another type: TYPE_MISMATCH).
    */
   async resolveBooleanEvaluation(
     flagKey: string,
     _defaultValue: boolean,
     context: EvaluationContext,
   ): Promise<ResolutionDetails<boolean>> {
+    return this.resolve<boolean>(flagKey, "boolean", context);
+  }
+
+  /** Evaluates a string flag, as `resolveBooleanEvaluation` does a boolean one. */
+  async resolveStringEvaluation(
+    flagKey: string,
+    _defaultValue: string,
+    context: EvaluationContext,
+  ): Promise<ResolutionDetails<string>> {
+    return this.resolve<string>(flagKey, "string", context);
+  }
+
+  /** Evaluates a number flag, as `resolveBooleanEvaluation` does a boolean one. */
+  async resolveNumberEvaluation(
+    flagKey: string,
+    _defaultValue: number,
+    context: EvaluationContext,
+  ): Promise<ResolutionDetails<number>> {
+    return this.resolve<number>(flagKey, "number", context);
+  }
+
+  /** Evaluates an object flag (a JSON object or array), as `resolveBooleanEvaluation` does a boolean one. */
+  async resolveObjectEvaluation<T extends JsonValue>(
+    flagKey: string,
+    _defaultValue: T,
+    context: EvaluationContext,
+  ): Promise<ResolutionDetails<T>> {
+    return this.resolve<T>(flagKey, "object", context);
+  }
+
+  private async resolve<T>(
+    flagKey: string,
+    type: ResolvedType,
+    context: EvaluationContext,
+  ): Promise<ResolutionDetails<T>> {
     if (typeof flagKey !== "string" || !isFlagName(flagKey)) {
       throw new FlagNotFoundError(
         `${JSON.stringify(flagKey)} is not a Flagstaff flag name (1–${FLAG_NAME_MAX_LENGTH} characters of A–Z a–z 0–9 . _ - :, ` +
           "starting with a letter or digit), so no flag has it.",
       );
     }
-    const answer = await evaluateRemotely(this.settings(), flagKey, actorsOf(context ?? {}));
+    const given = context ?? {};
+    const ofrepContext: OfrepContext = { ...attributesOf(given), ...actorsOf(given) };
+    const answer = await evaluateRemotely(this.settings(), flagKey, ofrepContext);
     this.noteReachability(answer);
     if (answer.kind !== "answer") throw new GeneralError(answer.message);
     const { status, body } = answer;
@@ -215,37 +283,20 @@ export class FlagstaffProvider implements Provider {
     }
     if (
       !isRecord(body) ||
-      typeof body.value !== "boolean" ||
+      !("value" in body) ||
+      body.value === null ||
       typeof body.reason !== "string" ||
-      (body.variant !== "on" && body.variant !== "off")
+      typeof body.variant !== "string"
     ) {
       throw new ParseError(`Flagstaff answered 200 with an unexpected body: ${JSON.stringify(body)?.slice(0, 200)}`);
     }
+    if (!isOfType(body.value, type)) throw typeMismatch(flagKey, type, body.value);
     return {
-      value: body.value,
+      value: body.value as T,
       reason: body.reason as ResolutionReason,
       variant: body.variant,
       flagMetadata: metadataOf(body.metadata),
     };
-  }
-
-  /** Flagstaff flags are boolean: always TYPE_MISMATCH, without asking the server. */
-  async resolveStringEvaluation(flagKey: string): Promise<ResolutionDetails<string>> {
-    throw this.typeMismatch(flagKey, "string");
-  }
-
-  /** Flagstaff flags are boolean: always TYPE_MISMATCH, without asking the server. */
-  async resolveNumberEvaluation(flagKey: string): Promise<ResolutionDetails<number>> {
-    throw this.typeMismatch(flagKey, "number");
-  }
-
-  /** Flagstaff flags are boolean: always TYPE_MISMATCH, without asking the server. */
-  async resolveObjectEvaluation<T extends JsonValue>(flagKey: string): Promise<ResolutionDetails<T>> {
-    throw this.typeMismatch(flagKey, "object");
-  }
-
-  private typeMismatch(flagKey: string, type: string): TypeMismatchError {
-    return typeMismatch(flagKey, type);
   }
 
   private settings() {

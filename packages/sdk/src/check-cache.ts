@@ -1,9 +1,11 @@
+import type { CheckResult } from "./types.js";
+
 interface Entry {
-  enabled: boolean;
+  answer: CheckResult;
   expiresAt: number;
 }
 
-/** An in-memory cache of check answers, keyed by project, flag and the sorted set of actor ids. */
+/** An in-memory cache of check answers, keyed by project, flag, environment, the sorted set of actor ids and the attributes. */
 export class CheckCache {
   private readonly entries = new Map<string, Entry>();
 
@@ -13,29 +15,39 @@ export class CheckCache {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The key of a check: the order and repetition of actor ids do not change the answer, so neither the key. */
-  static key(projectId: string, flagName: string, actorIds: readonly string[] | undefined): string {
+  /**
+   * The key of a check: the order and repetition of actor ids do not change the answer, so neither the key;
+   * nor the order of attribute names (`attributes` is the query's list of [name, values] pairs).
+   */
+  static key(
+    projectId: string,
+    flagName: string,
+    actorIds: readonly string[] | undefined,
+    attributes: readonly (readonly [string, readonly string[]])[] = [],
+    environment?: string,
+  ): string {
     const ids = [...new Set(actorIds ?? [])].sort();
-    return JSON.stringify([projectId, flagName, ids]);
+    const sorted = [...attributes].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return JSON.stringify([projectId, flagName, ids, sorted, environment ?? null]);
   }
 
   /** The cached answer, or undefined when there is none or it has expired. */
-  get(key: string): boolean | undefined {
+  get(key: string): CheckResult | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
     if (entry.expiresAt <= this.now()) {
       this.entries.delete(key);
       return undefined;
     }
-    return entry.enabled;
+    return entry.answer;
   }
 
   /** Stores an answer for `ttlMs` milliseconds. */
-  set(key: string, enabled: boolean, ttlMs: number): void {
+  set(key: string, answer: CheckResult, ttlMs: number): void {
     if (!(ttlMs > 0)) return;
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) this.evict();
-    this.entries.set(key, { enabled, expiresAt: this.now() + ttlMs });
+    this.entries.set(key, { answer, expiresAt: this.now() + ttlMs });
   }
 
   /** Forgets every answer. */

@@ -8,7 +8,9 @@ import type {
   ActorMembershipListOptions,
   ActorProfile,
   ApiKey,
+  CheckAttributes,
   CheckOptions,
+  CheckResult,
   CopyFlagInput,
   CreatedApiKey,
   CreateEnvironmentInput,
@@ -21,6 +23,7 @@ import type {
   DeliveryListOptions,
   Environment,
   EventListOptions,
+  ExplainOptions,
   Flag,
   FlagExplanation,
   FlagstaffEvent,
@@ -37,6 +40,7 @@ import type {
   UpdateFlagInput,
   UpdateSegmentInput,
   UpdateWebhookInput,
+  VariantValue,
   Webhook,
   WebhookDelivery,
   WebhookDeliveryWithPayload,
@@ -100,6 +104,43 @@ const pageQuery = (options: PageOptions): Record<string, QueryValue> => ({
   before: options.before,
   after: options.after,
 });
+
+/** The attributes given, as [name, values] pairs, values as text; null and undefined ones left out. */
+function attributeEntries(attributes: CheckAttributes | undefined): [string, string[]][] {
+  if (attributes === undefined || attributes === null) return [];
+  if (typeof attributes !== "object" || Array.isArray(attributes)) {
+    throw new FlagstaffError({
+      status: 0,
+      code: "invalid_argument",
+      detail: "attributes must be an object of attribute names to values.",
+    });
+  }
+  const out: [string, string[]][] = [];
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined) continue;
+    if (Array.isArray(value)) out.push([name, value.map(String)]);
+    else if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") {
+      out.push([name, [String(value)]]);
+    } else {
+      throw new FlagstaffError({
+        status: 0,
+        code: "invalid_argument",
+        detail: `Attribute ${JSON.stringify(name)} must be a string, a number, a boolean or a list of strings.`,
+      });
+    }
+  }
+  return out;
+}
+
+/** Attributes as query parameters: `attributes[NAME]=value`, the name repeated for each value of a list. */
+function attributeQuery(entries: readonly (readonly [string, readonly string[]])[]): Record<string, QueryValue> {
+  const query: Record<string, QueryValue> = {};
+  for (const [name, values] of entries) query[`attributes[${name}]`] = values;
+  return query;
+}
+
+/** Whether `explain`'s second argument is the seed's list of actor ids (rather than options). */
+const isActorList = (value: readonly string[] | ExplainOptions): value is readonly string[] => Array.isArray(value);
 
 /** The `if-match` header of a write, when an ETag is given. */
 const ifMatchHeader = (options: WriteOptions | undefined): Record<string, string> | undefined =>
@@ -197,7 +238,12 @@ export class FlagsApi {
     return { environment: this.environment };
   }
 
-  /** Creates a flag, disabled and at 0 % in every environment (`POST /projects/{projectId}/flags/{flagName}`); 409 flag_exists. */
+  /**
+   * Creates a flag, disabled and at 0 % in every environment (`POST /projects/{projectId}/flags/{flagName}`);
+   * 409 flag_exists. `type` (default boolean) is fixed for its life; a string, number or object flag
+   * declares 2–50 `variants`, and `onVariant`/`offVariant` (default the first and the second) hold in every
+   * environment. A refused variant is a 400 whose `errors` name it.
+   */
   async create(projectId: string, flagName: string, input: CreateFlagInput = {}): Promise<Flag> {
     const path = this.path(projectId, flagName);
     return (await this.http.request<Flag>({ method: "POST", path, query: this.scope, body: input })).body;
@@ -218,8 +264,12 @@ export class FlagsApi {
   }
 
   /**
-   * Changes fields and attachments in one transaction (`PATCH /projects/{projectId}/flags/{flagName}`).
-   * With `ifMatch`, only while the flag is still at that ETag: 412 `precondition_failed` otherwise.
+   * Changes fields and attachments in one transaction (`PATCH /projects/{projectId}/flags/{flagName}`):
+   * in the client's environment `onVariant`, `offVariant`, `rules` and `prerequisites` (each replaced
+   * whole), and the flag's `variants` (every environment; not a boolean flag's). A rule the validator
+   * refuses is a 400 whose `errors` name the rule and condition; a prerequisite cycle 409
+   * `prerequisite_cycle`; removing a variant still in use 409 `variant_in_use`. With `ifMatch`, only while
+   * the flag is still at that ETag: 412 `precondition_failed` otherwise.
    */
   async update(projectId: string, flagName: string, input: UpdateFlagInput, options?: WriteOptions): Promise<Flag> {
     return (await this.patch(projectId, flagName, input, options)).body;
@@ -251,7 +301,8 @@ export class FlagsApi {
   }
 
   /**
-   * Copies the flag's configuration (status, percentages, attached actors and segments) from environment
+   * Copies the flag's configuration (status, percentages, attached actors and segments, on and off
+   * variants, rules and prerequisites) from environment
    * `from` to environment `to`, replacing `to`'s, in one write (`POST …/flags/{flagName}/copy`); answers the
    * flag as it is in `to`. With `ifMatch`, only while `to`'s configuration is still at that ETag. `from`
    * and `to` name the environments: the client's `environment` plays no part. 400 when they are the same.
@@ -288,12 +339,23 @@ export class FlagsApi {
   }
 
   /**
-   * Explains the flag's answer for these actors (0–100) by the check's rules, without recording a check
-   * (`GET …/flags/{flagName}/explain`): the rule that decided, the actor and segment, buckets and threshold.
+   * Explains the flag's answer for these actors (0–100) and context attributes by the check's rules,
+   * without recording a check (`GET …/flags/{flagName}/explain`): the variant served and why (the status,
+   * an actor, a segment, a rule with its conditions, a failed prerequisite, the actor rollout), buckets and
+   * threshold. The second argument is the actor ids, or `{actorIds, attributes}`.
    */
-  async explain(projectId: string, flagName: string, actorIds: readonly string[] = []): Promise<FlagExplanation> {
+  async explain(
+    projectId: string,
+    flagName: string,
+    context: readonly string[] | ExplainOptions = [],
+  ): Promise<FlagExplanation> {
+    const { actorIds = [], attributes } = isActorList(context) ? { actorIds: context } : context;
     const path = `${this.path(projectId, flagName)}/explain`;
-    const query = { actorIds: actorIds.length > 0 ? actorIds : undefined, ...this.scope };
+    const query = {
+      actorIds: actorIds.length > 0 ? actorIds : undefined,
+      ...attributeQuery(attributeEntries(attributes)),
+      ...this.scope,
+    };
     return (await this.http.request<FlagExplanation>({ method: "GET", path, query })).body;
   }
 
@@ -311,21 +373,41 @@ export class FlagsApi {
     }, options.limit);
   }
 
-  /** Answers whether the flag is on, optionally for any of `actorIds` (`GET …/flags/{flagName}/check`). */
+  /**
+   * Answers whether the flag is on, optionally for any of `actorIds` and with context `attributes` for its
+   * rules (`GET …/flags/{flagName}/check`). For a flag that is not boolean, "on" means it serves anything
+   * but its offVariant; `evaluate` answers the variant and its value as well.
+   */
   async check(projectId: string, flagName: string, options: CheckOptions = {}): Promise<boolean> {
+    return (await this.evaluate(projectId, flagName, options)).enabled;
+  }
+
+  /**
+   * Evaluates the flag for `actorIds` and `attributes` (`GET …/flags/{flagName}/check`): whether it is on,
+   * the variant it serves and that variant's value (a boolean flag: `on` with true, `off` with false).
+   * With `checkCache` and `cache: N` the answer is reused for N seconds, as `check`'s.
+   */
+  async evaluate(projectId: string, flagName: string, options: CheckOptions = {}): Promise<CheckResult> {
     const { actorIds, cache } = options;
+    const attributes = attributeEntries(options.attributes);
     const ttlMs = this.cache && cache !== undefined && cache > 0 ? Math.floor(cache) * 1000 : 0;
-    const key = ttlMs > 0 ? CheckCache.key(projectId, flagName, actorIds) : undefined;
+    const key = ttlMs > 0 ? CheckCache.key(projectId, flagName, actorIds, attributes, this.environment) : undefined;
     if (key !== undefined) {
       const cached = this.cache?.get(key);
-      if (cached !== undefined) return cached;
+      if (cached !== undefined) return { ...cached };
     }
-    const response = await this.http.request<{ enabled: boolean }>({
+    const response = await this.http.request<{ enabled: boolean; variant?: unknown; value?: unknown }>({
       method: "GET",
       path: `${this.path(projectId, flagName)}/check`,
-      query: { actorIds: actorIds && actorIds.length > 0 ? actorIds : undefined, cache, ...this.scope },
+      query: {
+        actorIds: actorIds && actorIds.length > 0 ? actorIds : undefined,
+        ...attributeQuery(attributes),
+        cache,
+        ...this.scope,
+      },
     });
-    const enabled = response.body?.enabled;
+    const body = response.body;
+    const enabled = body?.enabled;
     if (typeof enabled !== "boolean") {
       throw new FlagstaffError({
         status: response.status,
@@ -333,8 +415,21 @@ export class FlagsApi {
         detail: "The check answer has no boolean `enabled`.",
       });
     }
-    if (key !== undefined) this.cache?.set(key, enabled, ttlMs);
-    return enabled;
+    let answer: CheckResult;
+    if (body.variant === undefined) {
+      // A boolean flag's answer: `{"enabled": …}` alone.
+      answer = { enabled, variant: enabled ? "on" : "off", value: enabled };
+    } else if (body.variant === null || typeof body.variant === "string") {
+      answer = { enabled, variant: body.variant, value: (body.value ?? null) as VariantValue | null };
+    } else {
+      throw new FlagstaffError({
+        status: response.status,
+        code: "invalid_response",
+        detail: "The check answer's `variant` is neither a string nor null.",
+      });
+    }
+    if (key !== undefined) this.cache?.set(key, answer, ttlMs);
+    return { ...answer };
   }
 
   /** Lists the flags on for an actor by the deterministic rules (`GET …/actors/{actorId}/flags`). */
@@ -368,7 +463,10 @@ export class SegmentsApi {
     return `/projects/${param("projectId", projectId)}/segments/${param("segmentId", segmentId)}`;
   }
 
-  /** Creates a segment (`POST /projects/{projectId}/segments`); 409 segment_exists when the name is taken. */
+  /**
+   * Creates a segment (`POST /projects/{projectId}/segments`); 409 segment_exists when the name is taken.
+   * With `conditions`, a context whose conditions all hold is in it too, beside its listed members.
+   */
   async create(projectId: string, input: CreateSegmentInput): Promise<Segment> {
     const path = `/projects/${param("projectId", projectId)}/segments`;
     return (await this.http.request<Segment>({ method: "POST", path, body: input })).body;
@@ -386,7 +484,8 @@ export class SegmentsApi {
   }
 
   /**
-   * Renames, describes, adds and removes members in one transaction (`PATCH …/segments/{segmentId}`).
+   * Renames, describes, adds and removes members, and replaces the `conditions` ([]: listed members only),
+   * in one transaction (`PATCH …/segments/{segmentId}`).
    * With `ifMatch`, only while the segment is still at that ETag: 412 `precondition_failed` otherwise.
    */
   async update(
@@ -656,7 +755,7 @@ export class FlagstaffClient {
   readonly keys: KeysApi;
   /** Environments: list, get, create, update, delete. */
   readonly environments: EnvironmentsApi;
-  /** Flags: create, get, getWithETag, update, updateWithETag, delete, copy, copyWithETag, list, actors, explain, check, listForActor, listForSegment. */
+  /** Flags: create, get, getWithETag, update, updateWithETag, delete, copy, copyWithETag, list, actors, explain, check, evaluate, listForActor, listForSegment. */
   readonly flags: FlagsApi;
   /** Segments: create, get, getWithETag, update, updateWithETag, delete, list, actors, listForFlag, listForActor. */
   readonly segments: SegmentsApi;

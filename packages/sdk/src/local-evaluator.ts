@@ -1,7 +1,7 @@
 import {
   ACTOR_ID_MAX_LENGTH,
-  type Evaluation,
-  evaluate as evaluateFlag,
+  type AttributeValue,
+  evaluateFlag,
   type FlagState,
   isActorId,
   isProjectChange,
@@ -9,6 +9,10 @@ import {
   type ProjectChange,
   ProjectState,
   type ProjectStateJSON,
+  READABLE_STATE_FORMATS,
+  type TargetingReason,
+  type TargetingResolver,
+  type VariantValue,
 } from "@flagstaff/core";
 import { FlagstaffError, isProblemDetails } from "./errors.js";
 import { readEventStream, type StreamEnd, type StreamMessage } from "./event-stream.js";
@@ -29,6 +33,8 @@ export interface LocalEvaluatorOptions {
   headers?: Record<string, string>;
   /** Uniform numbers in [0, 1) for the call rollout (default `Math.random`). */
   random?: () => number;
+  /** The evaluation time rules read as `$now`, in milliseconds since the epoch (default `Date.now`). */
+  now?: () => number;
   /** First reconnection delay, doubled after each failure, with jitter (default 500). */
   retryDelayMs?: number;
   /** Longest reconnection delay (default 30000). */
@@ -79,18 +85,70 @@ export interface LocalEvaluatorEvents {
   error: LocalEvaluatorError;
 }
 
-/** Why a local evaluation could not be made; the names are OpenFeature's (and OFREP's) error codes. */
-export type LocalEvaluationErrorCode = "FLAG_NOT_FOUND" | "PROVIDER_NOT_READY" | "INVALID_CONTEXT";
+/**
+ * Why a local evaluation could not be made; the names are OpenFeature's (and OFREP's) error codes.
+ * PARSE_ERROR: the flag's configuration is one the server's validator would refuse (it cannot come from
+ * a server of this version); GENERAL: anything else the engine could not evaluate.
+ */
+export type LocalEvaluationErrorCode =
+  | "FLAG_NOT_FOUND"
+  | "PROVIDER_NOT_READY"
+  | "INVALID_CONTEXT"
+  | "PARSE_ERROR"
+  | "GENERAL";
 
-/** A local evaluation: the server's answer and reason, or `enabled: false` with reason `ERROR` and why. */
+/**
+ * Who and what a flag is evaluated for: actors (any one attached or in the rollout turns it on) and the
+ * context attributes its rules read (a string, a number, a boolean or a list of strings; null or
+ * undefined counts as missing).
+ */
+export interface LocalEvaluationContext {
+  readonly actorIds?: readonly string[];
+  readonly attributes?: Readonly<Record<string, AttributeValue | null | undefined>>;
+}
+
+/**
+ * A local evaluation: the variant served, its value, `enabled` (the variant is not the flag's offVariant;
+ * a boolean flag: it serves `on`) and the reason, as the server's check and OFREP answer them; `ruleId`
+ * names the rule that decided, `prerequisite` the prerequisite flag that failed. When no evaluation could
+ * be made: `enabled: false`, reason `ERROR`, variant and value null, and why.
+ */
 export type LocalEvaluation =
-  | Evaluation
+  | {
+      readonly enabled: boolean;
+      readonly reason: Exclude<TargetingReason, "ERROR">;
+      readonly variant: string;
+      readonly value: VariantValue;
+      readonly ruleId?: string;
+      readonly prerequisite?: string;
+    }
   | {
       readonly enabled: false;
       readonly reason: "ERROR";
+      readonly variant: null;
+      readonly value: null;
       readonly errorCode: LocalEvaluationErrorCode;
       readonly errorMessage: string;
     };
+
+/** A failed evaluation's answer. */
+const failure = (errorCode: LocalEvaluationErrorCode, errorMessage: string): LocalEvaluation => ({
+  enabled: false,
+  reason: "ERROR",
+  variant: null,
+  value: null,
+  errorCode,
+  errorMessage,
+});
+
+/** The attributes' problem, if they are not an object of attributes. */
+function attributesProblem(attributes: unknown): string | undefined {
+  if (attributes === undefined || attributes === null) return undefined;
+  if (typeof attributes !== "object" || Array.isArray(attributes)) {
+    return "attributes must be an object of attribute names to values.";
+  }
+  return undefined;
+}
 
 /** The server's rule for actor ids (docs/api.md, Limits), so that a local answer is one the server would give. */
 function actorIdProblem(actorIds: unknown): string | undefined {
@@ -105,28 +163,70 @@ function actorIdProblem(actorIds: unknown): string | undefined {
   return undefined;
 }
 
-/** An error that stops the evaluator (an unknown state format or change kind). */
-class FatalStreamError extends Error {}
-
-/** Everything evaluation sees of one flag, as text, to tell which flags a fresh snapshot changed. */
-function signature(state: ProjectState, flag: FlagState): string {
-  const sorted = (values: Iterable<string>) => [...values].sort().join("\u0001");
-  const segments = [...flag.segments]
-    .sort()
-    .map((id) => `${id}=${sorted(state.segmentMembers.get(id) ?? [])}`)
-    .join("\u0002");
-  return [flag.status, flag.percentageActors, flag.percentageCalls, sorted(flag.actors), segments].join("\u0003");
+/**
+ * An error that stops the evaluator: a state format or a change kind this SDK does not know (a newer
+ * server's). The evaluator stops with code `unsupported_format` and this message, which says to upgrade.
+ */
+export class FatalStreamError extends Error {
+  override readonly name = "FatalStreamError";
 }
 
-/** Names of the flags that answer differently in `after` than in `before`. */
+/** The segments a flag reads: attached ones, and those its rules name with in_segment / not_in_segment. */
+function segmentsRead(flag: FlagState): Set<string> {
+  const ids = new Set(flag.segments);
+  for (const rule of flag.rules) {
+    for (const condition of rule.conditions) {
+      if (condition.operator === "in_segment" || condition.operator === "not_in_segment") {
+        for (const value of condition.values) ids.add(String(value));
+      }
+    }
+  }
+  return ids;
+}
+
+/** Everything evaluation sees of one flag (but its prerequisites' flags), as text, to tell which flags a fresh snapshot changed. */
+function signature(state: ProjectState, flag: FlagState): string {
+  const sorted = (values: Iterable<string>) => [...values].sort().join("\u0001");
+  const segments = [...segmentsRead(flag)]
+    .sort()
+    .map(
+      (id) =>
+        `${id}=${sorted(state.segmentMembers.get(id) ?? [])}:${JSON.stringify(state.segmentConditions(id) ?? [])}`,
+    )
+    .join("\u0002");
+  const targeting = JSON.stringify([
+    flag.type,
+    flag.variants,
+    flag.onVariant,
+    flag.offVariant,
+    flag.rules,
+    flag.prerequisites,
+  ]);
+  return [flag.status, flag.percentageActors, flag.percentageCalls, sorted(flag.actors), segments, targeting].join(
+    "\u0003",
+  );
+}
+
+/** Names of the flags that answer differently in `after` than in `before`, prerequisites' dependents included. */
 function changedFlags(before: ProjectState, after: ProjectState): string[] {
   const out: string[] = [];
   for (const [name, flag] of after.flagsByName) {
     const old = before.flagsByName.get(name);
     if (!old || old.id !== flag.id || signature(before, old) !== signature(after, flag)) out.push(name);
   }
-  for (const name of before.flagsByName.keys()) if (!after.flagsByName.has(name)) out.push(name);
-  return out.sort();
+  const gone = [...before.flagsByName.keys()].filter((name) => !after.flagsByName.has(name));
+  return [...new Set([...withDependents(after, out), ...gone])].sort();
+}
+
+/** The state's resolver for the engine: segments (members and conditions), other flags, the clock, the draw. */
+function resolverOf(state: ProjectState, now: () => number, random: () => number): TargetingResolver {
+  return {
+    isMember: state.isMember,
+    segmentConditions: (segmentId) => state.segmentConditions(segmentId),
+    flag: (name) => state.flag(name),
+    now,
+    random,
+  };
 }
 
 function parseData(message: StreamMessage): Record<string, unknown> {
@@ -145,6 +245,8 @@ function parseData(message: StreamMessage): Record<string, unknown> {
  */
 export class LocalEvaluator {
   private state: ProjectState | undefined;
+  /** What the engine looks up in `state`; made with it. */
+  private resolver: TargetingResolver | undefined;
   private currentVersion = 0;
   private currentStatus: LocalEvaluatorStatus = "connecting";
   private fatal: FlagstaffError | undefined;
@@ -160,9 +262,10 @@ export class LocalEvaluator {
   private readonly streamUrl: string;
   private readonly fetchImpl: FetchLike;
   private readonly random: () => number;
+  private readonly now: () => number;
   private readonly timers: Timers;
   private readonly settings: Required<
-    Omit<LocalEvaluatorOptions, "url" | "key" | "projectId" | "fetch" | "headers" | "random" | "timers">
+    Omit<LocalEvaluatorOptions, "url" | "key" | "projectId" | "fetch" | "headers" | "random" | "now" | "timers">
   >;
   private readonly running: Promise<void>;
 
@@ -176,6 +279,7 @@ export class LocalEvaluator {
     this.streamUrl = `${options.url.replace(/\/+$/, "")}/projects/${encodeURIComponent(options.projectId)}/stream`;
     this.fetchImpl = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.random = options.random ?? Math.random;
+    this.now = options.now ?? Date.now;
     this.timers = options.timers ?? systemTimers;
     this.settings = {
       retryDelayMs: options.retryDelayMs ?? 500,
@@ -256,41 +360,54 @@ export class LocalEvaluator {
   }
 
   /**
-   * Evaluates a flag for actors (any one enables it), synchronously, with the server's rules: the same
-   * `enabled` and reason as the server's check and OFREP. Never throws: an unknown flag, a state not
-   * loaded yet, or actor ids the server would refuse answer `enabled: false`, reason `ERROR` and an
-   * `errorCode`. After a stop or `close()` it answers from the last state it had.
+   * Evaluates a flag synchronously with the server's rules (core's `evaluateFlag`): for actors (any one
+   * enables it), given as a list or as `{actorIds, attributes}` with the context attributes the flag's rules
+   * read. Answers the variant, its value, `enabled` and the reason the server's check and OFREP give.
+   * Never throws: an unknown flag, a state not loaded yet, or a context the server would refuse answer
+   * `enabled: false`, reason `ERROR` and an `errorCode`. After a stop or `close()` it answers from the last
+   * state it had.
    */
-  evaluate(flagName: string, actorIds: readonly string[] = []): LocalEvaluation {
+  evaluate(flagName: string, context: readonly string[] | LocalEvaluationContext = []): LocalEvaluation {
     const state = this.state;
-    if (!state) {
-      return {
-        enabled: false,
-        reason: "ERROR",
-        errorCode: "PROVIDER_NOT_READY",
-        errorMessage: this.fatal
+    const resolver = this.resolver;
+    if (!state || !resolver) {
+      return failure(
+        "PROVIDER_NOT_READY",
+        this.fatal
           ? `The local evaluator stopped before it loaded the state: ${this.fatal.message}`
           : "The local evaluator has not loaded the project's state yet (await ready()).",
-      };
+      );
     }
-    const problem = actorIdProblem(actorIds);
-    if (problem !== undefined)
-      return { enabled: false, reason: "ERROR", errorCode: "INVALID_CONTEXT", errorMessage: problem };
+    const isList = Array.isArray(context);
+    if (!isList && (typeof context !== "object" || context === null)) {
+      return failure("INVALID_CONTEXT", "The context must be a list of actor ids or {actorIds, attributes}.");
+    }
+    const actorIds = isList ? (context as readonly string[]) : ((context as LocalEvaluationContext).actorIds ?? []);
+    const attributes = isList ? undefined : (context as LocalEvaluationContext).attributes;
+    const problem = actorIdProblem(actorIds) ?? attributesProblem(attributes);
+    if (problem !== undefined) return failure("INVALID_CONTEXT", problem);
     const flag = typeof flagName === "string" ? state.flagsByName.get(flagName) : undefined;
-    if (!flag) {
-      return {
-        enabled: false,
-        reason: "ERROR",
-        errorCode: "FLAG_NOT_FOUND",
-        errorMessage: `Flag ${JSON.stringify(flagName)} does not exist.`,
-      };
+    if (!flag) return failure("FLAG_NOT_FOUND", `Flag ${JSON.stringify(flagName)} does not exist.`);
+    const result = evaluateFlag(flag, { actorIds, attributes }, resolver);
+    if (result.reason === "ERROR" || result.variant === null || result.value === null) {
+      return failure(
+        result.errorCode === "PARSE_ERROR" ? "PARSE_ERROR" : "GENERAL",
+        result.errorMessage ?? `Flag ${JSON.stringify(flagName)} could not be evaluated.`,
+      );
     }
-    return evaluateFlag(flag, actorIds, state.isMember, this.random);
+    return {
+      enabled: result.variant !== flag.offVariant,
+      reason: result.reason,
+      variant: result.variant,
+      value: result.value,
+      ...(result.ruleId === undefined ? {} : { ruleId: result.ruleId }),
+      ...(result.prerequisite === undefined ? {} : { prerequisite: result.prerequisite }),
+    };
   }
 
-  /** Whether a flag is on for any of the actors: `evaluate(...).enabled` (false for an unknown flag). */
-  isEnabled(flagName: string, actorIds: readonly string[] = []): boolean {
-    return this.evaluate(flagName, actorIds).enabled;
+  /** Whether a flag is on (serves anything but its offVariant): `evaluate(...).enabled` (false for an unknown flag). */
+  isEnabled(flagName: string, context: readonly string[] | LocalEvaluationContext = []): boolean {
+    return this.evaluate(flagName, context).enabled;
   }
 
   /** The names of the project's flags, in order (empty until ready). */
@@ -421,7 +538,13 @@ export class LocalEvaluator {
         if (end.error instanceof FatalStreamError) {
           return {
             fatal: true,
-            error: new FlagstaffError({ ...base, status: 0, code: "unsupported_format", detail: end.error.message }),
+            error: new FlagstaffError({
+              ...base,
+              status: 0,
+              code: "unsupported_format",
+              detail: end.error.message,
+              cause: end.error,
+            }),
           };
         }
         return {
@@ -561,6 +684,13 @@ export class LocalEvaluator {
     if (message.event === "snapshot") {
       const data = parseData(message);
       const json = data.state as ProjectStateJSON;
+      const format = (json as { format?: unknown } | undefined)?.format;
+      if (typeof format !== "number" || !READABLE_STATE_FORMATS.includes(format)) {
+        throw new FatalStreamError(
+          `The stream sent a project state of format ${JSON.stringify(format)}; this @flagstaff/sdk reads formats ` +
+            `${READABLE_STATE_FORMATS.join(" and ")} only. Upgrade @flagstaff/sdk to a version that reads format ${JSON.stringify(format)}.`,
+        );
+      }
       let next: ProjectState;
       try {
         next = ProjectState.fromJSON(json);
@@ -571,6 +701,7 @@ export class LocalEvaluator {
       }
       const previous = this.state;
       this.state = next;
+      this.resolver = resolverOf(next, this.now, this.random);
       this.currentVersion = data.version as number;
       this.stateForResume = true;
       this.settleReady();

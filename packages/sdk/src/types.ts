@@ -2,16 +2,29 @@
 // and serialises with (@flagstaff/core/schemas, the same that make /openapi.json), so a change to one is a
 // change to both. Imported as types only: no schema library reaches a browser bundle. What is written
 // here is the client's own: options, pages as the client walks them, and answers outside the schemas.
-import type { DeliveryStatus, EventType, FlagSort, FlagStatus } from "@flagstaff/core";
+import type { DeliveryStatus, EventType, FlagSort, FlagStatus, VariantValue } from "@flagstaff/core";
 import type { CreatedApiKey, FlagstaffEvent, Pagination, WebhookDelivery } from "@flagstaff/core/schemas";
 
 export type {
+  AttributeValue,
+  Condition,
+  ConditionOperator,
   DeliveryStatus as WebhookDeliveryStatus,
   EventType,
   FlagSort,
   FlagStatus,
+  FlagType,
+  JsonValue,
   Percentage,
+  Prerequisite,
   ProjectRole as KeyRole,
+  Rule,
+  Serve,
+  Split,
+  SplitWeight,
+  TargetingReason,
+  Variant,
+  VariantValue,
   WebhookEventPattern,
 } from "@flagstaff/core";
 export type {
@@ -27,6 +40,7 @@ export type {
   CreateProjectInput,
   CreateSegmentInput,
   CreateWebhookInput,
+  ConditionInput,
   Environment,
   EventActor,
   Flag,
@@ -35,12 +49,15 @@ export type {
   FlagstaffEvent,
   NamedSegment,
   Pagination,
+  PrerequisiteInput,
   Project,
+  RuleInput,
   Segment,
   UpdateEnvironmentInput,
   UpdateFlagInput,
   UpdateSegmentInput,
   UpdateWebhookInput,
+  VariantInput,
   Webhook,
   WebhookBacklog,
   WebhookDelivery,
@@ -143,12 +160,43 @@ export interface DeliveryListOptions extends ListOptions {
   status?: DeliveryStatus;
 }
 
-/** Options of `flags.check`. */
+/**
+ * Context attributes of a check or an explanation, which the flag's rules read. They travel in the query
+ * (`attributes[NAME]=value`), so the server reads every value as text: a number or a boolean is sent as
+ * its text, a list as the name repeated. At most 50 names, 100 values each, values of at most 1024 characters.
+ */
+export type CheckAttributes = Readonly<
+  Record<string, string | number | boolean | readonly string[] | null | undefined>
+>;
+
+/** Options of `flags.check` and `flags.evaluate`. */
 export interface CheckOptions {
   /** The actors to check for; the flag is on when it is on for any of them. At most 100. */
   actorIds?: readonly string[];
+  /** Context attributes for the flag's rules; null and undefined ones are left out. */
+  attributes?: CheckAttributes;
   /** Seconds the answer may be reused (0–86400); with `checkCache: true` the client reuses it in memory. */
   cache?: number;
+}
+
+/** Options of `flags.explain`. */
+export interface ExplainOptions {
+  /** The actors to explain the answer for (0–100). */
+  actorIds?: readonly string[];
+  /** Context attributes for the flag's rules, as in a check. */
+  attributes?: CheckAttributes;
+}
+
+/**
+ * What `flags.evaluate` answers: whether the flag serves anything but its offVariant, the variant it serves
+ * and that variant's value. A boolean flag serves `on` (true) or `off` (false). `variant` and `value` are
+ * null when the server could not evaluate the flag (a configuration it would refuse today); `enabled` is
+ * then false.
+ */
+export interface CheckResult {
+  enabled: boolean;
+  variant: string | null;
+  value: VariantValue | null;
 }
 
 /** Answer of `GET /healthz`. */

@@ -499,7 +499,12 @@ for (const dialect of DIALECTS) {
         const changes: LocalChange[] = [];
         local.on("change", (change) => changes.push(change));
         await local.ready(10_000);
-        assert.deepEqual(local.evaluate("banner", ["tester"]), { enabled: true, reason: "TARGETING_MATCH" });
+        assert.deepEqual(local.evaluate("banner", ["tester"]), {
+          enabled: true,
+          reason: "TARGETING_MATCH",
+          variant: "on",
+          value: true,
+        });
         assert.equal(local.evaluate("banner", ["someone"]).enabled, false, "production has it enabled for everyone");
 
         // A change in production, then one in staging: the staging one arrives, the other never does.

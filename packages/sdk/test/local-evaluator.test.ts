@@ -111,6 +111,8 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(local.evaluate("nope"), {
         enabled: false,
         reason: "ERROR",
+        variant: null,
+        value: null,
         errorCode: "FLAG_NOT_FOUND",
         errorMessage: 'Flag "nope" does not exist.',
       });

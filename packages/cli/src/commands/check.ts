@@ -2,16 +2,35 @@ import type { Noun } from "../command.js";
 
 export const check: Noun = {
   name: "check",
-  summary: "Check a flag, optionally for actors: prints enabled or disabled (exit code 0 either way)",
+  summary:
+    "Check a flag, optionally for actors and attributes: prints enabled or disabled, and a typed flag's variant and value (exit code 0 either way)",
   command: {
     args: "<flag>",
-    summary: "Check whether a flag is on (for any of the actors given)",
+    summary: "Check whether a flag is on (for any of the actors given), and which variant it serves",
     options: {
       actor: { type: "string", multiple: true, short: "a", value: "<id>", description: "An actor id (repeatable)" },
+      attribute: {
+        type: "string",
+        multiple: true,
+        value: "<name=value>",
+        description: "A context attribute for the flag's rules (repeatable; a name repeated makes a list)",
+      },
     },
     async run(ctx) {
-      const enabled = await ctx.client().flags.check(ctx.project(), ctx.arg(0), { actorIds: ctx.strings("actor") });
-      ctx.print({ enabled }, (answer) => (answer.enabled ? "enabled" : "disabled"));
+      const options = { actorIds: ctx.strings("actor"), attributes: ctx.attributes() };
+      const flag = ctx.arg(0);
+      const client = ctx.client();
+      const answer = await client.flags.evaluate(ctx.project(), flag, options);
+      // Only a boolean flag serves boolean values (on/off): printed as the seed's CLI always has.
+      if (typeof answer.value === "boolean") {
+        ctx.print({ enabled: answer.enabled }, (a) => (a.enabled ? "enabled" : "disabled"));
+        return;
+      }
+      ctx.print(answer, (a) =>
+        a.variant === null
+          ? "disabled (the flag could not be evaluated)"
+          : `${a.enabled ? "enabled" : "disabled"}: ${a.variant} = ${JSON.stringify(a.value)}`,
+      );
     },
   },
 };

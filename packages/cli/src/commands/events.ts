@@ -6,16 +6,33 @@ const DEFAULT_COUNT = 50;
 
 const who = (e: FlagstaffEvent) => ("system" in e.actor ? `(${e.actor.system})` : e.actor.keyName);
 
-/** What changed, in a few words: the fields whose values differ, and the ids added or removed. */
+/** An item of a listed field, in a word: an id as it is; a variant by key, a rule by id, a prerequisite by flag, a condition by attribute and operator. */
+function label(item: unknown): string {
+  if (typeof item !== "object" || item === null) return String(item);
+  const o = item as Record<string, unknown>;
+  for (const name of ["key", "id", "flag"]) if (typeof o[name] === "string") return o[name] as string;
+  if (typeof o.operator === "string") return `${typeof o.attribute === "string" ? `${o.attribute} ` : ""}${o.operator}`;
+  return JSON.stringify(item);
+}
+
+/** A value in a few words: a list as its items' labels, anything else as JSON. */
+const brief = (value: unknown): string =>
+  Array.isArray(value) ? `[${value.map(label).join(",")}]` : (JSON.stringify(value) ?? "null");
+
+/**
+ * What changed, in a few words: the fields whose values differ (lists such as variants and rules by their
+ * items' keys and ids), and the ids added or removed.
+ */
 function summary(e: FlagstaffEvent): string {
   const before = e.before ?? {};
   const after = e.after ?? {};
   const parts: string[] = [];
   for (const [field, value] of Object.entries(after)) {
-    if (Array.isArray(value)) {
-      if (value.length > 0) parts.push(`${field} ${value.join(",")}`);
+    const compared = e.before !== null && field in before;
+    if (Array.isArray(value) && !compared) {
+      if (value.length > 0) parts.push(`${field} ${value.map(label).join(",")}`);
     } else if (e.before !== null && JSON.stringify(before[field]) !== JSON.stringify(value)) {
-      parts.push(`${field} ${JSON.stringify(before[field])}→${JSON.stringify(value)}`);
+      parts.push(`${field} ${brief(before[field])}→${brief(value)}`);
     }
   }
   return parts.join("; ");

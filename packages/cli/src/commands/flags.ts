@@ -1,5 +1,15 @@
-import type { Flag, Percentage, UpdateFlagInput } from "@flagstaff/sdk";
-import type { Command, Context, Noun } from "../command.js";
+import type {
+  CreateFlagInput,
+  Flag,
+  FlagExplanation,
+  FlagType,
+  Percentage,
+  PrerequisiteInput,
+  RuleInput,
+  UpdateFlagInput,
+  VariantInput,
+} from "@flagstaff/sdk";
+import type { Command, Context, Noun, Options } from "../command.js";
 import { clip, type Column, record, table } from "../output.js";
 import { SEGMENT_COLUMNS } from "./segments.js";
 
@@ -18,12 +28,45 @@ const configurations = (f: Flag) =>
     .map(([id, c]) => `${id}: ${c.status}, ${c.percentageActors} %, ${c.percentageCalls} %`)
     .join("; ");
 
+/** A value as one line of JSON, clipped for a table. */
+const compact = (value: unknown, max = 200) => clip(JSON.stringify(value) ?? "null", max);
+
+/** A flag's variants, one line: `light="light", dark="dark"`. */
+const variantsLine = (f: Flag) => (f.variants ?? []).map((v) => `${v.key}=${compact(v.value, 60)}`).join(", ");
+
+/** A flag's rules, one line each: `1. nordics: country in ["NO","SE"] → dark`. */
+const rulesText = (f: Flag) =>
+  (f.rules ?? []).length === 0
+    ? "-"
+    : (f.rules ?? [])
+        .map((rule, i) => {
+          const conditions = rule.conditions
+            .map(
+              (c) =>
+                `${c.negate ? "not " : ""}${c.attribute === undefined ? "" : `${c.attribute} `}${c.operator}${c.caseInsensitive ? " (any case)" : ""} ${compact(c.values, 80)}`,
+            )
+            .join(" and ");
+          const serve =
+            "variant" in rule.serve
+              ? rule.serve.variant
+              : `split ${rule.serve.split.weights.map((w) => `${w.variant} ${w.weight} %`).join(", ")}${rule.serve.split.bucketBy ? ` by ${rule.serve.split.bucketBy}` : ""}`;
+          return `${i + 1}. ${rule.id}: ${conditions || "always"} → ${serve}`;
+        })
+        .join("\n");
+
+const prerequisitesLine = (f: Flag) =>
+  (f.prerequisites ?? []).map((p) => `${p.flag} in ${p.variants.join("|")}`).join("; ") || "-";
+
 const show = (f: Flag) =>
   record({
     name: f.name,
     id: f.id,
     projectId: f.projectId,
     environment: f.environment,
+    type: f.type,
+    variants: variantsLine(f),
+    onVariant: f.onVariant,
+    offVariant: f.offVariant,
     status: f.status,
     percentageActors: f.percentageActors,
     percentageCalls: f.percentageCalls,
@@ -33,7 +76,73 @@ const show = (f: Flag) =>
     statusChangedAt: f.statusChangedAt,
     latestCheckedAt: f.latestCheckedAt,
     environments: configurations(f),
+    rules: rulesText(f),
+    prerequisites: prerequisitesLine(f),
   });
+
+/** The options of the targeting a flag's update writes (in the chosen environment, but `variants`). */
+const TARGETING_OPTIONS: Options = {
+  variants: {
+    type: "string",
+    value: "<json>",
+    description:
+      'Replace the variants (not a boolean flag\'s), e.g. \'[{"key":"a","value":"x"},{"key":"b","value":"y"}]\'',
+  },
+  "on-variant": { type: "string", value: "<key>", description: "The variant enabled, targeting and rollouts serve" },
+  "off-variant": { type: "string", value: "<key>", description: "The variant disabled and the default serve" },
+  rules: {
+    type: "string",
+    value: "<json>",
+    description:
+      'Replace the rules, in order: [{"id","conditions":[{"attribute","operator","values"}],"serve":{"variant"}}]',
+  },
+  "rules-file": { type: "string", value: "<path>", description: "Replace the rules with those of a JSON file" },
+  prerequisites: {
+    type: "string",
+    value: "<json>",
+    description: 'Replace the prerequisites: [{"flag":"other","variants":["on"]}]',
+  },
+  "prerequisites-file": {
+    type: "string",
+    value: "<path>",
+    description: "Replace the prerequisites with those of a JSON file",
+  },
+};
+
+/** The targeting part of an update, from TARGETING_OPTIONS. */
+async function targetingInput(ctx: Context): Promise<UpdateFlagInput> {
+  return {
+    variants: ctx.jsonOption<VariantInput[]>("variants"),
+    onVariant: ctx.string("on-variant"),
+    offVariant: ctx.string("off-variant"),
+    rules: await ctx.jsonOrFile<RuleInput[]>("rules"),
+    prerequisites: await ctx.jsonOrFile<PrerequisiteInput[]>("prerequisites"),
+  };
+}
+
+/** The text of an explanation: the answer, then why. */
+function explanationText(e: FlagExplanation): string {
+  const why =
+    e.rule === "rule" && e.matchedRule
+      ? `rule ${e.matchedRule.index + 1} (${e.matchedRule.id})`
+      : e.rule === "prerequisite"
+        ? `prerequisite ${e.prerequisite} failed`
+        : e.rule === "segment" && e.segment
+          ? `segment ${e.segment.name} (${e.segment.id})`
+          : e.rule === "actor" && e.actorId
+            ? `actor ${e.actorId} is attached`
+            : e.rule;
+  return record({
+    enabled: e.enabled,
+    variant: e.variant,
+    value: e.value === undefined ? null : compact(e.value),
+    reason: e.reason,
+    decidedBy: why,
+    conditions: e.rule === "rule" && e.matchedRule ? compact(e.matchedRule.conditions) : null,
+    actors:
+      e.actors.map((a) => `${a.actorId} (bucket ${a.bucket}${a.inRollout ? ", in rollout" : ""})`).join(", ") || null,
+  });
+}
 
 async function update(ctx: Context, input: UpdateFlagInput): Promise<void> {
   ctx.print(await ctx.client().flags.update(ctx.project(), ctx.arg(0), input), show);
@@ -43,6 +152,39 @@ async function update(ctx: Context, input: UpdateFlagInput): Promise<void> {
 function updating(args: string, summary: string, input: (ctx: Context) => UpdateFlagInput): Command {
   return { args, summary, run: (ctx) => update(ctx, input(ctx)) };
 }
+
+const setCommand: Command = {
+  args: "<name>",
+  summary: "Change a flag's rollout percentages, description, variants, rules or prerequisites",
+  options: {
+    "actors-percent": {
+      type: "string",
+      value: "<n>",
+      description: "Sticky share of actors: 0, 1, 2, 5, 10, 25, 50, 75 or 100",
+    },
+    "calls-percent": {
+      type: "string",
+      value: "<n>",
+      description: "Random share of checks: 0, 1, 2, 5, 10, 25, 50, 75 or 100",
+    },
+    description: { type: "string", value: "<text>", description: "New description" },
+    ...TARGETING_OPTIONS,
+  },
+  async run(ctx) {
+    const input: UpdateFlagInput = {
+      percentageActors: ctx.integer("actors-percent") as Percentage | undefined,
+      percentageCalls: ctx.integer("calls-percent") as Percentage | undefined,
+      description: ctx.string("description"),
+      ...(await targetingInput(ctx)),
+    };
+    if (Object.values(input).every((v) => v === undefined)) {
+      throw ctx.usage(
+        "Nothing to change: pass --actors-percent, --calls-percent, --description, --variants, --on-variant, --off-variant, --rules(-file) or --prerequisites(-file).",
+      );
+    }
+    return update(ctx, input);
+  },
+};
 
 export const flags: Noun = {
   name: "flags",
@@ -69,11 +211,35 @@ export const flags: Noun = {
     },
     create: {
       args: "<name>",
-      summary: "Create a flag (disabled, at 0 %)",
-      options: { description: { type: "string", value: "<text>", description: "What the flag is for" } },
+      summary: "Create a flag (disabled, at 0 %): boolean, or string, number or object with its variants",
+      options: {
+        description: { type: "string", value: "<text>", description: "What the flag is for" },
+        type: {
+          type: "string",
+          value: "<type>",
+          description: "boolean (default), string, number or object; fixed for the flag's life",
+        },
+        variants: {
+          type: "string",
+          value: "<json>",
+          description: 'The variants of a string, number or object flag (2–50): \'[{"key":"a","value":"x"},…]\'',
+        },
+        "on-variant": { type: "string", value: "<key>", description: "The variant served when on (default the first)" },
+        "off-variant": {
+          type: "string",
+          value: "<key>",
+          description: "The variant served when off (default the second)",
+        },
+      },
       async run(ctx) {
-        const description = ctx.string("description");
-        ctx.print(await ctx.client().flags.create(ctx.project(), ctx.arg(0), { description }), show);
+        const input: CreateFlagInput = {
+          description: ctx.string("description"),
+          type: ctx.string("type") as FlagType | undefined,
+          variants: ctx.jsonOption<VariantInput[]>("variants"),
+          onVariant: ctx.string("on-variant"),
+          offVariant: ctx.string("off-variant"),
+        };
+        ctx.print(await ctx.client().flags.create(ctx.project(), ctx.arg(0), input), show);
       },
     },
     delete: {
@@ -87,32 +253,24 @@ export const flags: Noun = {
     enable: updating("<name>", "Turn a flag on for everyone", () => ({ status: "enabled" })),
     disable: updating("<name>", "Turn a flag off for everyone", () => ({ status: "disabled" })),
     conditional: updating("<name>", "Turn a flag on by its targeting rules", () => ({ status: "conditional" })),
-    set: {
+    set: setCommand,
+    update: setCommand,
+    explain: {
       args: "<name>",
-      summary: "Change a flag's rollout percentages or description",
+      summary:
+        "Explain a flag's answer for actors and attributes: the variant, and the rule or prerequisite that decided",
       options: {
-        "actors-percent": {
+        actor: { type: "string", multiple: true, short: "a", value: "<id>", description: "An actor id (repeatable)" },
+        attribute: {
           type: "string",
-          value: "<n>",
-          description: "Sticky share of actors: 0, 1, 2, 5, 10, 25, 50, 75 or 100",
+          multiple: true,
+          value: "<name=value>",
+          description: "A context attribute (repeatable; a name repeated makes a list)",
         },
-        "calls-percent": {
-          type: "string",
-          value: "<n>",
-          description: "Random share of checks: 0, 1, 2, 5, 10, 25, 50, 75 or 100",
-        },
-        description: { type: "string", value: "<text>", description: "New description" },
       },
-      run(ctx) {
-        const input: UpdateFlagInput = {
-          percentageActors: ctx.integer("actors-percent") as Percentage | undefined,
-          percentageCalls: ctx.integer("calls-percent") as Percentage | undefined,
-          description: ctx.string("description"),
-        };
-        if (Object.values(input).every((v) => v === undefined)) {
-          throw ctx.usage("Nothing to change: pass --actors-percent, --calls-percent or --description.");
-        }
-        return update(ctx, input);
+      async run(ctx) {
+        const context = { actorIds: ctx.strings("actor"), attributes: ctx.attributes() };
+        ctx.print(await ctx.client().flags.explain(ctx.project(), ctx.arg(0), context), explanationText);
       },
     },
     "add-actors": updating("<name> <actor...>", "Attach actors to a flag", (ctx) => ({
@@ -129,7 +287,8 @@ export const flags: Noun = {
     })),
     copy: {
       args: "<name>",
-      summary: "Copy a flag's status, percentages, actors and segments to another environment",
+      summary:
+        "Copy a flag's status, percentages, actors, segments, on/off variants, rules and prerequisites to another environment",
       options: {
         from: { type: "string", value: "<environment>", description: "The environment to copy from", required: true },
         to: {

@@ -1,5 +1,5 @@
-import type { Segment } from "@flagstaff/sdk";
-import type { Noun } from "../command.js";
+import type { ConditionInput, Segment } from "@flagstaff/sdk";
+import type { Noun, Options } from "../command.js";
 import { clip, type Column, record, table } from "../output.js";
 
 const actorIds = (s: Segment) => s.latestActors.map((a) => a.actorId).join(", ");
@@ -11,6 +11,15 @@ export const SEGMENT_COLUMNS: Column<Segment>[] = [
   ["LATEST ACTORS", (s) => clip(actorIds(s))],
 ];
 
+/** A segment's conditions, one line: `plan in ["pro"] and not country in ["DE"]`. */
+const conditionsLine = (s: Segment) =>
+  (s.conditions ?? [])
+    .map(
+      (c) =>
+        `${c.negate ? "not " : ""}${c.attribute ?? ""} ${c.operator}${c.caseInsensitive ? " (any case)" : ""} ${JSON.stringify(c.values)}`,
+    )
+    .join(" and ") || "-";
+
 const show = (s: Segment) =>
   record({
     id: s.id,
@@ -18,11 +27,22 @@ const show = (s: Segment) =>
     description: s.description,
     createdAt: s.createdAt,
     latestActors: actorIds(s) || "-",
+    conditions: conditionsLine(s),
   });
+
+const CONDITION_OPTIONS: Options = {
+  conditions: {
+    type: "string",
+    value: "<json>",
+    description:
+      'Rule-based membership, all must hold ([]: listed members only): \'[{"attribute":"plan","operator":"in","values":["pro"]}]\'',
+  },
+  "conditions-file": { type: "string", value: "<path>", description: "The conditions, from a JSON file" },
+};
 
 export const segments: Noun = {
   name: "segments",
-  summary: "Segments of a project: named lists of actors",
+  summary: "Segments of a project: named lists of actors, and conditions on attributes",
   verbs: {
     list: {
       summary: "List the project's segments by name",
@@ -43,23 +63,33 @@ export const segments: Noun = {
       options: {
         name: { type: "string", value: "<name>", description: "Name, unique in the project", required: true },
         description: { type: "string", value: "<text>", description: "What the segment is" },
+        ...CONDITION_OPTIONS,
       },
       async run(ctx) {
-        const input = { name: ctx.required("name"), description: ctx.string("description") };
+        const input = {
+          name: ctx.required("name"),
+          description: ctx.string("description"),
+          conditions: await ctx.jsonOrFile<ConditionInput[]>("conditions"),
+        };
         ctx.print(await ctx.client().segments.create(ctx.project(), input), show);
       },
     },
     update: {
       args: "<id>",
-      summary: "Rename a segment or change its description",
+      summary: "Rename a segment, change its description, or replace its conditions",
       options: {
         name: { type: "string", value: "<name>", description: "New name" },
         description: { type: "string", value: "<text>", description: "New description" },
+        ...CONDITION_OPTIONS,
       },
       async run(ctx) {
-        const input = { name: ctx.string("name"), description: ctx.string("description") };
-        if (input.name === undefined && input.description === undefined) {
-          throw ctx.usage("Nothing to change: pass --name or --description.");
+        const input = {
+          name: ctx.string("name"),
+          description: ctx.string("description"),
+          conditions: await ctx.jsonOrFile<ConditionInput[]>("conditions"),
+        };
+        if (Object.values(input).every((v) => v === undefined)) {
+          throw ctx.usage("Nothing to change: pass --name, --description or --conditions(-file).");
         }
         ctx.print(await ctx.client().segments.update(ctx.project(), ctx.arg(0), input), show);
       },
