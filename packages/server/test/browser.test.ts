@@ -55,6 +55,11 @@ function render() {
       mismatch: { value: mismatch.value, errorCode: mismatch.errorCode },
       missing: { value: missing.value, errorCode: missing.errorCode },
     };
+    document.getElementById("typed").textContent =
+      settings.typed + " (country " + settings.country + "): " + JSON.stringify(state.typed.string) + "\\n" +
+      settings.objectFlag + ": " + JSON.stringify(state.typed.object) + "\\n" +
+      settings.typed + " as a boolean: " + JSON.stringify(state.typed.mismatch) + "\\n" +
+      "no-such-flag: " + JSON.stringify(state.typed.missing);
   }
   document.getElementById("flag").textContent = settings.flag;
   document.getElementById("actor").textContent = settings.actor;
@@ -107,6 +112,7 @@ const pageHtml = (importMap: string) => `<!doctype html>
 <p>OpenFeature web SDK with the OFREP web provider (<span id="mode">?</span>).</p>
 <p>Flag <code id="flag">?</code> for actor <code id="actor">?</code> is <strong id="value">loading…</strong></p>
 <p>Configuration changes seen: <span id="changes">0</span></p>
+<pre id="typed"></pre>
 <script type="module" src="/page.js"></script>
 </body>
 </html>`;
@@ -236,7 +242,11 @@ describe(`in Chromium: the OpenFeature web SDK on another origin [${dialect}]`, 
     });
     assert.equal(headline.status, 201, headline.text);
     const rules = [
-      { id: "germany", conditions: [{ attribute: "country", operator: "in", values: ["DE", "AT"] }], serve: { variant: "local" } },
+      {
+        id: "germany",
+        conditions: [{ attribute: "country", operator: "in", values: ["DE", "AT"] }],
+        serve: { variant: "local" },
+      },
     ];
     const patched = await api.request("PATCH", `/projects/${typedProject}/flags/headline`, {
       body: { status: "conditional", rules },

@@ -14,7 +14,6 @@ import {
   startServer,
   type TestServer,
 } from "@flagstaff/test-harness";
-import { addSegment } from "./helpers/environments.js";
 import {
   check,
   contextQuery,
