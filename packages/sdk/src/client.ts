@@ -9,6 +9,7 @@ import type {
   ActorProfile,
   ApiKey,
   CheckOptions,
+  ExplainOptions,
   CopyFlagInput,
   CreatedApiKey,
   CreateEnvironmentInput,
@@ -289,11 +290,21 @@ export class FlagsApi {
 
   /**
    * Explains the flag's answer for these actors (0–100) by the check's rules, without recording a check
-   * (`GET …/flags/{flagName}/explain`): the rule that decided, the actor and segment, buckets and threshold.
+   * (`GET …/flags/{flagName}/explain`): the rule that decided, the actor and segment, buckets and threshold;
+   * with `attributes`, the context's attributes too (`attributes[NAME]=value`, a list as repeated values).
    */
-  async explain(projectId: string, flagName: string, actorIds: readonly string[] = []): Promise<FlagExplanation> {
+  async explain(
+    projectId: string,
+    flagName: string,
+    actorIds: readonly string[] = [],
+    options: ExplainOptions = {},
+  ): Promise<FlagExplanation> {
     const path = `${this.path(projectId, flagName)}/explain`;
-    const query = { actorIds: actorIds.length > 0 ? actorIds : undefined, ...this.scope };
+    const query = {
+      actorIds: actorIds.length > 0 ? actorIds : undefined,
+      ...attributesQuery(options.attributes),
+      ...this.scope,
+    };
     return (await this.http.request<FlagExplanation>({ method: "GET", path, query })).body;
   }
 
@@ -354,6 +365,15 @@ export class FlagsApi {
       return (await this.http.request<Page<Flag>>({ method: "GET", path, query })).body;
     }, options.limit);
   }
+}
+
+/** Context attributes as the check and explain read them: `attributes[NAME]=value`, repeated for a list. */
+function attributesQuery(attributes: ExplainOptions["attributes"]): Record<string, QueryValue> {
+  const query: Record<string, QueryValue> = {};
+  for (const [name, value] of Object.entries(attributes ?? {})) {
+    query[`attributes[${name}]`] = typeof value === "boolean" ? String(value) : value;
+  }
+  return query;
 }
 
 /** Segments of a project: project-wide, the same in every environment (only `listForFlag` depends on one). */

@@ -16,6 +16,17 @@ export {
   PROJECT_ID_MAX_LENGTH,
   PROJECT_ROLES,
 } from "@flagstaff/core";
+// The targeting model's words and its validator, so that a client (the console) checks a configuration
+// before it sends it, with the very code the server runs.
+export {
+  CONDITION_OPERATORS,
+  type ConfigurationProblem,
+  type ConditionOperator,
+  FLAG_TYPES,
+  type FlagType,
+  validateConfiguration,
+  validateSegmentConditions,
+} from "@flagstaff/core";
 export {
   ActorsApi,
   EnvironmentsApi,
@@ -60,6 +71,7 @@ export type {
   EventActor,
   EventListOptions,
   EventType,
+  ExplainOptions,
   Flag,
   FlagEnvironmentConfiguration,
   FlagExplanation,

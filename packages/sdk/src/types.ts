@@ -151,6 +151,12 @@ export interface CheckOptions {
   cache?: number;
 }
 
+/** Options of `flags.explain`: the evaluation context's attributes, beside the actor ids. */
+export interface ExplainOptions {
+  /** Attributes by name; a list is sent as repeated values (at most 50 names, 100 values each). */
+  attributes?: Readonly<Record<string, string | number | boolean | readonly string[]>>;
+}
+
 /** Answer of `GET /healthz`. */
 export interface HealthStatus {
   status: "ok";
