@@ -19,6 +19,13 @@ export {
   PROJECT_ROLES,
   TARGETING_REASONS,
 } from "@flagstaff/core";
+// The targeting model's words and its validator, so that a client (the console) checks a configuration
+// before it sends it, with the very code the server runs.
+export {
+  type ConfigurationProblem,
+  validateConfiguration,
+  validateSegmentConditions,
+} from "@flagstaff/core";
 export {
   ActorsApi,
   EnvironmentsApi,

@@ -27,6 +27,15 @@ import { EventList } from "./events.js";
 import { CopyTo } from "./flag-copy.js";
 import { attachedSummary, rolloutSummary, staleReason } from "./flags.js";
 import { MembersPanel } from "./members.js";
+import {
+  type AttributeRow,
+  AttributesEditor,
+  AttributeSuggestions,
+  newAttributeRow,
+  parseAttributes,
+  TargetingPanel,
+  VariantsPanel,
+} from "./targeting.js";
 
 const STATUS_LABELS: [FlagStatus, string, string][] = [
   ["enabled", "Enabled", "on for every caller"],
@@ -79,8 +88,9 @@ export function FlagPage(props: { name: string }) {
       </div>
       <div className="environment-row">
         <p data-testid="flag-environment">
-          Editing <strong>{environment?.name}</strong>: the status, percentages and attached actors and segments below
-          are {environment?.name}'s only. The description is shared by every environment.
+          Editing <strong>{environment?.name}</strong>: the status, percentages, targeting and attached actors and
+          segments below are {environment?.name}'s only. The description and the variants are shared by every
+          environment.
         </p>
         <CopyTo flag={f} changed={() => void flag.reload()} />
       </div>
@@ -101,6 +111,10 @@ export function FlagPage(props: { name: string }) {
       <Description flag={f} patch={patch} etag={etag} />
       <StatusControl flag={f} patch={patch} etag={etag} />
       <Percentages flag={f} patch={patch} etag={etag} />
+      {/* The attribute names offered by the rules' and the Evaluate panel's attribute boxes. */}
+      <AttributeSuggestions />
+      <VariantsPanel flag={f} patch={patch} etag={etag} />
+      <TargetingPanel flag={f} patch={patch} etag={etag} />
       <MembersPanel
         id="flag-actors"
         title="Attached actors"
@@ -534,6 +548,14 @@ export function why(e: FlagExplanation): string {
       return `Rule: attached actor. ${e.actorId} is attached to the flag directly.`;
     case "segment":
       return `Rule: segment. ${e.actorId} is a member of the attached segment ${e.segment?.name ?? e.segmentId}.`;
+    case "rule": {
+      const m = e.matchedRule;
+      return m
+        ? `Rule: targeting rule ${m.index + 1} “${m.id}”${m.description ? ` (${m.description})` : ""}: all of its ${m.conditions.length} condition${m.conditions.length === 1 ? "" : "s"} held.`
+        : "Rule: a targeting rule.";
+    }
+    case "prerequisite":
+      return `Rule: prerequisite. The prerequisite flag ${e.prerequisite ?? "?"} did not serve one of its required variants, so the off variant is served.`;
     case "actor_rollout":
       return `Rule: actor rollout. ${e.actorId}'s bucket ${who?.bucket.toLocaleString() ?? "?"} is below the threshold ${e.threshold.toLocaleString()} (${pct(e.threshold)}).`;
     default: {
@@ -553,43 +575,86 @@ export function why(e: FlagExplanation): string {
 function EvaluatePanel(props: { flag: Flag }) {
   const { conn, project } = useApp();
   const [text, setText] = useState("");
+  const [attributes, setAttributes] = useState<AttributeRow[]>(() => [newAttributeRow()]);
   const [result, setResult] = useState<FlagExplanation | undefined>();
   const action = useAction();
+  const typed = props.flag.type !== undefined && props.flag.type !== "boolean";
   return (
     <section className="card" aria-labelledby="evaluate-title">
       <h2 id="evaluate-title">Evaluate</h2>
       <form
-        className="inline"
+        className="evaluate"
         onSubmit={async (e) => {
           e.preventDefault();
           const ids = parseIds(text).slice(0, 100);
           await action.run(async () => {
-            setResult(await conn.client.flags.explain(project, props.flag.name, ids));
+            setResult(
+              await conn.client.flags.explain(project, props.flag.name, {
+                actorIds: ids,
+                attributes: parseAttributes(attributes),
+              }),
+            );
           });
         }}
       >
-        <label htmlFor="evaluate-actors">Actor ids</label>
-        <input
-          id="evaluate-actors"
-          value={text}
-          onChange={(e) => setText(e.target.value)}
-          aria-describedby="evaluate-help"
-        />
-        <button type="submit" disabled={action.busy}>
+        <div className="field">
+          <label htmlFor="evaluate-actors">Actor ids</label>
+          <input
+            id="evaluate-actors"
+            value={text}
+            onChange={(e) => setText(e.target.value)}
+            aria-describedby="evaluate-help"
+          />
+          <span id="evaluate-help" className="help">
+            Separate several with commas or spaces; the flag is on if it is on for any of them. Nothing is recorded.
+          </span>
+        </div>
+        <AttributesEditor rows={attributes} onChange={setAttributes} />
+        <button type="submit" className="primary" disabled={action.busy}>
           Evaluate
         </button>
       </form>
-      <span id="evaluate-help" className="help">
-        Separate several with commas or spaces; the flag is on if it is on for any of them. Nothing is recorded.
-      </span>
       <ErrorText error={action.error} />
       <div aria-live="polite">
         {result && (
           <div className="result" data-testid="evaluation">
-            <p>
-              <strong className={result.enabled ? "on" : "off"}>{result.enabled ? "Enabled" : "Not enabled"}</strong>{" "}
-              <span className="muted small">({result.reason})</span>
-            </p>
+            {typed ? (
+              // A typed flag serves a variant; "enabled" only means it is not the off variant.
+              <p>
+                <strong>Serves {result.variant ?? "nothing"}</strong>{" "}
+                <span className="muted small">
+                  ({result.variant === props.flag.offVariant ? "the off variant" : "not the off variant"}: enabled is{" "}
+                  {String(result.enabled)})
+                </span>
+              </p>
+            ) : (
+              <p>
+                <strong className={result.enabled ? "on" : "off"}>{result.enabled ? "Enabled" : "Not enabled"}</strong>{" "}
+                <span className="muted small">({result.reason})</span>
+              </p>
+            )}
+            <dl className="pairs" data-testid="evaluation-served">
+              <dt>Variant</dt>
+              <dd data-testid="evaluation-variant">{result.variant ?? "—"}</dd>
+              <dt>Value</dt>
+              <dd>
+                <code data-testid="evaluation-value">{JSON.stringify(result.value ?? null)}</code>
+              </dd>
+              <dt>Reason</dt>
+              <dd data-testid="evaluation-reason">{result.reason}</dd>
+              <dt>Matched rule</dt>
+              <dd data-testid="evaluation-rule">
+                {result.matchedRule
+                  ? `${result.matchedRule.index + 1}. ${result.matchedRule.id}${result.matchedRule.description ? ` (${result.matchedRule.description})` : ""}`
+                  : "none"}
+              </dd>
+              {result.prerequisite && (
+                <>
+                  <dt>Failed prerequisite</dt>
+                  <dd data-testid="evaluation-prerequisite">{result.prerequisite}</dd>
+                </>
+              )}
+            </dl>
             <p data-testid="why">{why(result)}</p>
             {result.actors.length > 0 && (
               <table aria-label="Per actor">

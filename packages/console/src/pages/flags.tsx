@@ -1,4 +1,4 @@
-import type { Environment, Flag, FlagSort } from "@flagstaff/sdk";
+import type { Environment, Flag, FlagSort, FlagType } from "@flagstaff/sdk";
 import { useState } from "react";
 import {
   ago,
@@ -18,6 +18,7 @@ import {
   when,
 } from "../ui.js";
 import { oneOf, useUrlQuery } from "../url-state.js";
+import { emptyVariantRows, NewFlagTargeting, newFlagProblems, type VariantRow } from "./targeting.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const STALE_DAYS = 30;
@@ -288,15 +289,36 @@ function NewFlag(props: { onDone: () => void }) {
   const { conn, project } = useApp();
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
+  const [type, setType] = useState<FlagType>("boolean");
+  const [rows, setRows] = useState<VariantRow[]>(emptyVariantRows);
+  const [onVariant, setOnVariant] = useState("");
+  const [offVariant, setOffVariant] = useState("");
+  // Problems of the variants are shown once a create was tried, then as they are fixed.
+  const [tried, setTried] = useState(false);
   const action = useAction();
+  const checked = newFlagProblems(name.trim() || "new-flag", type, rows, onVariant, offVariant);
   return (
     <form
       className="card"
       aria-label="New flag"
       onSubmit={async (event) => {
         event.preventDefault();
+        setTried(true);
+        if (checked.problems.length > 0) return;
         const ok = await action.run(async () => {
-          await conn.client.flags.create(project, name.trim(), { description });
+          await conn.client.flags.create(
+            project,
+            name.trim(),
+            type === "boolean"
+              ? { description }
+              : {
+                  description,
+                  type,
+                  variants: checked.variants,
+                  onVariant: checked.onVariant,
+                  offVariant: checked.offVariant,
+                },
+          );
         });
         if (ok) navigate(`/p/${enc(project)}/flags/${enc(name.trim())}`);
       }}
@@ -328,6 +350,23 @@ function NewFlag(props: { onDone: () => void }) {
         error={action.error}
         onChange={setDescription}
       />
+      <NewFlagTargeting
+        type={type}
+        onType={setType}
+        rows={rows}
+        onRows={setRows}
+        onVariant={onVariant}
+        offVariant={offVariant}
+        onOn={setOnVariant}
+        onOff={setOffVariant}
+        problems={tried ? checked.problems : []}
+      />
+      {tried && checked.problems.length > 0 && (
+        <p className="error" role="alert">
+          Not created yet: fix the {checked.problems.length === 1 ? "problem" : `${checked.problems.length} problems`}{" "}
+          shown with the variants.
+        </p>
+      )}
       <ErrorText error={action.error} shownFields={["flagName", "description"]} />
       <div className="row">
         <button type="submit" className="primary" disabled={action.busy}>

@@ -18,6 +18,7 @@ import {
   when,
 } from "../ui.js";
 import { MembersPanel } from "./members.js";
+import { SegmentConditionsPanel } from "./targeting.js";
 
 export function SegmentsPage() {
   const { conn, project, canWrite } = useApp();
@@ -170,6 +171,7 @@ export function SegmentPage(props: { id: string }) {
         </p>
       )}
       {s && <SegmentFields segment={s} patch={patch} etag={etag} conflicts={conflicts} />}
+      {s && <SegmentConditionsPanel segment={s} patch={patch} etag={etag} />}
       <MembersPanel
         id="segment-members"
         title="Members"
