@@ -20,6 +20,8 @@ export interface CompiledSplit {
 export interface CompiledRule {
   readonly id: string;
   readonly conditions: Conditions;
+  /** How many first conditions it shares with the rule before (Conditions.sharedWith); 0 for the first. */
+  readonly shared: number;
   readonly answer: FlagEvaluation | CompiledSplit;
 }
 
@@ -90,19 +92,25 @@ function build(flag: TargetedFlag): CompiledFlag {
     DISABLED: answer(off, "DISABLED"),
     DEFAULT: answer(off, "DEFAULT"),
   };
+  let previous: Conditions | null = null;
   const rulesCompiled = (flag.rules ?? []).map((rule): CompiledRule => {
     const ruleId = { ruleId: rule.id };
+    const conditions = new Conditions(rule.conditions, attributes);
+    const shared = previous === null ? 0 : conditions.sharedWith(previous);
+    previous = conditions;
     if ("variant" in rule.serve) {
       return {
         id: rule.id,
-        conditions: new Conditions(rule.conditions, attributes),
+        conditions,
+        shared,
         answer: answer(variant(rule.serve.variant), "TARGETING_MATCH", ruleId),
       };
     }
     const split = rule.serve.split;
     return {
       id: rule.id,
-      conditions: new Conditions(rule.conditions, attributes),
+      conditions,
+      shared,
       answer: {
         bucketBy: split.bucketBy,
         bounds: splitBounds(split),

@@ -7,9 +7,12 @@ import type { Condition, TargetingResolver } from "./types.js";
 import { validateSegmentConditions } from "./validate.js";
 import { toInstant, toNumber, toText } from "./values.js";
 
-// Conditions compiled to one shape of object each and read by one function (a switch on the operator),
-// rather than to a closure per condition: the call sites stay monomorphic and an evaluation of 30
-// conditions costs about half as much (bench/rules.mjs).
+// Conditions compiled to one shape of object each (Compiled), rather than to a closure per condition, so
+// that the loads of their fields stay monomorphic. Each also holds, chosen at compile time, the function
+// that decides it: one per common operator (in, gt/gte/lt/lte on numbers, semver_gt/gte/lt/lte) that reads
+// the attribute's slot and compares with no operator switch, falling back to the general `decide` for
+// anything else (lists, values of another type, the other operators). No code is generated: `eval` and
+// `new Function` stay out, for pages whose Content Security Policy forbids them.
 
 /** What one evaluation's conditions read: the context, and through the resolver segments and the clock. */
 export interface Scope {
@@ -54,6 +57,9 @@ const OP = {
   in_segment: 18,
 } as const satisfies Partial<Record<ConditionOperator, number>>;
 
+/** How a compiled condition is decided: true when it holds (negate applied). */
+type Check = (c: Compiled, scope: Scope, attributes: Attributes) => boolean;
+
 /** A condition the validator accepted, with its values prepared for its operator. */
 class Compiled {
   readonly op: number;
@@ -69,6 +75,8 @@ class Compiled {
   /** The one value an ordered comparison needs: "greater than any value" is "greater than the least". */
   readonly bound: number;
   readonly version: Version | null;
+  /** version's key (see Version), -1 when it has none or there is no version. */
+  readonly versionKey: number;
   readonly versions: readonly Version[];
   /** Whether the result can be kept for the rest of the evaluation (every operator but in_segment). */
   readonly memo: boolean;
@@ -78,6 +86,8 @@ class Compiled {
 
   /** Where an evaluation keeps the attribute's value once read (see Attributes); -1 for $now and segments. */
   readonly slot: number;
+  /** Which function decides this condition: an index in CHECKS (see chooseCheck), 0 for `decide`. */
+  readonly kind: number;
 
   constructor(condition: Condition, attributes: Attributes) {
     const twin = NEGATED_TWIN[condition.operator];
@@ -105,7 +115,9 @@ class Compiled {
       : [];
     const lowest = operator === "semver_gt" || operator === "semver_gte";
     this.version = (lowest ? this.versions[0] : this.versions[this.versions.length - 1]) ?? null;
+    this.versionKey = this.version === null ? -1 : this.version.key;
     this.memo = operator !== "in_segment";
+    this.kind = CHECKS.indexOf(chooseCheck(this));
   }
 }
 
@@ -121,6 +133,11 @@ class Version {
   readonly small: boolean;
   /** No prerelease. */
   readonly release: boolean;
+  /**
+   * The three numbers as one, major·2³² + minor·2¹⁶ + patch, when major < 2²¹ and minor, patch < 2¹⁶ (so
+   * exact, and ordered as the three); -1 otherwise.
+   */
+  readonly key: number;
 
   constructor(readonly semver: SemVer) {
     this.small = semver.major.length <= 15 && semver.minor.length <= 15 && semver.patch.length <= 15;
@@ -128,6 +145,10 @@ class Version {
     this.minor = this.small ? Number(semver.minor) : 0;
     this.patch = this.small ? Number(semver.patch) : 0;
     this.release = semver.prerelease.length === 0;
+    this.key =
+      this.small && this.major < 2 ** 21 && this.minor < 2 ** 16 && this.patch < 2 ** 16
+        ? this.major * 2 ** 32 + this.minor * 2 ** 16 + this.patch
+        : -1;
   }
 }
 
@@ -135,7 +156,12 @@ const toVersion = (semver: SemVer): Version => new Version(semver);
 
 /** compareSemver's order (negative, zero or positive), by the numbers when they decide it. */
 function compareVersions(a: Version, b: Version): number {
-  if (a.small && b.small) {
+  const ak = a.key;
+  const bk = b.key;
+  if (ak >= 0 && bk >= 0) {
+    if (ak !== bk) return ak < bk ? -1 : 1;
+    if (a.release && b.release) return 0;
+  } else if (a.small && b.small) {
     if (a.major !== b.major) return a.major < b.major ? -1 : 1;
     if (a.minor !== b.minor) return a.minor < b.minor ? -1 : 1;
     if (a.patch !== b.patch) return a.patch < b.patch ? -1 : 1;
@@ -260,6 +286,8 @@ export class Attributes {
   /** The attribute's value read as a version (single values only), for the evaluation stamped beside it. */
   readonly versions: (Version | null)[] = [];
   readonly versionStamps: number[] = [];
+  /** The key of the version in `versions` (see Version), -1 when it has none: what most checks compare. */
+  versionKeys = new Float64Array(4);
 
   slot(name: string): number {
     let slot = this.slots.get(name);
@@ -270,6 +298,11 @@ export class Attributes {
       this.stamps.push(0);
       this.versions.push(null);
       this.versionStamps.push(0);
+      if (slot >= this.versionKeys.length) {
+        const keys = new Float64Array(this.versionKeys.length * 2);
+        keys.set(this.versionKeys);
+        this.versionKeys = keys;
+      }
     }
     return slot;
   }
@@ -303,6 +336,11 @@ function readAttribute(c: Compiled, scope: Scope, attributes: Attributes): unkno
     if (Number.isNaN(scope.now)) scope.now = scope.resolver.now ? scope.resolver.now() : Date.now();
     return scope.now;
   }
+  return slotValue(c, scope, attributes);
+}
+
+/** The attribute's value from its slot, read from the context once per evaluation (not for $now). */
+function slotValue(c: Compiled, scope: Scope, attributes: Attributes): unknown {
   const slot = c.slot;
   if (attributes.stamps[slot] === scope.evaluation) return attributes.values[slot];
   const context = scope.attributes;
@@ -342,6 +380,7 @@ function decide(c: Compiled, scope: Scope, attributes: Attributes): boolean {
     else {
       version = readVersion(raw);
       attributes.versions[slot] = version;
+      attributes.versionKeys[slot] = version === null ? -1 : version.key;
       attributes.versionStamps[slot] = scope.evaluation;
     }
     result = version === null ? -1 : versionHolds(c, version);
@@ -349,18 +388,135 @@ function decide(c: Compiled, scope: Scope, attributes: Attributes): boolean {
   return result >= 0 && (result === 1) !== c.negate;
 }
 
+// The checks specialised by operator, for a single value of the expected type read from a slot; anything
+// else (a list, null, a value to convert) goes to `decide`, which gives the same answer for those values.
+
+/** in, case-sensitive, on a string. */
+function checkIn(c: Compiled, scope: Scope, attributes: Attributes): boolean {
+  const raw = slotValue(c, scope, attributes);
+  if (typeof raw !== "string") return decide(c, scope, attributes);
+  const texts = c.texts;
+  if (texts.length > 8) return c.set.has(raw) !== c.negate;
+  for (let i = 0; i < texts.length; i++) if (texts[i] === raw) return !c.negate;
+  return c.negate;
+}
+
+/** The slot's value when it is a finite number; NaN otherwise (then the check calls `decide`). */
+function slotNumber(c: Compiled, scope: Scope, attributes: Attributes): number {
+  const raw = slotValue(c, scope, attributes);
+  return typeof raw === "number" && Number.isFinite(raw) ? raw : Number.NaN;
+}
+
+function checkGt(c: Compiled, scope: Scope, attributes: Attributes): boolean {
+  const n = slotNumber(c, scope, attributes);
+  return Number.isNaN(n) ? decide(c, scope, attributes) : n > c.bound !== c.negate;
+}
+function checkGte(c: Compiled, scope: Scope, attributes: Attributes): boolean {
+  const n = slotNumber(c, scope, attributes);
+  return Number.isNaN(n) ? decide(c, scope, attributes) : n >= c.bound !== c.negate;
+}
+function checkLt(c: Compiled, scope: Scope, attributes: Attributes): boolean {
+  const n = slotNumber(c, scope, attributes);
+  return Number.isNaN(n) ? decide(c, scope, attributes) : n < c.bound !== c.negate;
+}
+function checkLte(c: Compiled, scope: Scope, attributes: Attributes): boolean {
+  const n = slotNumber(c, scope, attributes);
+  return Number.isNaN(n) ? decide(c, scope, attributes) : n <= c.bound !== c.negate;
+}
+
 /**
- * Whether a condition holds, decided once per evaluation: a condition repeated by several rules is
- * shared (Attributes.compile) and the later rules read its result. in_segment is decided each time (its
- * resolver calls stay as they were).
+ * The slot's value read as a version, once per evaluation (as `decide` does); null when it is missing,
+ * a list or not a version (then the check calls `decide`).
  */
-function holds(c: Compiled, scope: Scope, attributes: Attributes): boolean {
-  const result = decide(c, scope, attributes);
-  if (c.memo) {
-    c.stamp = scope.evaluation;
-    c.result = result;
+function slotVersion(c: Compiled, scope: Scope, attributes: Attributes): Version | null {
+  const slot = c.slot;
+  const evaluation = scope.evaluation;
+  if (attributes.versionStamps[slot] === evaluation) return attributes.versions[slot] as Version | null;
+  const raw = slotValue(c, scope, attributes);
+  if (raw === undefined || raw === null || Array.isArray(raw)) return null;
+  const version = readVersion(raw);
+  attributes.versions[slot] = version;
+  attributes.versionKeys[slot] = version === null ? -1 : version.key;
+  attributes.versionStamps[slot] = evaluation;
+  return version;
+}
+
+/**
+ * The slot's version key when it has been read this evaluation and it and the condition's key differ
+ * (then the two keys decide every ordered comparison); -1 otherwise (then the check reads the Version).
+ */
+function decidingKey(c: Compiled, scope: Scope, attributes: Attributes): number {
+  const slot = c.slot;
+  if (attributes.versionStamps[slot] !== scope.evaluation) return -1;
+  const key = attributes.versionKeys[slot] as number;
+  const bound = c.versionKey;
+  return key >= 0 && bound >= 0 && key !== bound ? key : -1;
+}
+
+function checkSemverGt(c: Compiled, scope: Scope, attributes: Attributes): boolean {
+  const key = decidingKey(c, scope, attributes);
+  if (key >= 0) return key > c.versionKey !== c.negate;
+  const v = slotVersion(c, scope, attributes);
+  return v === null ? decide(c, scope, attributes) : compareVersions(v, c.version as Version) > 0 !== c.negate;
+}
+function checkSemverGte(c: Compiled, scope: Scope, attributes: Attributes): boolean {
+  const key = decidingKey(c, scope, attributes);
+  if (key >= 0) return key >= c.versionKey !== c.negate;
+  const v = slotVersion(c, scope, attributes);
+  return v === null ? decide(c, scope, attributes) : compareVersions(v, c.version as Version) >= 0 !== c.negate;
+}
+function checkSemverLt(c: Compiled, scope: Scope, attributes: Attributes): boolean {
+  const key = decidingKey(c, scope, attributes);
+  if (key >= 0) return key < c.versionKey !== c.negate;
+  const v = slotVersion(c, scope, attributes);
+  return v === null ? decide(c, scope, attributes) : compareVersions(v, c.version as Version) < 0 !== c.negate;
+}
+function checkSemverLte(c: Compiled, scope: Scope, attributes: Attributes): boolean {
+  const key = decidingKey(c, scope, attributes);
+  if (key >= 0) return key <= c.versionKey !== c.negate;
+  const v = slotVersion(c, scope, attributes);
+  return v === null ? decide(c, scope, attributes) : compareVersions(v, c.version as Version) <= 0 !== c.negate;
+}
+
+/** The specialised checks, numbered from 1 as Conditions.test's switch calls them; 0 is `decide`. */
+const CHECKS: readonly Check[] = [
+  decide,
+  checkIn,
+  checkGt,
+  checkGte,
+  checkLt,
+  checkLte,
+  checkSemverGt,
+  checkSemverGte,
+  checkSemverLt,
+  checkSemverLte,
+];
+
+/** The check for a compiled condition: a specialised one when its operator has one, else `decide`. */
+function chooseCheck(c: Compiled): Check {
+  if (c.slot < 0 || c.read === Read.Now) return decide;
+  switch (c.op) {
+    case OP.in:
+      return c.lower ? decide : checkIn;
+    case OP.gt:
+      return checkGt;
+    case OP.gte:
+      return checkGte;
+    case OP.lt:
+      return checkLt;
+    case OP.lte:
+      return checkLte;
+    case OP.semver_gt:
+      return checkSemverGt;
+    case OP.semver_gte:
+      return checkSemverGte;
+    case OP.semver_lt:
+      return checkSemverLt;
+    case OP.semver_lte:
+      return checkSemverLte;
+    default:
+      return decide;
   }
-  return result;
 }
 
 /** A rule's or a segment's conditions, compiled: they hold when every one does (so none always hold). */
@@ -373,16 +529,85 @@ export class Conditions {
     private readonly attributes: Attributes,
   ) {
     this.compiled = conditions.map((condition) => attributes.compile(condition));
+    this.length = this.compiled.length;
   }
 
+  /** The number of conditions. */
+  readonly length: number;
+
   test(scope: Scope): boolean {
+    return this.failure(scope, 0) === this.length;
+  }
+
+  /**
+   * How many of `previous`'s first conditions are also this one's first, the same compiled objects, all
+   * decided once per evaluation (no in_segment): when `previous` failed within them, this fails at the same
+   * condition; when it got past them, they all hold here (see evaluateIn).
+   */
+  sharedWith(previous: Conditions): number {
+    const n = Math.min(this.length, previous.length);
+    let i = 0;
+    while (i < n && this.compiled[i] === previous.compiled[i] && (this.compiled[i] as Compiled).memo) i++;
+    return i;
+  }
+
+  /**
+   * The index of the first condition, from `start` on, that does not hold; `length` when all hold. (The
+   * ones before `start` are the caller's to know.)
+   */
+  failure(scope: Scope, start: number): number {
     const compiled = this.compiled;
     const evaluation = scope.evaluation;
-    for (let i = 0; i < compiled.length; i++) {
+    const attributes = this.attributes;
+    for (let i = start; i < compiled.length; i++) {
       const c = compiled[i] as Compiled;
-      if (c.stamp === evaluation ? !c.result : !holds(c, scope, this.attributes)) return false;
+      // Decided once per evaluation: a condition repeated by several rules is shared (Attributes.compile)
+      // and the later rules read its result. in_segment is decided each time (its resolver calls stay).
+      if (c.stamp === evaluation) {
+        if (!c.result) return i;
+        continue;
+      }
+      // A switch of direct calls (which the compiler inlines) rather than a call through c.check: an
+      // indirect call measured slower (bench/results/rules-2026-11-27.md, "Specialised checks").
+      let result: boolean;
+      switch (c.kind) {
+        case 1:
+          result = checkIn(c, scope, attributes);
+          break;
+        case 2:
+          result = checkGt(c, scope, attributes);
+          break;
+        case 3:
+          result = checkGte(c, scope, attributes);
+          break;
+        case 4:
+          result = checkLt(c, scope, attributes);
+          break;
+        case 5:
+          result = checkLte(c, scope, attributes);
+          break;
+        case 6:
+          result = checkSemverGt(c, scope, attributes);
+          break;
+        case 7:
+          result = checkSemverGte(c, scope, attributes);
+          break;
+        case 8:
+          result = checkSemverLt(c, scope, attributes);
+          break;
+        case 9:
+          result = checkSemverLte(c, scope, attributes);
+          break;
+        default:
+          result = decide(c, scope, attributes);
+      }
+      if (c.memo) {
+        c.stamp = evaluation;
+        c.result = result;
+      }
+      if (!result) return i;
     }
-    return true;
+    return compiled.length;
   }
 }
 

@@ -8,6 +8,25 @@ import type { EvaluationContext, FlagEvaluation, TargetedFlag, TargetingResolver
 
 const NO_ACTORS: readonly string[] = Object.freeze([]);
 
+/** One evaluation's Scope, its fields set for each evaluation that reuses it. */
+class EvaluationScope implements Scope {
+  attributes: Readonly<Record<string, unknown>> | undefined = undefined;
+  actorIds: readonly string[] = NO_ACTORS;
+  resolver: TargetingResolver;
+  now = Number.NaN;
+  evaluation = 0;
+  constructor(resolver: TargetingResolver) {
+    this.resolver = resolver;
+  }
+}
+
+/**
+ * A Scope no evaluation is using, taken by the next one (rather than a new object per evaluation). An
+ * evaluation started inside another (through the resolver) finds none while the outer one holds it, and
+ * makes its own; whichever ends last leaves its scope here.
+ */
+let spare: EvaluationScope | null = null;
+
 /** Whether an actor falls in the flag's actor rollout, through the flag's bucket cache when it has one. */
 function inFlagRollout(flag: TargetedFlag, actorId: string): boolean {
   const percentage = flag.percentageActors;
@@ -50,17 +69,31 @@ function evaluateIn(flag: TargetedFlag, scope: Scope, resolver: TargetingResolve
 
   // conditional: attached actors, attached segments, rules in order, actor rollout, call rollout, offVariant.
   const actorIds = scope.actorIds;
-  for (const actorId of actorIds) if (flag.actors.has(actorId)) return c.answers.TARGETING_MATCH;
-  for (const segmentId of flag.segments) if (inSegment(scope, segmentId)) return c.answers.TARGETING_MATCH;
+  for (let i = 0; i < actorIds.length; i++)
+    if (flag.actors.has(actorIds[i] as string)) return c.answers.TARGETING_MATCH;
+  if (flag.segments.size > 0) {
+    for (const segmentId of flag.segments) if (inSegment(scope, segmentId)) return c.answers.TARGETING_MATCH;
+  }
   const rules = c.rulesCompiled;
+  // Where the rule before failed (the index of its first condition that does not hold; its length when
+  // all held but its split had nothing to bucket on). A rule sharing its first conditions with the one
+  // before (CompiledRule.shared) fails at the same condition when that one failed among them, and is
+  // otherwise tested from the first condition after them: the shared ones are not looked at again.
+  let failed = 0;
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i] as (typeof rules)[number];
-    if (!rule.conditions.test(scope)) continue;
+    const shared = rule.shared;
+    if (failed < shared) continue;
+    const conditions = rule.conditions;
+    failed = conditions.failure(scope, shared);
+    if (failed < conditions.length) continue;
     if (!("bounds" in rule.answer)) return rule.answer;
     const answer = splitAnswer(flag, rule.id, rule.answer, scope);
     if (answer !== null) return answer;
   }
-  for (const actorId of actorIds) if (inFlagRollout(flag, actorId)) return c.answers.SPLIT;
+  if (flag.percentageActors > 0) {
+    for (let i = 0; i < actorIds.length; i++) if (inFlagRollout(flag, actorIds[i] as string)) return c.answers.SPLIT;
+  }
   if (
     flag.percentageCalls > 0 &&
     inCallRollout(flag.percentageCalls, resolver.random ? resolver.random() : Math.random())
@@ -90,17 +123,25 @@ export function evaluateFlag(
   resolver: TargetingResolver | SegmentMembership,
 ): FlagEvaluation {
   const project: TargetingResolver = typeof resolver === "function" ? { isMember: resolver } : resolver;
+  let scope = spare;
+  if (scope === null) scope = new EvaluationScope(project);
+  else {
+    spare = null;
+    scope.resolver = project;
+  }
   try {
-    const scope: Scope = {
-      attributes: context.attributes ?? undefined,
-      actorIds: context.actorIds ?? NO_ACTORS,
-      resolver: project,
-      now: Number.NaN,
-      evaluation: nextEvaluation(),
-    };
+    scope.attributes = context.attributes ?? undefined;
+    scope.actorIds = context.actorIds ?? NO_ACTORS;
+    scope.now = Number.NaN;
+    scope.evaluation = nextEvaluation();
     return evaluateIn(flag, scope, project, 0);
   } catch (error) {
     if (error instanceof ConfigurationError) return errorAnswer("PARSE_ERROR", error.message);
     return errorAnswer("GENERAL", error instanceof Error ? error.message : String(error));
+  } finally {
+    // Nothing of the context is kept past the evaluation.
+    scope.attributes = undefined;
+    scope.actorIds = NO_ACTORS;
+    spare = scope;
   }
 }
