@@ -62,6 +62,16 @@ type Check = (c: Compiled, scope: Scope, attributes: Attributes) => boolean;
 
 /** A condition the validator accepted, with its values prepared for its operator. */
 class Compiled {
+  // The fields an evaluation reads first, declared first (so laid out together in the object).
+  /** The evaluation whose result `result` is (see Conditions: identical conditions of a flag share one Compiled). */
+  stamp = 0;
+  result = false;
+  /** Which function decides this condition: an index in CHECKS (see chooseCheck), 0 for `decide`. */
+  readonly kind: number;
+  /** Whether the result can be kept for the rest of the evaluation (every operator but in_segment). */
+  readonly memo: boolean;
+  /** Where an evaluation keeps the attribute's value once read (see Attributes); -1 for $now and segments. */
+  readonly slot: number;
   readonly op: number;
   readonly negate: boolean;
   readonly read: (typeof Read)[keyof typeof Read];
@@ -78,16 +88,6 @@ class Compiled {
   /** version's key (see Version), -1 when it has none or there is no version. */
   readonly versionKey: number;
   readonly versions: readonly Version[];
-  /** Whether the result can be kept for the rest of the evaluation (every operator but in_segment). */
-  readonly memo: boolean;
-  /** The evaluation whose result `result` is (see Conditions: identical conditions of a flag share one Compiled). */
-  stamp = 0;
-  result = false;
-
-  /** Where an evaluation keeps the attribute's value once read (see Attributes); -1 for $now and segments. */
-  readonly slot: number;
-  /** Which function decides this condition: an index in CHECKS (see chooseCheck), 0 for `decide`. */
-  readonly kind: number;
 
   constructor(condition: Condition, attributes: Attributes) {
     const twin = NEGATED_TWIN[condition.operator];
