@@ -1,4 +1,4 @@
-import type { FlagChangeFields } from "@flagstaff/core";
+import { BOOLEAN_TARGETING, type FlagChangeFields } from "@flagstaff/core";
 import type { DomainEvent, FlagRecord } from "../history/domain-events.js";
 import type { Change } from "./changes.js";
 
@@ -33,7 +33,7 @@ export function evaluationChanges(event: DomainEvent): Change[] {
         {
           kind: "flag.upserted",
           projectId: event.projectId,
-          flag: flagOf(event.target.id, event.after),
+          flag: flagOf(event.target.id, event.after, BOOLEAN_TARGETING),
           addActors: [],
           removeActors: [],
           addSegments: [],
@@ -58,7 +58,7 @@ export function evaluationChanges(event: DomainEvent): Change[] {
           kind: "flag.upserted",
           projectId: event.projectId,
           ...(event.environment === undefined ? {} : { environment: event.environment }),
-          flag: flagOf(event.target.id, event.after),
+          flag: flagOf(event.target.id, event.after, event.before),
           addActors: event.after.addedActors,
           removeActors: event.after.removedActors,
           addSegments: event.after.addedSegments,
@@ -114,21 +114,25 @@ export function evaluationChanges(event: DomainEvent): Change[] {
   }
 }
 
-/** A flag as evaluation sees it, from its id and its recorded state (targeting left out when not recorded). */
-const flagOf = (id: string, state: FlagRecord): FlagChangeFields => ({
-  id,
-  name: state.name,
-  status: state.status,
-  percentageActors: state.percentageActors,
-  percentageCalls: state.percentageCalls,
-  ...(state.type === undefined
-    ? {}
-    : {
-        type: state.type,
-        variants: state.variants,
-        onVariant: state.onVariant,
-        offVariant: state.offVariant,
-        rules: state.rules,
-        prerequisites: state.prerequisites,
-      }),
-});
+const TARGETING_FIELDS = ["type", "variants", "onVariant", "offVariant", "rules", "prerequisites"] as const;
+
+/**
+ * A flag as evaluation sees it, from its id and its recorded state: the seed's fields, and the targeting
+ * fields that differ from `unchanged` (what the flag was before the write; for a new flag, a boolean flag's
+ * defaults). A field left out keeps its value where the change is applied, so a change (and the change
+ * log, and a stream's replay) carries only what moved: most writes touch no targeting at all.
+ */
+function flagOf(id: string, state: FlagRecord, unchanged: Partial<Record<(typeof TARGETING_FIELDS)[number], unknown>>) {
+  const flag: Record<string, unknown> = {
+    id,
+    name: state.name,
+    status: state.status,
+    percentageActors: state.percentageActors,
+    percentageCalls: state.percentageCalls,
+  };
+  for (const field of TARGETING_FIELDS) {
+    const value = state[field];
+    if (value !== undefined && JSON.stringify(value) !== JSON.stringify(unchanged[field])) flag[field] = value;
+  }
+  return flag as unknown as FlagChangeFields;
+}
