@@ -23,6 +23,8 @@ export {
   type FlagInput,
   type FlagJSON,
   type FlagTargeting,
+  pickTargeting,
+  TARGETING_FIELDS,
   READABLE_STATE_FORMATS,
   variantsOf,
   type FlagState,

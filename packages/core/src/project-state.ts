@@ -50,6 +50,19 @@ export interface FlagTargeting {
 
 const NONE: readonly never[] = Object.freeze([]);
 
+/** The names of a flag's targeting fields (FlagTargeting's keys), for code that copies or compares them. */
+export const TARGETING_FIELDS = ["type", "variants", "onVariant", "offVariant", "rules", "prerequisites"] as const;
+
+/** A flag's targeting fields alone (shared, not copied: they are immutable data, replaced whole on change). */
+export const pickTargeting = (flag: FlagTargeting): FlagTargeting => ({
+  type: flag.type,
+  variants: flag.variants,
+  onVariant: flag.onVariant,
+  offVariant: flag.offVariant,
+  rules: flag.rules,
+  prerequisites: flag.prerequisites,
+});
+
 /** A boolean flag with no rules: what every flag of a state of format 1 is. */
 export const BOOLEAN_TARGETING: FlagTargeting = Object.freeze({
   type: "boolean",
@@ -99,7 +112,7 @@ export interface FlagState extends TargetedFlag {
 }
 
 /** A flag in the JSON form of a project's state. */
-export interface FlagJSON {
+export interface FlagJSON extends Partial<FlagTargeting> {
   readonly id: string;
   readonly name: string;
   readonly status: FlagStatus;
@@ -109,13 +122,7 @@ export interface FlagJSON {
   readonly actors: readonly string[];
   /** Ids of the attached segments. */
   readonly segments: readonly string[];
-  // Format 2: the flag's targeting (absent in format 1: a boolean flag with no rules).
-  readonly type?: FlagType;
-  readonly variants?: readonly Variant[];
-  readonly onVariant?: string;
-  readonly offVariant?: string;
-  readonly rules?: readonly Rule[];
-  readonly prerequisites?: readonly Prerequisite[];
+  // Format 2 adds the flag's targeting (absent in format 1: a boolean flag with no rules).
 }
 
 /** The whole evaluation state of a project, as the stream's `snapshot` event carries it. */
@@ -129,18 +136,12 @@ export interface ProjectStateJSON {
 }
 
 /** A flag's fields in a `flag.upserted` change; a targeting field left out keeps its value (a new flag's default). */
-export interface FlagChangeFields {
+export interface FlagChangeFields extends Partial<FlagTargeting> {
   readonly id: string;
   readonly name: string;
   readonly status: FlagStatus;
   readonly percentageActors: number;
   readonly percentageCalls: number;
-  readonly type?: FlagType;
-  readonly variants?: readonly Variant[];
-  readonly onVariant?: string;
-  readonly offVariant?: string;
-  readonly rules?: readonly Rule[];
-  readonly prerequisites?: readonly Prerequisite[];
 }
 
 /** One change to a project's evaluation state, as the stream's `change` events carry them. */
@@ -174,8 +175,6 @@ const PROJECT_CHANGE_KINDS: ReadonlySet<string> = new Set([
   "flag.variants",
   "segment.conditions",
 ]);
-
-const TARGETING_FIELDS = ["type", "variants", "onVariant", "offVariant", "rules", "prerequisites"] as const;
 
 /** Whether a change's targeting field differs from the flag's (compared as JSON: both are plain data). */
 const differs = (a: unknown, b: unknown): boolean => a !== b && JSON.stringify(a) !== JSON.stringify(b);
@@ -224,12 +223,7 @@ export class ProjectState {
         actors: new Set(flag.actors),
         segments: new Set(flag.segments),
         // Targeting is immutable data, replaced whole on change: the copies may share it.
-        type: flag.type,
-        variants: flag.variants,
-        onVariant: flag.onVariant,
-        offVariant: flag.offVariant,
-        rules: flag.rules,
-        prerequisites: flag.prerequisites,
+        ...pickTargeting(flag),
       });
     }
     return state;
@@ -386,12 +380,7 @@ export class ProjectState {
         percentageCalls: flag.percentageCalls,
         actors: [...flag.actors],
         segments: [...flag.segments],
-        type: flag.type,
-        variants: flag.variants,
-        onVariant: flag.onVariant,
-        offVariant: flag.offVariant,
-        rules: flag.rules,
-        prerequisites: flag.prerequisites,
+        ...pickTargeting(flag),
       });
     }
     const segments: Record<string, string[]> = {};

@@ -23,6 +23,8 @@ export {
 // before it sends it, with the very code the server runs.
 export {
   type ConfigurationProblem,
+  OPERATOR_KIND,
+  type OperatorKind,
   validateConfiguration,
   validateSegmentConditions,
 } from "@flagstaff/core";

@@ -10,6 +10,8 @@ import {
   type Flag,
   type FlagType,
   isFlagstaffError,
+  OPERATOR_KIND,
+  type OperatorKind,
   type Segment,
   type UpdateFlagInput,
   type UpdateSegmentInput,
@@ -33,32 +35,10 @@ const newKey = () => nextKey++;
 
 // ---- Operators ----
 
-type Kind = "text" | "number" | "semver" | "instant" | "present" | "segment";
+type Kind = OperatorKind;
 
-/** What each operator compares, as core's OPERATOR_KIND says (typed exhaustively over CONDITION_OPERATORS). */
-const KIND: Record<ConditionOperator, Kind> = {
-  in: "text",
-  not_in: "text",
-  starts_with: "text",
-  ends_with: "text",
-  contains: "text",
-  matches: "text",
-  eq: "number",
-  gt: "number",
-  gte: "number",
-  lt: "number",
-  lte: "number",
-  semver_eq: "semver",
-  semver_gt: "semver",
-  semver_gte: "semver",
-  semver_lt: "semver",
-  semver_lte: "semver",
-  before: "instant",
-  after: "instant",
-  present: "present",
-  in_segment: "segment",
-  not_in_segment: "segment",
-};
+/** What each operator compares: core's table, the one the validator and the engine read. */
+const KIND = OPERATOR_KIND;
 
 const OPERATOR_LABELS: Record<ConditionOperator, string> = {
   in: "is one of",

@@ -17,4 +17,5 @@ export { compareSemver, parseSemver, type SemVer } from "./semver.js";
 export { parseInstant } from "./values.js";
 export { splitBucket } from "./split.js";
 export { BOOLEAN_VARIANTS } from "./variants.js";
+export { OPERATOR_KIND, type OperatorKind } from "./operators.js";
 export type * from "./types.js";

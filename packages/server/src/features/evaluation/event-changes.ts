@@ -1,4 +1,4 @@
-import { BOOLEAN_TARGETING, type FlagChangeFields } from "@flagstaff/core";
+import { BOOLEAN_TARGETING, type FlagChangeFields, TARGETING_FIELDS } from "@flagstaff/core";
 import type { DomainEvent, FlagRecord } from "../history/domain-events.js";
 import type { Change } from "./changes.js";
 
@@ -113,8 +113,6 @@ export function evaluationChanges(event: DomainEvent): Change[] {
       return [];
   }
 }
-
-const TARGETING_FIELDS = ["type", "variants", "onVariant", "offVariant", "rules", "prerequisites"] as const;
 
 /**
  * A flag as evaluation sees it, from its id and its recorded state: the seed's fields, and the targeting

@@ -8,6 +8,7 @@ import {
   type FlagTargeting,
   isEnabledForActor,
   isEnabledForSegment,
+  pickTargeting,
   type ProjectState,
   type Rule,
   validateConfiguration,
@@ -68,22 +69,7 @@ const flagState = (flag: Flag): FlagRecord => ({
   status: flag.status,
   percentageActors: flag.percentageActors,
   percentageCalls: flag.percentageCalls,
-  type: flag.type,
-  variants: flag.variants,
-  onVariant: flag.onVariant,
-  offVariant: flag.offVariant,
-  rules: flag.rules,
-  prerequisites: flag.prerequisites,
-});
-
-/** The flag's targeting fields, for the core validator. */
-const targetingFields = (flag: Flag): FlagTargeting => ({
-  type: flag.type,
-  variants: flag.variants,
-  onVariant: flag.onVariant,
-  offVariant: flag.offVariant,
-  rules: flag.rules,
-  prerequisites: flag.prerequisites,
+  ...pickTargeting(flag),
 });
 
 const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -455,7 +441,7 @@ export class FlagService {
     const named = segmentsNamed(flag.rules);
     const segments = named.length === 0 ? new Set<string>() : await existingSegmentIds(trx, projectId, named);
     const flags = flag.prerequisites.length === 0 ? [] : await repo.targetingIn(trx, projectId, environment);
-    checkConfiguration(flag.name, targetingFields(flag), { segmentExists: (id) => segments.has(id), flags });
+    checkConfiguration(flag.name, pickTargeting(flag), { segmentExists: (id) => segments.has(id), flags });
     if (variantsChanged) {
       const keys = new Set(flag.variants.map((v) => v.key));
       // This configuration is checked above; the others, and other flags' prerequisites, are checked here.

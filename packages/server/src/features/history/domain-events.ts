@@ -2,11 +2,8 @@ import type {
   Condition,
   EVENT_TYPES as CONTRACT_EVENT_TYPES,
   FlagStatus,
-  FlagType,
-  Prerequisite,
-  Rule,
+  FlagTargeting,
   TargetKind,
-  Variant,
 } from "@flagstaff/core";
 import type { Role } from "../evaluation/changes.js";
 
@@ -38,21 +35,17 @@ export type KeyRecord = {
   /** The environment the key is bound to (absent in events recorded before environments). */
   readonly environment?: string | null;
 };
+/**
+ * A flag as the history records it, with its targeting: the definition's type and variants, the
+ * environment's variants served, rules and prerequisites (absent in events recorded before targeting).
+ */
 export type FlagRecord = {
   readonly name: string;
   readonly description: string;
   readonly status: FlagStatus;
   readonly percentageActors: number;
   readonly percentageCalls: number;
-  // Targeting (absent in events recorded before it): the definition's type and variants, and the
-  // environment's variants served, rules and prerequisites.
-  readonly type?: FlagType;
-  readonly variants?: readonly Variant[];
-  readonly onVariant?: string;
-  readonly offVariant?: string;
-  readonly rules?: readonly Rule[];
-  readonly prerequisites?: readonly Prerequisite[];
-};
+} & Partial<FlagTargeting>;
 /** A flag after an update: its fields, and the actors and segments the update attached and detached. */
 export type FlagUpdate = FlagRecord & {
   readonly addedActors: readonly string[];
