@@ -361,6 +361,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     awaitVersion: (projectId, version) => feed.reach(projectId, version, OFREP_FRESHNESS_WAIT_MS),
     bodyLimit: config.ofrepBodyLimitBytes,
     answerOfrep,
+    now: () => clock.now(),
   });
   segmentRoutes(app, segments);
   actorRoutes(app, actors);

@@ -231,6 +231,47 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await holdsFor(window, [none]), [false], "the window has closed");
     });
 
+    test("OFREP's bulk ETag follows a $now window: 304 while nothing crosses, a new answer as it opens and closes", async () => {
+      // The tag also moves with the stream-token window (15 minutes): the whole test stays inside one.
+      const tokenWindow = 15 * 60_000;
+      clock.advance(tokenWindow - (clock.now() % tokenWindow) + 1000);
+      const now = clock.now();
+      await setRules(server, project, "op", [
+        {
+          id: "window",
+          conditions: [
+            { attribute: "$now", operator: "after", values: [iso(now + 5 * 60_000)] },
+            { attribute: "$now", operator: "before", values: [iso(now + 10 * 60_000)] },
+          ],
+          serve: { variant: "yes" },
+        },
+      ]);
+      const bulk = (etag?: string) =>
+        server.request("POST", "/ofrep/v1/evaluate/flags", {
+          key: checkKey,
+          body: { context: { targetingKey: "someone" } },
+          headers: etag === undefined ? {} : { "if-none-match": etag },
+        });
+      const served = (res: { body: { flags: { key: string; variant?: string }[] } }) =>
+        res.body.flags.find((f) => f.key === "op")?.variant;
+      const closed = await bulk();
+      assert.equal(closed.status, 200, closed.text);
+      assert.equal(served(closed), "no");
+      const tag = closed.headers.get("etag") as string;
+      clock.advance(2 * 60_000);
+      assert.equal((await bulk(tag)).status, 304, "no boundary crossed: still fresh");
+      clock.advance(4 * 60_000);
+      const open = await bulk(tag);
+      assert.equal(open.status, 200, "the window opened: the old tag is stale");
+      assert.equal(served(open), "yes");
+      const openTag = open.headers.get("etag") as string;
+      assert.equal((await bulk(openTag)).status, 304);
+      clock.advance(5 * 60_000);
+      const shut = await bulk(openTag);
+      assert.equal(shut.status, 200, "the window closed");
+      assert.equal(served(shut), "no");
+    });
+
     test("present, segments, lists, several conditions and rule order", async () => {
       await operator(
         { attribute: "plan", operator: "present", values: [] },

@@ -32,6 +32,7 @@ import { type AnswerOfrep, OfrepEvaluationError, type OfrepTarget, success } fro
 import type { Attributes } from "../evaluation/checker.js";
 import { replayBufferedBody } from "./buffered-body.js";
 import { refuseOversizedContext } from "./context-limits.js";
+import { boundariesPassed } from "./time-boundaries.js";
 import type { StreamTokens } from "./stream-tokens.js";
 
 /** What the OFREP event stream needs besides the checker. */
@@ -48,6 +49,8 @@ export interface OfrepStreaming {
   readonly bodyLimit: number;
   /** The single evaluation's answer, shared with the node:http adapter. */
   readonly answerOfrep: AnswerOfrep;
+  /** The evaluation time (`$now` in rules), in ms since the epoch: the bulk ETag follows time windows. */
+  now(): number;
 }
 
 const EVENT_STREAM_PATH = "/ofrep/v1/event-stream";
@@ -91,9 +94,10 @@ function bulkTag(
   window: number,
   version: number,
   body: OfrepBody | undefined,
+  timeBoundaries: number,
 ) {
   const digest = createHash("sha256")
-    .update(JSON.stringify([projectId, environment, version, body?.context ?? {}, keyId, window]))
+    .update(JSON.stringify([projectId, environment, version, body?.context ?? {}, keyId, window, timeBoundaries]))
     .digest("base64url")
     .slice(0, 32);
   return `"${digest}"`;
@@ -241,7 +245,9 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
     const projectId = principal.projectId as string;
     const body = request.body as OfrepBody;
     const { state, environment } = snapshot.environmentState(projectId, principal.environment);
-    const tag = bulkTag(projectId, environment, keyId, tokens.window(), state.evaluationVersion, body);
+    // Rules on $now change answers with time alone: the tag moves as the clock crosses one of their instants.
+    const passed = boundariesPassed(state, streaming.now());
+    const tag = bulkTag(projectId, environment, keyId, tokens.window(), state.evaluationVersion, body, passed);
     reply.header("etag", tag);
     if (matches(request.headers["if-none-match"], tag)) return reply.code(304).send(null);
     const target = targetOf(body);
