@@ -650,7 +650,9 @@ function placeVariantProblems(problems: readonly Placed[], rows: readonly Varian
   return problems.map((p) => {
     const m = /^\/(?:body\/)?variants\/(\d+)/.exec(p.path);
     const row = m ? rows[Number(m[1])] : undefined;
-    return row ? { ...p, condition: row.key, message: localMessage(p.message).replace(/^variants\[\d+\]\.?/, "") } : p;
+    return row
+      ? { ...p, condition: row.key, message: localMessage(p.message).replace(/^variants\[\d+\](?:\.|: )?/, "") }
+      : p;
   });
 }
 
@@ -1630,7 +1632,7 @@ function PrerequisitesEditor(props: {
                 <ProblemList
                   problems={problemsOf(i).map((p) => ({
                     ...p,
-                    message: p.message.replace(/^prerequisites\[\d+\]\.?/, ""),
+                    message: p.message.replace(/^prerequisites\[\d+\](?:\.|: )?/, ""),
                   }))}
                 />
               </fieldset>
