@@ -111,6 +111,8 @@ describe(`targeting refusals in the console, in Chromium [${dialect}]`, { skip: 
           if (r.method() === "PATCH") ifMatch.push(r.headers()["if-match"] ?? "(none)");
         });
         const version = (await api("GET", flagPath(flag))).headers.get("etag");
+        // While the conflict is open the plain Save waits for a choice (it would send the stale version).
+        assert.equal(await save(page).isDisabled(), true, "Save targeting waits for Save mine or Use theirs");
         await conflict.getByRole("button", { name: "Save mine" }).click();
         await waitFor("mine saved", () => savedRuleIds(flag), { until: (ids) => ids.join() === "theirs,first,mine" });
         assert.deepEqual(ifMatch, [version], "Save mine is sent on the version now on the server");

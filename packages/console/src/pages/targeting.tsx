@@ -1105,9 +1105,11 @@ export function TargetingPanel(props: { flag: Flag; patch: FlagPatch; etag: () =
                 })();
           return `Cannot save yet: ${first}${client.length > 1 ? ` (${client.length} problems in all, each shown where it is.)` : ""}`;
         })()
-      : !dirty
-        ? "No changes to save."
-        : undefined;
+      : isConflict(action.error)
+        ? "The targeting changed elsewhere: choose Save mine or Use theirs above."
+        : !dirty
+          ? "No changes to save."
+          : undefined;
 
   const save = async () => {
     setRefused([]);
