@@ -1,6 +1,5 @@
 import {
   type AttributeValue,
-  type Evaluation,
   type EvaluationReason,
   evaluate,
   evaluateFlag,
@@ -169,5 +168,3 @@ export class Checker {
     return this.snapshot.projects.get(projectId)?.state(environment)?.evaluationVersion;
   }
 }
-
-export type { Evaluation };

@@ -7,7 +7,7 @@ import { errorHandler, toAppError } from "../../http/problem.js";
 import { errorResponses } from "../../http/schemas.js";
 import { JSON_TYPE } from "../evaluation/check.routes.js";
 import type { TypedApp } from "../../http/typed-app.js";
-import type { Checker } from "../evaluation/checker.js";
+import type { Attributes, Checker } from "../evaluation/checker.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { ProjectStreams } from "../stream/project-streams.js";
@@ -29,7 +29,6 @@ import {
   OfrepRequest,
 } from "./ofrep.schemas.js";
 import { type AnswerOfrep, OfrepEvaluationError, type OfrepTarget, success } from "./answer-ofrep.js";
-import type { Attributes } from "../evaluation/checker.js";
 import { replayBufferedBody } from "./buffered-body.js";
 import { refuseOversizedContext } from "./context-limits.js";
 import { boundariesPassed } from "./time-boundaries.js";
