@@ -1515,33 +1515,19 @@ export function TargetingPanel(props: { flag: Flag; patch: FlagPatch; etag: () =
         ) : (
           <ErrorText error={action.error} />
         )}
-        <div className="row">
-          <button
-            type="submit"
-            className="primary"
-            disabled={reason !== undefined || action.busy}
-            aria-describedby={reason ? "targeting-save-reason" : undefined}
-          >
-            Save targeting
-          </button>
-          {dirty && (
-            <button
-              type="button"
-              onClick={() => {
-                action.clear();
-                setRefused([]);
-                setDirty(false);
-              }}
-            >
-              Discard changes
-            </button>
-          )}
-        </div>
-        {reason && (
-          <p id="targeting-save-reason" className={client.length > 0 ? "error" : "help"} data-testid="save-reason">
-            {reason}
-          </p>
-        )}
+        <SaveRow
+          label="Save targeting"
+          reasonId="targeting-save-reason"
+          reason={reason}
+          reasonIsError={client.length > 0}
+          busy={action.busy}
+          dirty={dirty}
+          onDiscard={() => {
+            action.clear();
+            setRefused([]);
+            setDirty(false);
+          }}
+        />
       </div>
     </form>
   );
@@ -1742,33 +1728,19 @@ export function SegmentConditionsPanel(props: {
       />
       <ProblemList problems={problems.filter((p) => p.condition === undefined)} />
       {refused.length === 0 && <ErrorText error={action.error} />}
-      <div className="row">
-        <button
-          type="submit"
-          className="primary"
-          disabled={reason !== undefined || action.busy}
-          aria-describedby={reason ? "segment-conditions-reason" : undefined}
-        >
-          Save conditions
-        </button>
-        {dirty && (
-          <button
-            type="button"
-            onClick={() => {
-              action.clear();
-              setRefused([]);
-              setDirty(false);
-            }}
-          >
-            Discard changes
-          </button>
-        )}
-      </div>
-      {reason && (
-        <p id="segment-conditions-reason" className={client.length > 0 ? "error" : "help"}>
-          {reason}
-        </p>
-      )}
+      <SaveRow
+        label="Save conditions"
+        reasonId="segment-conditions-reason"
+        reason={reason}
+        reasonIsError={client.length > 0}
+        busy={action.busy}
+        dirty={dirty}
+        onDiscard={() => {
+          action.clear();
+          setRefused([]);
+          setDirty(false);
+        }}
+      />
     </form>
   );
 }
@@ -1847,5 +1819,45 @@ export function AttributesEditor(props: { rows: AttributeRow[]; onChange: (rows:
         that compares them.
       </span>
     </fieldset>
+  );
+}
+
+/**
+ * A form's Save button, disabled with its reason shown beneath it (and named as its description), and
+ * Discard while there are changes: the targeting form's and the segment conditions' alike.
+ */
+function SaveRow(props: {
+  label: string;
+  reasonId: string;
+  reason: string | undefined;
+  /** The reason is a problem to fix (red), not a state such as "No changes to save." */
+  reasonIsError: boolean;
+  busy: boolean;
+  dirty: boolean;
+  onDiscard: () => void;
+}) {
+  return (
+    <>
+      <div className="row">
+        <button
+          type="submit"
+          className="primary"
+          disabled={props.reason !== undefined || props.busy}
+          aria-describedby={props.reason ? props.reasonId : undefined}
+        >
+          {props.label}
+        </button>
+        {props.dirty && (
+          <button type="button" onClick={props.onDiscard}>
+            Discard changes
+          </button>
+        )}
+      </div>
+      {props.reason && (
+        <p id={props.reasonId} className={props.reasonIsError ? "error" : "help"} data-testid="save-reason">
+          {props.reason}
+        </p>
+      )}
+    </>
   );
 }
