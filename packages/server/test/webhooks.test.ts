@@ -27,6 +27,13 @@ const FAST = {
 
 const bodyOf = (r: ReceivedWebhook) => JSON.parse(r.body) as Record<string, any>;
 
+/**
+ * Delivery is at least once: on a loaded machine a receiver that answers after the timeout, or a lease
+ * that lapses, gets the same event again. Count events, not requests: the first arrival of each event id.
+ */
+const distinctEvents = (received: readonly ReceivedWebhook[]) =>
+  received.filter((r, i) => received.findIndex((x) => x.headers["webhook-id"] === r.headers["webhook-id"]) === i);
+
 /** Verifies a received delivery's signature the way a receiver would; throws when it does not verify. */
 function verify(secret: string, r: ReceivedWebhook): Record<string, any> {
   return new Verifier(secret).verify(r.body, r.headers as Record<string, string>) as Record<string, any>;
@@ -286,9 +293,13 @@ for (const dialect of DIALECTS) {
         ["flag.created", "flag.updated", "segment.created"],
       );
 
-      const arrived = await waitFor("the three changes at the catch-all webhook", () => receiver.at(all.path), {
-        until: (r) => history.every((e: any) => r.some((x) => bodyOf(x).id === e.id)),
-      });
+      const arrived = await waitFor(
+        "the three changes at the catch-all webhook",
+        () => distinctEvents(receiver.at(all.path)),
+        {
+          until: (r) => history.every((e: any) => r.some((x) => bodyOf(x).id === e.id)),
+        },
+      );
       // It also heard of its own creation and of the two webhooks made after it.
       assert.deepEqual(
         arrived.map((r) => bodyOf(r).type).filter((t) => t.startsWith("webhook.")),
@@ -311,18 +322,17 @@ for (const dialect of DIALECTS) {
 
       const flagTypes = await waitFor(
         "the two flag events at the flag.* webhook",
-        () => receiver.at(flagsOnly.path).map((r) => bodyOf(r).type),
+        () => distinctEvents(receiver.at(flagsOnly.path)).map((r) => bodyOf(r).type),
         { until: (types) => types.length >= 2 },
       );
       assert.deepEqual(flagTypes.sort(), ["flag.created", "flag.updated"]);
       // The flag.* and segment.deleted webhooks never get a segment.created; settle by a later event.
       await server.request("DELETE", `${base()}/segments/${segment.body.id}`, { key: writer.key });
-      await waitFor("the segment.deleted delivery", () => receiver.at(segmentDeleted.path), {
+      await waitFor("the segment.deleted delivery", () => distinctEvents(receiver.at(segmentDeleted.path)), {
         until: (r) => r.length === 1,
       });
       assert.equal(bodyOf(receiver.at(segmentDeleted.path)[0]!).type, "segment.deleted");
-      // Delivery is at least once (a lease that lapses on a loaded machine sends again): count events, not requests.
-      assert.equal(new Set(receiver.at(flagsOnly.path).map((r) => r.headers["webhook-id"])).size, 2);
+      assert.equal(distinctEvents(receiver.at(flagsOnly.path)).length, 2);
 
       const list = await waitFor("the catch-all's deliveries to succeed", () => deliveries(all.id, "?status=pending"), {
         until: (page) => page.data.length === 0,
@@ -330,9 +340,12 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(list.data, []);
       const done = (await deliveries(all.id)).data;
       assert.ok(done.length >= 5);
+      const allReceived = receiver.at(all.path);
       for (const d of done) {
         assert.equal(d.status, "succeeded");
-        assert.equal(d.attempts, 1);
+        // One attempt, unless the machine was slow enough that the event was sent again (see distinctEvents).
+        const sent = allReceived.filter((r) => r.headers["webhook-id"] === d.eventId).length;
+        assert.equal(d.attempts, Math.max(1, sent));
         assert.equal(d.lastStatusCode, 200);
         assert.equal(d.lastError, null);
         assert.equal(d.nextAttemptAt, null);
