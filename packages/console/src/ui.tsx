@@ -1,5 +1,5 @@
 // Shared pieces: the router, the app context, data polling, and small accessible components.
-import { type Environment, isFlagstaffError, type Page, type Tagged } from "@flagstaff/sdk";
+import { type Environment, FlagstaffError, isFlagstaffError, type Page, type Tagged } from "@flagstaff/sdk";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useId, useRef, useState } from "react";
 import type { Connection, Session } from "./api/session.js";
 
@@ -55,8 +55,14 @@ export interface AppContext {
   conn: Connection;
   /** The project shown (the key's own for project keys). */
   project: string;
+  /** The caller may change the project (write or admin on it); `readOnlyReason` says why not. */
   canWrite: boolean;
+  /** Why every change to the project is disabled, shown next to the disabled controls; undefined when allowed. */
+  readOnlyReason: string | undefined;
+  /** An admin key or an admin person: every project, and the people. */
   isAdmin: boolean;
+  /** Admin of the project shown (its keys, webhooks and access). */
+  isProjectAdmin: boolean;
   /** The environment shown and changed (undefined outside a project); `conn.client` acts on it. */
   environment: Environment | undefined;
   /** The project's environments this key may see, in the project's order. */
@@ -72,10 +78,6 @@ export function useApp(): AppContext {
   if (!value) throw new Error("no app context");
   return value;
 }
-
-/** Why controls are disabled for a read key. */
-export const READ_ONLY_REASON =
-  "Read-only: this key has the read role. Sign in with a write or admin key to change anything.";
 
 // ---- Data: load, then poll every few seconds so changes made elsewhere appear ----
 
@@ -247,6 +249,8 @@ const FIELD_LABELS: Record<string, string> = {
   removeActors: "An actor id",
   addSegments: "A segment",
   removeSegments: "A segment",
+  email: "The e-mail",
+  password: "The password",
 };
 
 /** A validator's rule in plain words: "must NOT have more than 1024 characters" → "must be at most 1,024 characters". */
@@ -272,6 +276,23 @@ export function fieldError(error: unknown, field: string, label?: string): strin
   if (!isFlagstaffError(error)) return undefined;
   const found = error.errors.find((e) => fieldOf(e.path) === field);
   return found && fieldSentence(found.path, found.message, label);
+}
+
+/**
+ * A refusal that names no field (409 user_exists) placed at the field it is about, so that the form shows
+ * it under that input like a validation error: `places` maps a code to a field's path and a rule.
+ */
+export function atField(error: unknown, places: Record<string, [path: string, message: string]>): unknown {
+  if (!isFlagstaffError(error)) return error;
+  const place = places[error.code];
+  if (!place) return error;
+  return new FlagstaffError({
+    status: error.status,
+    code: error.code,
+    detail: error.detail,
+    problem: error.problem,
+    errors: [{ path: place[0], message: place[1] }],
+  });
 }
 
 export function ago(iso: string | null, now = Date.now()): string {
@@ -339,6 +360,9 @@ export function TextField(props: {
   required?: boolean;
   multiline?: boolean;
   disabled?: boolean;
+  /** The input's type (text by default): "password", "email"… */
+  type?: string;
+  autoComplete?: string;
 }) {
   const problem = fieldError(props.error, props.field, props.label);
   const describedBy = [
@@ -363,7 +387,13 @@ export function TextField(props: {
       {props.multiline ? (
         <textarea {...common} rows={3} onChange={(e) => props.onChange(e.target.value)} />
       ) : (
-        <input {...common} pattern={props.pattern} onChange={(e) => props.onChange(e.target.value)} />
+        <input
+          {...common}
+          type={props.type}
+          autoComplete={props.autoComplete}
+          pattern={props.pattern}
+          onChange={(e) => props.onChange(e.target.value)}
+        />
       )}
       {props.help && (
         <span id={`${props.id}-help`} className="help">

@@ -12,6 +12,7 @@ import {
   launchChromium,
   openTab,
   screenshot,
+  showKeyForm,
   signIn,
 } from "./helpers/console.js";
 import { disabledContrasts } from "./helpers/contrast.js";
@@ -216,6 +217,7 @@ describe(`the console's dialogs, forms and sign-in in Chromium [${dialect}]`, { 
       const link = `${url()}/console/p/${project}/flags/same-name`;
       await withTab(async (page) => {
         await page.goto(link);
+        await showKeyForm(page);
         await page.getByLabel("API key").fill(keys.write);
         await page.getByRole("button", { name: "Sign in" }).click();
         await page.getByRole("heading", { name: "same-name", level: 1 }).waitFor();
@@ -224,6 +226,7 @@ describe(`the console's dialogs, forms and sign-in in Chromium [${dialect}]`, { 
       });
       await withTab(async (page) => {
         await page.goto(link);
+        await showKeyForm(page);
         await page.getByLabel("API key").fill(keys.otherWrite);
         await page.getByRole("button", { name: "Sign in" }).click();
         await page.getByRole("alert").getByText("This key belongs to project walk and cannot see shop").waitFor();

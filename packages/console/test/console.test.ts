@@ -19,6 +19,7 @@ import {
   launchChromium,
   openTab,
   screenshot,
+  showKeyForm,
   signIn,
 } from "./helpers/console.js";
 
@@ -92,6 +93,7 @@ describe(`the web console in Chromium [${dialect}]`, { skip: browserSkip }, () =
         // A check key is refused with a clear message; so is an unknown key.
         await page.goto(`${url()}/console/`);
         assert.equal(await page.getByLabel("Project", { exact: true }).count(), 0, "no project field: whoami names it");
+        await showKeyForm(page);
         await page.getByLabel("API key").fill(keys.check);
         await page.getByRole("button", { name: "Sign in" }).click();
         await page.getByText("This is a check key").waitFor();
@@ -640,7 +642,10 @@ describe(`the web console in Chromium [${dialect}]`, { skip: browserSkip }, () =
     for (const scheme of ["light", "dark"] as const) {
       await withTab(async (page) => {
         await page.goto(`${url()}/console/`);
-        await page.getByLabel("API key").waitFor();
+        await page
+          .getByLabel("API key")
+          .or(page.getByRole("button", { name: "Use an API key" }))
+          .waitFor();
         found.push(...(await axeViolations(page)).map((v) => `sign-in (${scheme}): ${v}`));
         await screenshot(page, `sign-in-${scheme}.png`);
         await signIn(page, url(), server.config.adminApiKey!);

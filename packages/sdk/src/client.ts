@@ -598,6 +598,7 @@ export class EventsApi {
         segment: options.segment,
         since: options.since,
         until: options.until,
+        actor: options.actor,
         environment: options.environment,
         ...pageQuery(page),
       };

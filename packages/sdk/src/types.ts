@@ -135,6 +135,8 @@ export interface EventListOptions extends ListOptions {
   since?: string;
   /** Only events strictly before this ISO time. */
   until?: string;
+  /** Only the changes made by one actor: a person's id (`usr_…`) or a key's id. */
+  actor?: string;
   /**
    * Only events of this environment: its configurations' changes and its own events (project-wide events,
    * such as a segment's, are left out). The client's `environment` option does not set it.

@@ -1,22 +1,36 @@
-// Sign-in: the key lives in sessionStorage only (never localStorage, never a URL). `GET /whoami` tells the
-// console the key's role and, for a project key, its project.
-import { type FetchLike, FlagstaffClient, FlagstaffError, isFlagstaffError } from "@flagstaff/sdk";
+// Sign-in, two ways. A person signs in with single sign-on or a password: the server sets an HttpOnly
+// session cookie the console never sees; its requests carry no Authorization header and the browser sends
+// the cookie (fetch's default same-origin credentials). An API key (a service key, or a person's own) lives
+// in sessionStorage only (never localStorage, never a URL) and is sent as a bearer token. `GET /whoami`
+// names the caller either way: the key's role and project, and for a person their account and grants.
+import { type FetchLike, FlagstaffClient, FlagstaffError, isFlagstaffError, type WhoAmI } from "@flagstaff/sdk";
+import { type Grant, PeopleApi, type Person } from "./people.js";
 
 export type Role = "admin" | "write" | "read";
 
 export interface Session {
-  key: string;
-  role: Role;
+  /** The API key signed in with; undefined when a person signed in (the browser holds their session cookie). */
+  key?: string;
+  /** The key's role (undefined for a person's session: their rights are `user.role` and `grants`). */
+  role?: Role;
   /** The key's name, as whoami answered it. */
   name?: string;
-  /** The key's project (project keys), or the project an admin last opened. */
+  /** The key's project (project keys), or the project last opened. */
   project: string | undefined;
   /** The environment the key is bound to (whoami's `environment`); null or absent: bound to none. */
   environment?: string | null;
+  /** The person signed in, or whose personal key this is. */
+  user?: Person;
+  /** The person's project grants, as whoami answered them. */
+  grants?: Grant[];
 }
+
+/** What whoami adds for a person (a session, or a personal key): see docs/people.md. */
+export type WhoAmIPerson = Partial<WhoAmI> & { user?: Person; grants?: Grant[]; via?: "session" | "key" };
 
 const STORAGE = "flagstaff.console.session";
 
+/** A key sign-in saved in this tab; a person's session is not saved (the cookie is the credential). */
 export function loadSession(): Session | undefined {
   try {
     const raw = sessionStorage.getItem(STORAGE);
@@ -29,7 +43,7 @@ export function loadSession(): Session | undefined {
 }
 
 export function saveSession(session: Session | undefined): void {
-  if (session === undefined) sessionStorage.removeItem(STORAGE);
+  if (session?.key === undefined) sessionStorage.removeItem(STORAGE);
   else sessionStorage.setItem(STORAGE, JSON.stringify(session));
 }
 
@@ -46,6 +60,8 @@ export interface Connection {
    * in a flag's segment list. What is project-wide (segments, actors, keys, the history) does not take it.
    */
   client: FlagstaffClient;
+  /** People, project access, personal keys and sign-in (routes the SDK does not cover). */
+  people: PeopleApi;
   /** The selected environment, or undefined outside a project (the key's own, or the default, then). */
   environment: string | undefined;
   /** The same API acting on another environment (Copy to… reads the target's configuration with it). */
@@ -53,7 +69,7 @@ export interface Connection {
 }
 
 export interface Observer {
-  /** The key was refused (401): revoked or deleted meanwhile. */
+  /** The key or the session was refused (401): revoked, expired or ended elsewhere. */
   unauthorized(): void;
   /** 503 or no answer at all. */
   unavailable(reason: string): void;
@@ -61,7 +77,8 @@ export interface Observer {
   answered(): void;
 }
 
-export function connect(key: string, observer?: Observer, environment?: string): Connection {
+/** A connection with a key, or with the session cookie when `key` is undefined. */
+export function connect(key: string | undefined, observer?: Observer, environment?: string): Connection {
   const fetchImpl: FetchLike = async (url, init) => {
     let response: Response;
     try {
@@ -85,17 +102,28 @@ export function connect(key: string, observer?: Observer, environment?: string):
       retries: 1,
       timeoutMs: 10_000,
     });
-  return { client: clientIn(environment), environment, clientIn };
+  return {
+    client: clientIn(environment),
+    people: new PeopleApi(baseUrl(), key, fetchImpl),
+    environment,
+    clientIn,
+  };
+}
+
+/** The person's part of a whoami answer, when it has one. */
+function personOf(me: WhoAmIPerson): Pick<Session, "user" | "grants"> {
+  return me.user ? { user: me.user, grants: me.grants ?? [] } : {};
 }
 
 /**
- * Signs in with a key: `GET /whoami` names its role and project. A project key opens its own project; an
- * admin key (no project) opens the project list. A check key may only check flags, so it is refused.
+ * Signs in with a key: `GET /whoami` names its role and project (and, for a personal key, its person and
+ * their grants). A project key opens its own project; an admin key (no project) opens the project list. A
+ * check key may only check flags, so it is refused.
  */
 export async function signIn(key: string): Promise<Session> {
   const { client } = connect(key);
   try {
-    const me = await client.whoami();
+    const me = (await client.whoami()) as WhoAmIPerson;
     if (me.role === "check") {
       throw new FlagstaffError({
         status: 403,
@@ -104,7 +132,14 @@ export async function signIn(key: string): Promise<Session> {
           "This is a check key: it may only check flags, so it cannot sign in to the console. Use a read, write or admin key.",
       });
     }
-    return { key, role: me.role, name: me.name, project: me.projectId ?? undefined, environment: me.environment };
+    return {
+      key,
+      role: me.role,
+      name: me.name,
+      project: me.projectId ?? undefined,
+      environment: me.environment,
+      ...personOf(me),
+    };
   } catch (error) {
     if (isFlagstaffError(error) && error.status === 401) {
       throw new FlagstaffError({
@@ -115,4 +150,25 @@ export async function signIn(key: string): Promise<Session> {
     }
     throw error;
   }
+}
+
+/**
+ * The person signed in by the session cookie, if any: `GET /whoami` with no key answers 200 with `user`
+ * while the cookie is valid, 401 otherwise (the console cannot read the HttpOnly cookie itself).
+ */
+export async function resumeSession(): Promise<Session | undefined> {
+  const { client } = connect(undefined);
+  try {
+    const me = (await client.whoami()) as WhoAmIPerson;
+    return me.user ? { project: undefined, ...personOf(me) } : undefined;
+  } catch (error) {
+    if (isFlagstaffError(error) && error.status === 401) return undefined;
+    throw error;
+  }
+}
+
+/** Reads whoami again for a signed-in session: grants given or taken away since show without signing in again. */
+export async function refreshSession(session: Session, conn: Connection): Promise<Session> {
+  const me = (await conn.client.whoami()) as WhoAmIPerson;
+  return { ...session, ...personOf(me) };
 }

@@ -108,6 +108,50 @@ function useSegmentNames(ids: string[]): (id: string) => string {
   return (id) => names.get(id) ?? id;
 }
 
+/**
+ * Who made a change, as any server wrote it: a person (`type: "user"`, their name and e-mail then), a key,
+ * or the service itself. Events recorded before people existed may lack `type`: a `keyId` is a key's.
+ */
+interface AnyActor {
+  type?: string;
+  id?: string;
+  email?: string;
+  name?: string;
+  via?: string;
+  keyId?: string;
+  keyName?: string;
+  role?: string;
+  system?: string;
+}
+
+/** The history of one actor's changes in the project. */
+export function actorHistory(project: string, actorId: string): string {
+  return `/p/${enc(project)}/history?actor=${enc(actorId)}`;
+}
+
+/** The person or key of an event's actor, for the filter's label: "Ada Lovelace", "ci (write)". */
+export function actorLabel(actor: unknown): string {
+  const a = actor as AnyActor;
+  if (a.type === "user") return a.name || a.email || a.id || "someone";
+  if (a.type === "key" || a.keyId !== undefined) return `${a.keyName ?? a.keyId} (${a.role ?? "key"})`;
+  return a.system ?? "the service";
+}
+
+export function ActorCell(props: { actor: unknown }) {
+  const { project } = useApp();
+  const a = props.actor as AnyActor;
+  if (a.type === "user" && a.id) {
+    const through = a.via === "key" ? ` with their key ${a.keyName ?? a.keyId ?? ""}` : "";
+    return (
+      <span title={`${a.email ?? ""}${through}`}>
+        <Link to={actorHistory(project, a.id)}>{a.name || a.email || a.id}</Link>
+        {a.via === "key" && <span className="muted small"> (key {a.keyName ?? a.keyId})</span>}
+      </span>
+    );
+  }
+  return <>{actorLabel(a)}</>;
+}
+
 /** Where the changed thing lives in the console, when it has a page this key may open. */
 function targetLink(e: FlagstaffEvent, project: string, isAdmin: boolean): string | undefined {
   const p = `/p/${enc(project)}`;
@@ -130,7 +174,7 @@ function targetLink(e: FlagstaffEvent, project: string, isAdmin: boolean): strin
 }
 
 export function EventList(props: { events: FlagstaffEvent[] }) {
-  const { project, isAdmin, environments } = useApp();
+  const { project, isProjectAdmin, environments } = useApp();
   // A configuration's change names its environment; the rest (a flag's creation, a segment…) are project-wide.
   const environmentName = (id: string) => environments.find((e) => e.id === id)?.name ?? id;
   const segmentName = useSegmentNames(segmentIds(props.events));
@@ -148,14 +192,16 @@ export function EventList(props: { events: FlagstaffEvent[] }) {
       </thead>
       <tbody>
         {props.events.map((e) => {
-          const to = targetLink(e, project, isAdmin);
+          const to = targetLink(e, project, isProjectAdmin);
           return (
             <tr key={e.id}>
               <td>{when(e.createdAt)}</td>
               <td>{e.type}</td>
               <td>{e.environment === undefined ? "—" : environmentName(e.environment)}</td>
               <td>{to ? <Link to={to}>{e.target.name}</Link> : e.target.name}</td>
-              <td>{"keyName" in e.actor ? `${e.actor.keyName} (${e.actor.role})` : e.actor.system}</td>
+              <td>
+                <ActorCell actor={e.actor} />
+              </td>
               <td className="small">
                 {describeChange(e, segmentName, environmentName).map((line) => (
                   <div key={line}>{line}</div>

@@ -3,7 +3,7 @@
 // was read for the comparison, so a change made to the target meanwhile is refused (412), not overwritten.
 import type { Environment, Flag, FlagstaffClient, FlagStatus, Percentage } from "@flagstaff/sdk";
 import { useState } from "react";
-import { Confirm, ErrorText, isConflict, Loading, READ_ONLY_REASON, useAction, useApp, useData } from "../ui.js";
+import { Confirm, ErrorText, isConflict, Loading, useAction, useApp, useData } from "../ui.js";
 
 /** What is attached to a flag in one environment, as far as the console lists it. */
 interface Attached {
@@ -118,18 +118,18 @@ function unchanged(found: Difference[]): string[] {
 }
 
 /** Why "Copy to…" cannot be used, or undefined when it can. */
-function copyBlocked(canWrite: boolean, bound: boolean, targets: number): string | undefined {
-  if (!canWrite) return READ_ONLY_REASON;
+function copyBlocked(readOnly: string | undefined, bound: boolean, targets: number): string | undefined {
+  if (readOnly !== undefined) return readOnly;
   if (bound) return "This key is bound to one environment: it cannot copy to another.";
   if (targets === 0) return "The project has one environment: there is nowhere to copy to.";
   return undefined;
 }
 
 export function CopyTo(props: { flag: Flag; changed: () => void }) {
-  const { conn, project, canWrite, environment, environments, session } = useApp();
+  const { conn, project, environment, environments, session, readOnlyReason } = useApp();
   const source = environment as Environment;
   const targets = environments.filter((e) => e.id !== source.id);
-  const blocked = copyBlocked(canWrite, Boolean(session.environment), targets.length);
+  const blocked = copyBlocked(readOnlyReason, Boolean(session.environment), targets.length);
   const [open, setOpen] = useState(false);
   // The target chosen, kept while the dialog is open even if it leaves the project's list meanwhile (the
   // copy then says why it failed): never swapped for another under the person's eyes.

@@ -14,7 +14,6 @@ import {
   PERCENTAGES,
   Pager,
   parseIds,
-  READ_ONLY_REASON,
   StatusBadge,
   TextField,
   useAction,
@@ -256,7 +255,7 @@ function Description(props: { flag: Flag; patch: Patch; etag: () => string | und
 }
 
 function StatusControl(props: { flag: Flag; patch: Patch; etag: () => string | undefined }) {
-  const { canWrite, environment } = useApp();
+  const { canWrite, environment, readOnlyReason } = useApp();
   const where = environment?.name ?? "";
   const [pending, setPending] = useState<FlagStatus | undefined>(undefined);
   // The version the person saw when choosing: a change made elsewhere while the dialog is open is a 412.
@@ -300,7 +299,7 @@ function StatusControl(props: { flag: Flag; patch: Patch; etag: () => string | u
       </fieldset>
       {!canWrite && (
         <p id="status-ro" className="help">
-          {READ_ONLY_REASON}
+          {readOnlyReason}
         </p>
       )}
       <ErrorText error={action.error} />
@@ -326,7 +325,7 @@ function StatusControl(props: { flag: Flag; patch: Patch; etag: () => string | u
 }
 
 function Percentages(props: { flag: Flag; patch: Patch; etag: () => string | undefined }) {
-  const { canWrite } = useApp();
+  const { canWrite, readOnlyReason } = useApp();
   const [actors, setActors] = useState<Percentage>(props.flag.percentageActors);
   const [calls, setCalls] = useState<Percentage>(props.flag.percentageCalls);
   const { editing: dirty, setEditing: setDirty, basis, rebase } = useEditing(props.etag);
@@ -420,7 +419,7 @@ function Percentages(props: { flag: Flag; patch: Patch; etag: () => string | und
           </button>
         )}
       </div>
-      {!canWrite && <p className="help">{READ_ONLY_REASON}</p>}
+      {!canWrite && <p className="help">{readOnlyReason}</p>}
     </form>
   );
 }
@@ -441,7 +440,7 @@ async function allSegments(
 }
 
 function SegmentsPanel(props: { flag: Flag; patch: Patch }) {
-  const { conn, project, canWrite } = useApp();
+  const { conn, project, canWrite, readOnlyReason } = useApp();
   const [cursor, setCursor] = useState<Cursor>({});
   const attached = useData(
     () => conn.client.segments.listForFlag(project, props.flag.name).page({ limit: 20, ...cursor }),
@@ -493,7 +492,7 @@ function SegmentsPanel(props: { flag: Flag; patch: Patch }) {
           Add segment
         </button>
       </form>
-      {!canWrite && <p className="help">{READ_ONLY_REASON}</p>}
+      {!canWrite && <p className="help">{readOnlyReason}</p>}
       <ErrorText error={action.error} />
       <ErrorText error={attached.error} />
       {attached.data && attached.data.data.length === 0 && <p>No segments attached.</p>}

@@ -9,7 +9,6 @@ import {
   Loading,
   navigate,
   Pager,
-  READ_ONLY_REASON,
   StatusBadge,
   TextField,
   useAction,
@@ -79,7 +78,7 @@ const FIELDS = ["name", "q"] as const;
 const COUNT_POLL_MS = 30_000;
 
 export function FlagsPage() {
-  const { conn, project, canWrite, environment, environments } = useApp();
+  const { conn, project, canWrite, environment, environments, readOnlyReason } = useApp();
   const shown = environment?.name ?? "";
   // A column per environment while they fit; past that, the one shown and a summary of all.
   const columns = environments.length <= ENVIRONMENT_COLUMNS_MAX ? environments : environment ? [environment] : [];
@@ -145,7 +144,7 @@ export function FlagsPage() {
         </button>
         {!canWrite && (
           <span id="flags-ro" className="help">
-            {READ_ONLY_REASON}
+            {readOnlyReason}
           </span>
         )}
       </div>

@@ -1,6 +1,7 @@
 import { useState } from "react";
-import { type Cursor, ErrorText, Loading, Pager, useApp, useData } from "../ui.js";
-import { EventList } from "./events.js";
+import { type Cursor, ErrorText, enc, Link, Loading, Pager, useApp, useData } from "../ui.js";
+import { useUrlQuery } from "../url-state.js";
+import { actorLabel, EventList } from "./events.js";
 
 const TYPES = [
   "",
@@ -21,14 +22,24 @@ export function HistoryPage() {
   const [flag, setFlag] = useState("");
   const [since, setSince] = useState("");
   const [cursor, setCursor] = useState<Cursor>({});
+  // One person's (or key's) changes: in the URL, so that the name in a row links here.
+  const [query] = useUrlQuery();
+  const actor = query.get("actor") || undefined;
+  const [actorCursor, setActorCursor] = useState(actor);
+  if (actorCursor !== actor) {
+    // Another actor's link: their changes from the first page.
+    setActorCursor(actor);
+    setCursor({});
+  }
   const sinceIso = since ? new Date(since).toISOString() : undefined;
   const events = useData(
     () =>
       conn.client.events
-        .list(project, { type: type || undefined, flag: flag.trim() || undefined, since: sinceIso })
+        .list(project, { type: type || undefined, flag: flag.trim() || undefined, since: sinceIso, actor })
         .page({ limit: 25, ...cursor }),
-    [project, type, flag, sinceIso, cursor.before, cursor.after],
+    [project, type, flag, sinceIso, actor, cursor.before, cursor.after],
   );
+  const first = events.data?.data[0];
   const reset = () => setCursor({});
   return (
     <section aria-labelledby="history-title">
@@ -72,6 +83,13 @@ export function HistoryPage() {
           />
         </label>
       </search>
+      {actor && (
+        <p className="filter-chip" role="status">
+          Changes by <strong>{first ? actorLabel(first.actor) : actor}</strong>
+          {first && "email" in first.actor && typeof first.actor.email === "string" ? ` (${first.actor.email})` : ""}{" "}
+          <Link to={`/p/${enc(project)}/history`}>Show everyone's changes</Link>
+        </p>
+      )}
       <ErrorText error={events.error} />
       {events.data === undefined && events.loading && <Loading what="the history" />}
       {events.data && events.data.data.length === 0 && <p>No events match.</p>}

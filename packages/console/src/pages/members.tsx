@@ -12,7 +12,6 @@ import {
   Loading,
   Pager,
   parseIds,
-  READ_ONLY_REASON,
   useAction,
   useApp,
   useData,
@@ -68,7 +67,7 @@ export function MembersPanel(props: {
   /** Called after a change, so the page reloads its counts. */
   changed: () => void;
 }) {
-  const { project, canWrite } = useApp();
+  const { project, canWrite, readOnlyReason } = useApp();
   const [q, setQ] = useState("");
   const [cursor, setCursor] = useState<Cursor>({});
   const [paste, setPaste] = useState("");
@@ -120,7 +119,7 @@ export function MembersPanel(props: {
         <span id={`${props.id}-paste-help`} className="help">
           {canWrite
             ? "Paste actor ids: one per line, or separated by commas or spaces (so an id cannot hold a space). Hundreds at once are fine."
-            : READ_ONLY_REASON}
+            : readOnlyReason}
         </span>
         {paste.trim() !== "" && (
           <p className="help" id={`${props.id}-paste-preview`} aria-live="polite">
@@ -173,7 +172,7 @@ export function MembersPanel(props: {
                     type="button"
                     disabled={!canWrite || removing === m.actorId}
                     aria-label={`Remove ${m.actorId}`}
-                    title={canWrite ? undefined : READ_ONLY_REASON}
+                    title={canWrite ? undefined : readOnlyReason}
                     onClick={async () => {
                       setRemoving(m.actorId);
                       const ok = await removeAction.run(() => props.remove(m.actorId));

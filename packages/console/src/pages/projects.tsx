@@ -1,9 +1,16 @@
 import type { Project } from "@flagstaff/sdk";
 import { useState } from "react";
+import { notAdminReason, roleIn } from "../api/access.js";
 import { Confirm, type Cursor, ErrorText, enc, Link, Loading, Pager, useAction, useApp, useData, when } from "../ui.js";
 
+/** Why a project's Delete is disabled for someone who may open it. */
+const DELETE_REASON = "Only admins of a project delete it.";
+
 export function ProjectsPage() {
-  const { conn } = useApp();
+  const { conn, session } = useApp();
+  // Only admins create projects; a project's admins may delete it (docs/people.md, "Roles").
+  const createBlocked = notAdminReason(session);
+  const mayDelete = (id: string) => roleIn(session, id) === "admin";
   const [cursor, setCursor] = useState<Cursor>({});
   const [deleting, setDeleting] = useState<Project | undefined>(undefined);
   const list = useData(() => conn.client.projects.list().page({ limit: 20, ...cursor }), [cursor.before, cursor.after]);
@@ -31,40 +38,58 @@ export function ProjectsPage() {
         }}
       >
         <h2 id="new-project-title">New project</h2>
-        <div className="grid2">
-          <p>
-            <label htmlFor="project-new-id">Project id</label>
-            <input
-              id="project-new-id"
-              required
-              value={id}
-              onChange={(e) => setId(e.target.value)}
-              aria-describedby="project-new-id-help"
-            />
-            <span id="project-new-id-help" className="help">
-              Letters, digits, <code>. _ -</code>; it is used in URLs and cannot change.
-            </span>
+        <fieldset
+          disabled={createBlocked !== undefined}
+          className="plain-fieldset"
+          aria-describedby={createBlocked ? "new-project-blocked" : undefined}
+        >
+          <div className="grid2">
+            <p>
+              <label htmlFor="project-new-id">Project id</label>
+              <input
+                id="project-new-id"
+                required
+                value={id}
+                onChange={(e) => setId(e.target.value)}
+                aria-describedby="project-new-id-help"
+              />
+              <span id="project-new-id-help" className="help">
+                Letters, digits, <code>. _ -</code>; it is used in URLs and cannot change.
+              </span>
+            </p>
+            <p>
+              <label htmlFor="project-new-name">Project name</label>
+              <input id="project-new-name" required value={name} onChange={(e) => setName(e.target.value)} />
+            </p>
+          </div>
+          <ErrorText error={create.error} />
+          <button type="submit" className="primary" disabled={create.busy}>
+            Create project
+          </button>
+        </fieldset>
+        {createBlocked && (
+          <p id="new-project-blocked" className="help">
+            {createBlocked}
           </p>
-          <p>
-            <label htmlFor="project-new-name">Project name</label>
-            <input id="project-new-name" required value={name} onChange={(e) => setName(e.target.value)} />
-          </p>
-        </div>
-        <ErrorText error={create.error} />
-        <button type="submit" className="primary" disabled={create.busy}>
-          Create project
-        </button>
+        )}
       </form>
       <ErrorText error={list.error} />
       <ErrorText error={remove.error} />
       {list.data === undefined && list.loading && <Loading what="projects" />}
-      {list.data && list.data.data.length === 0 && <p>No projects yet.</p>}
+      {list.data && list.data.data.length === 0 && (
+        <p>
+          {createBlocked
+            ? "You have access to no project yet. An admin, or an admin of a project, can give you access."
+            : "No projects yet."}
+        </p>
+      )}
       {list.data && list.data.data.length > 0 && (
         <table aria-label="Projects">
           <thead>
             <tr>
               <th scope="col">Id</th>
               <th scope="col">Name</th>
+              {session.user && <th scope="col">Your role</th>}
               <th scope="col">Created</th>
               <th scope="col">
                 <span className="visually-hidden">Actions</span>
@@ -78,12 +103,15 @@ export function ProjectsPage() {
                   <Link to={`/p/${enc(p.id)}/flags`}>{p.id}</Link>
                 </td>
                 <td>{p.name}</td>
+                {session.user && <td>{roleIn(session, p.id) ?? "—"}</td>}
                 <td>{when(p.createdAt)}</td>
                 <td>
                   <button
                     type="button"
                     className="danger"
                     aria-label={`Delete project ${p.id}`}
+                    disabled={!mayDelete(p.id)}
+                    aria-describedby={mayDelete(p.id) ? undefined : "project-delete-reason"}
                     onClick={() => setDeleting(p)}
                   >
                     Delete
@@ -93,6 +121,11 @@ export function ProjectsPage() {
             ))}
           </tbody>
         </table>
+      )}
+      {list.data?.data.some((p) => !mayDelete(p.id)) && (
+        <p id="project-delete-reason" className="help">
+          {DELETE_REASON}
+        </p>
       )}
       <Pager
         page={list.data}

@@ -9,7 +9,6 @@ import {
   Loading,
   navigate,
   Pager,
-  READ_ONLY_REASON,
   StatusBadge,
   useAction,
   useApp,
@@ -21,7 +20,7 @@ import { MembersPanel } from "./members.js";
 import { SegmentConditionsPanel } from "./targeting.js";
 
 export function SegmentsPage() {
-  const { conn, project, canWrite } = useApp();
+  const { conn, project, canWrite, readOnlyReason } = useApp();
   const [cursor, setCursor] = useState<Cursor>({});
   const [creating, setCreating] = useState(false);
   const list = useData(
@@ -43,7 +42,7 @@ export function SegmentsPage() {
         </button>
         {!canWrite && (
           <span id="segments-ro" className="help">
-            {READ_ONLY_REASON}
+            {readOnlyReason}
           </span>
         )}
       </div>
@@ -214,7 +213,7 @@ function SegmentFields(props: {
   etag: () => string | undefined;
   conflicts: number;
 }) {
-  const { canWrite } = useApp();
+  const { canWrite, readOnlyReason } = useApp();
   const [name, setName] = useState(props.segment.name);
   const [description, setDescription] = useState(props.segment.description);
   const [dirty, setDirtyState] = useState(false);
@@ -278,7 +277,7 @@ function SegmentFields(props: {
       <button type="submit" disabled={!canWrite || !dirty || action.busy}>
         Save
       </button>
-      {!canWrite && <p className="help">{READ_ONLY_REASON}</p>}
+      {!canWrite && <p className="help">{readOnlyReason}</p>}
     </form>
   );
 }

@@ -19,7 +19,7 @@ import {
   validateSegmentConditions,
 } from "@flagstaff/sdk";
 import { useEffect, useRef, useState } from "react";
-import { ErrorText, errorText, isConflict, READ_ONLY_REASON, useAction, useApp, useData } from "../ui.js";
+import { ErrorText, errorText, isConflict, useAction, useApp, useData } from "../ui.js";
 
 type Rule = Flag["rules"][number];
 type Condition = Rule["conditions"][number];
@@ -1000,7 +1000,7 @@ function moved<T>(list: readonly T[], from: number, to: number): T[] {
 }
 
 export function TargetingPanel(props: { flag: Flag; patch: FlagPatch; etag: () => string | undefined }) {
-  const { canWrite, environment } = useApp();
+  const { canWrite, environment, readOnlyReason } = useApp();
   const f = props.flag;
   const where = environment?.name ?? "";
   const [draft, setDraft] = useState<TargetingDraft>(() => draftOf(f));
@@ -1090,7 +1090,7 @@ export function TargetingPanel(props: { flag: Flag; patch: FlagPatch; etag: () =
   const ruleIndex = (key: number | undefined) => draft.rules.findIndex((r) => r.key === key);
   const firstSplit = draft.rules.findIndex((r) => r.mode === "split" && splitTotal(r) !== 100_000);
   const reason = !canWrite
-    ? READ_ONLY_REASON
+    ? readOnlyReason
     : client.length > 0
       ? (() => {
           const split = draft.rules[firstSplit];
@@ -1654,7 +1654,7 @@ export function SegmentConditionsPanel(props: {
   patch: (input: UpdateSegmentInput, basis?: string) => Promise<void>;
   etag: () => string | undefined;
 }) {
-  const { canWrite } = useApp();
+  const { canWrite, readOnlyReason } = useApp();
   const s = props.segment;
   const [conditions, setConditions] = useState<ConditionDraft[]>(() => conditionDrafts(s.conditions ?? []));
   const [dirty, setDirty] = useState(false);
@@ -1678,7 +1678,7 @@ export function SegmentConditionsPanel(props: {
   });
   const problems = [...client, ...refused];
   const reason = !canWrite
-    ? READ_ONLY_REASON
+    ? readOnlyReason
     : client.length > 0
       ? `Cannot save yet: condition ${conditions.findIndex((c) => c.key === client[0]?.condition) + 1}: ${client[0]?.message}`
       : !dirty

@@ -51,9 +51,22 @@ export async function openTab(browser: Browser, colorScheme: "light" | "dark" = 
   return { context, page, problems };
 }
 
+/**
+ * Opens the sign-in page's key form: shown at once by a server that offers no other way to sign in, behind
+ * "Use an API key" when it offers a password or single sign-on.
+ */
+export async function showKeyForm(page: Page): Promise<void> {
+  const field = page.getByLabel("API key");
+  const other = page.getByRole("button", { name: "Use an API key" });
+  await field.or(other).first().waitFor();
+  if (await other.isVisible()) await other.click();
+  await field.waitFor();
+}
+
 /** Signs in through the form (the key alone: whoami names its role and project), and waits for the header. */
 export async function signIn(page: Page, baseUrl: string, key: string): Promise<void> {
   await page.goto(`${baseUrl}/console/`);
+  await showKeyForm(page);
   await page.getByLabel("API key").fill(key);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByTestId("signed-in").waitFor();

@@ -1,0 +1,300 @@
+// The person's own page: who they are, the projects they reach, signing out everywhere, and their personal
+// keys (keys that act for them, never with more than they hold).
+import type { KeyRole } from "@flagstaff/sdk";
+import { useState } from "react";
+import { isAdmin as isAdminOf } from "../api/access.js";
+import type { CreatedPersonalKey, GrantRole, PersonalKey } from "../api/people.js";
+import {
+  Confirm,
+  CopyButton,
+  ErrorText,
+  enc,
+  Link,
+  Loading,
+  TextField,
+  useAction,
+  useApp,
+  useData,
+  when,
+} from "../ui.js";
+
+type PersonalRole = KeyRole | "admin";
+const RANK: Record<PersonalRole, number> = { check: 0, read: 1, write: 2, admin: 3 };
+const ROLE_WORDS: Record<PersonalRole, string> = {
+  admin: "admin: what you may do as admin",
+  write: "write: change flags, segments, actors",
+  read: "read: read everything",
+  check: "check: only check flags",
+};
+
+export function MePage(props: { onSignedOutEverywhere: () => void }) {
+  const { session, conn } = useApp();
+  const user = session.user!;
+  const admin = user.role === "admin";
+  const [confirming, setConfirming] = useState(false);
+  const everywhere = useAction();
+  return (
+    <section aria-labelledby="me-title">
+      <h1 id="me-title">{user.name || user.email}</h1>
+      <dl className="pairs">
+        <dt>E-mail</dt>
+        <dd>{user.email}</dd>
+        <dt>Role</dt>
+        <dd>{admin ? "admin: every project, and the people" : "member: the projects granted to you"}</dd>
+        {session.key !== undefined && (
+          <>
+            <dt>Signed in with</dt>
+            <dd>your personal key {session.name ? `"${session.name}"` : ""}</dd>
+          </>
+        )}
+      </dl>
+      {!admin && (
+        <>
+          <h2>Your projects</h2>
+          {(session.grants ?? []).length === 0 ? (
+            <p>You have access to no project yet. An admin, or an admin of a project, can give you access.</p>
+          ) : (
+            <ul className="plain">
+              {(session.grants ?? []).map((g) => (
+                <li key={g.projectId}>
+                  <Link to={`/p/${enc(g.projectId)}/flags`}>{g.projectId}</Link> — {g.role}
+                </li>
+              ))}
+            </ul>
+          )}
+        </>
+      )}
+      <PersonalKeys />
+      <section className="card" aria-labelledby="sessions-title">
+        <h2 id="sessions-title">Sessions</h2>
+        <p>Signed in on another computer, or lost a laptop? Signing out everywhere ends every session of yours.</p>
+        <button type="button" className="danger" disabled={everywhere.busy} onClick={() => setConfirming(true)}>
+          Sign out everywhere
+        </button>
+        <ErrorText error={everywhere.error} />
+      </section>
+      <Confirm
+        open={confirming}
+        danger
+        title="Sign out everywhere?"
+        confirmLabel="Sign out everywhere"
+        onCancel={() => setConfirming(false)}
+        onConfirm={async () => {
+          setConfirming(false);
+          if (await everywhere.run(() => conn.people.signOutEverywhere())) props.onSignedOutEverywhere();
+        }}
+      >
+        <p>Every session of yours ends, this one included, in every browser. Personal keys keep working.</p>
+      </Confirm>
+    </section>
+  );
+}
+
+function PersonalKeys() {
+  const { session, conn } = useApp();
+  const list = useData(() => conn.people.myKeys(), []);
+  const [created, setCreated] = useState<CreatedPersonalKey | undefined>(undefined);
+  const [revoking, setRevoking] = useState<PersonalKey | undefined>(undefined);
+  const revoke = useAction();
+  // A leaked key must not mint more: only a session creates one (the server refuses a key, 403).
+  const createBlocked =
+    session.key !== undefined
+      ? "Only a signed-in session creates personal keys (a key cannot make more): sign in with your account."
+      : undefined;
+  return (
+    <section className="card" aria-labelledby="personal-keys-title">
+      <h2 id="personal-keys-title">Personal keys</h2>
+      <p className="muted">
+        Keys that act for you from scripts and tools, never with more than you hold: a grant taken away shrinks them at
+        once, and they stop when your account is disabled.
+      </p>
+      <NewPersonalKey
+        blocked={createBlocked}
+        onCreated={(k) => {
+          setCreated(k);
+          void list.reload();
+        }}
+      />
+      {created && (
+        <div className="card secret" role="alert" aria-labelledby="personal-secret-title">
+          <h3 id="personal-secret-title">Key "{created.name}" created</h3>
+          <p className="warning">Copy the secret now: it is shown this once and can never be shown again.</p>
+          <p>
+            <code data-testid="secret">{created.key}</code> <CopyButton text={created.key} label="Copy secret" />
+          </p>
+          <button type="button" onClick={() => setCreated(undefined)}>
+            I stored it
+          </button>
+        </div>
+      )}
+      <ErrorText error={list.error} />
+      <ErrorText error={revoke.error} />
+      {list.data === undefined && list.loading && <Loading what="your keys" />}
+      {list.data && list.data.data.length === 0 && <p>You have no personal keys.</p>}
+      {list.data && list.data.data.length > 0 && (
+        <table aria-label="Personal keys">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Project</th>
+              <th scope="col">Role</th>
+              <th scope="col">Created</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.data.map((k) => (
+              <tr key={k.id}>
+                <td>{k.name}</td>
+                <td>{k.projectId ?? "every project you reach"}</td>
+                <td>{k.role}</td>
+                <td>{when(k.createdAt)}</td>
+                <td>
+                  <button
+                    type="button"
+                    className="danger"
+                    aria-label={`Revoke ${k.name}`}
+                    onClick={() => setRevoking(k)}
+                  >
+                    Revoke
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Confirm
+        open={revoking !== undefined}
+        danger
+        title={`Revoke ${revoking?.name ?? ""}?`}
+        confirmLabel="Revoke key"
+        onCancel={() => setRevoking(undefined)}
+        onConfirm={async () => {
+          const key = revoking;
+          setRevoking(undefined);
+          if (key && (await revoke.run(() => conn.people.revokeMyKey(key.id)))) await list.reload();
+        }}
+      >
+        <p>Every request with this key is refused (401) from now on.</p>
+      </Confirm>
+    </section>
+  );
+}
+
+/** The most a person's key may have on a project, or anywhere (no project): what they hold there. */
+function heldRole(
+  admin: boolean,
+  grants: { projectId: string; role: GrantRole }[],
+  project: string,
+): GrantRole | undefined {
+  if (admin) return "admin";
+  if (project !== "") return grants.find((g) => g.projectId === project)?.role;
+  // A key of every project reaches each with the lesser of its role and the grant there: offer up to the highest.
+  return grants.reduce<GrantRole | undefined>(
+    (best, g) => (best && RANK[best] >= RANK[g.role] ? best : g.role),
+    undefined,
+  );
+}
+
+function NewPersonalKey(props: { blocked: string | undefined; onCreated: (key: CreatedPersonalKey) => void }) {
+  const { session, conn } = useApp();
+  const admin = isAdminOf(session) || session.user?.role === "admin";
+  const grants = session.grants ?? [];
+  // An admin may bind a key to any project: the list is the project list (first 100), else the grants.
+  const projects = useData(
+    async () =>
+      admin
+        ? (await conn.client.projects.list().page({ limit: 100 })).data.map((p) => p.id)
+        : grants.map((g) => g.projectId),
+    [admin, grants.map((g) => g.projectId).join(" ")],
+    0,
+  );
+  const [name, setName] = useState("");
+  const [project, setProject] = useState("");
+  const [role, setRole] = useState<PersonalRole>("read");
+  const action = useAction();
+  const held = heldRole(admin, grants, project);
+  const tooMuch = (r: PersonalRole) => held === undefined || RANK[r] > RANK[held];
+  const reason =
+    props.blocked ?? (held === undefined ? "You have access to no project yet: a key would reach nothing." : undefined);
+  return (
+    <form
+      aria-labelledby="new-personal-key-title"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        let key: CreatedPersonalKey | undefined;
+        if (
+          await action.run(async () => {
+            key = await conn.people.createMyKey({ name: name.trim(), role, ...(project ? { project } : {}) });
+          })
+        ) {
+          setName("");
+          props.onCreated(key!);
+        }
+      }}
+    >
+      <h3 id="new-personal-key-title">New personal key</h3>
+      <fieldset
+        disabled={reason !== undefined}
+        className="plain-fieldset"
+        aria-describedby={reason ? "personal-key-reason" : undefined}
+      >
+        <div className="grid2">
+          <TextField
+            id="personal-key-name"
+            label="Name"
+            field="name"
+            value={name}
+            onChange={setName}
+            error={action.error}
+            required
+          />
+          <p>
+            <label htmlFor="personal-key-project">Project</label>
+            <select id="personal-key-project" value={project} onChange={(e) => setProject(e.target.value)}>
+              <option value="">Every project you reach</option>
+              {(projects.data ?? []).map((p) => (
+                <option key={p} value={p}>
+                  {p}
+                </option>
+              ))}
+            </select>
+          </p>
+          <p>
+            <label htmlFor="personal-key-role">Role</label>
+            <select
+              id="personal-key-role"
+              value={role}
+              aria-describedby="personal-key-role-help"
+              onChange={(e) => setRole(e.target.value as PersonalRole)}
+            >
+              {(["read", "write", "admin", "check"] as const).map((r) => (
+                <option key={r} value={r} disabled={tooMuch(r)}>
+                  {ROLE_WORDS[r]}
+                  {tooMuch(r) ? " (more than you hold)" : ""}
+                </option>
+              ))}
+            </select>
+            <span id="personal-key-role-help" className="help">
+              {held === undefined
+                ? "You hold no role there."
+                : `You hold ${held}${project ? ` on ${project}` : admin ? "" : " at most"}: a key cannot have more.`}
+            </span>
+          </p>
+        </div>
+        <ErrorText error={action.error} shownFields={["name"]} />
+        <button type="submit" className="primary" disabled={action.busy || tooMuch(role)}>
+          Create personal key
+        </button>
+      </fieldset>
+      {reason && (
+        <p id="personal-key-reason" className="help">
+          {reason}
+        </p>
+      )}
+    </form>
+  );
+}

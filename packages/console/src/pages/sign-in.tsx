@@ -1,0 +1,234 @@
+// The sign-in page: what `GET /auth/methods` offers (single sign-on, an e-mail and a password), and an API
+// key for automation accounts and the first start. Either way it ends with `GET /whoami`.
+import { isFlagstaffError } from "@flagstaff/sdk";
+import { useEffect, useState } from "react";
+import { type AuthMethods, waitText } from "../api/people.js";
+import { connect, resumeSession, type Session, signIn } from "../api/session.js";
+import { BASE, currentPath, ErrorText } from "../ui.js";
+
+/** Why single sign-on sent the browser back (`?signInError=<code>`), in words. */
+const SSO_ERRORS: Record<string, string> = {
+  domain_not_allowed: "Your e-mail address's domain may not sign in to this Flagstaff. Ask an admin.",
+  email_not_verified: "The identity provider has not verified your e-mail address, so Flagstaff cannot trust it.",
+  email_missing: "The identity provider did not say your e-mail address.",
+  user_disabled: "Your account is disabled. Ask an admin.",
+  account_disabled: "Your account is disabled. Ask an admin.",
+  invalid_state: "The sign-in could not be checked (it was tampered with, or started in another browser). Try again.",
+  state_mismatch: "The sign-in could not be checked (it was tampered with, or started in another browser). Try again.",
+  code_replayed: "This sign-in was already used. Try again.",
+  invalid_grant: "The identity provider refused the sign-in (it was used already, or too old). Try again.",
+  expired: "The sign-in took too long (more than 10 minutes). Try again.",
+  attempt_expired: "The sign-in took too long (more than 10 minutes). Try again.",
+  access_denied: "The sign-in was cancelled at the identity provider.",
+  provider_unavailable: "The identity provider cannot be reached. Try again later.",
+  oidc_not_configured: "Single sign-on is not set up on this server.",
+};
+
+export function ssoErrorText(code: string): string {
+  return (
+    SSO_ERRORS[code] ?? `Single sign-on failed (${code}). Try again, or sign in another way and tell an admin the code.`
+  );
+}
+
+/** The page to come back to after single sign-on: where the person is now, without the error of a last attempt. */
+function returnPath(): string {
+  const query = new URLSearchParams(window.location.search);
+  query.delete("signInError");
+  const qs = query.toString();
+  return `${BASE}${currentPath()}${qs ? `?${qs}` : ""}`;
+}
+
+/** The password form's problems as people read them (the server never says which e-mails exist). */
+function passwordError(error: unknown): unknown {
+  if (!isFlagstaffError(error)) return error;
+  if (error.code === "invalid_credentials") return new Error("Wrong e-mail or password.");
+  if (error.code === "too_many_attempts") {
+    const wait = error.problem?.retryAfterSeconds;
+    return new Error(
+      typeof wait === "number"
+        ? `Too many failed attempts: wait ${waitText(wait)}, then try again.`
+        : "Too many failed attempts: wait a few minutes, then try again.",
+    );
+  }
+  return error;
+}
+
+export function SignIn(props: {
+  notice: string | undefined;
+  /** Open on the key form (after a key's sign-out, say). */
+  preferKey: boolean;
+  onSignedIn: (session: Session) => void;
+}) {
+  const [methods, setMethods] = useState<AuthMethods | "none" | undefined>(undefined);
+  const [withKey, setWithKey] = useState(props.preferKey);
+  // The code single sign-on came back with: shown once, then dropped from the URL (a reload is a fresh start).
+  const [ssoError] = useState(() => new URLSearchParams(window.location.search).get("signInError"));
+  useEffect(() => {
+    if (ssoError === null) return;
+    const query = new URLSearchParams(window.location.search);
+    query.delete("signInError");
+    const qs = query.toString();
+    window.history.replaceState(null, "", `${window.location.pathname}${qs ? `?${qs}` : ""}`);
+  }, []);
+  useEffect(() => {
+    // A server without people (or that cannot answer) offers keys only.
+    connect(undefined)
+      .people.methods()
+      .then((m) => setMethods(m.password || m.oidc ? m : "none"))
+      .catch(() => setMethods("none"));
+  }, []);
+  const offered = methods !== undefined && methods !== "none" ? methods : undefined;
+  const showKey = withKey || methods === "none";
+  return (
+    <main id="main" className="signin">
+      <h1>Flagstaff console</h1>
+      {props.notice && (
+        <p className="notice" role="status">
+          {props.notice}
+        </p>
+      )}
+      {ssoError !== null && (
+        <p className="error" role="alert">
+          {ssoErrorText(ssoError)}
+        </p>
+      )}
+      {methods === undefined && !withKey && (
+        <p className="muted" aria-live="polite">
+          Loading the ways to sign in…
+        </p>
+      )}
+      {offered && !showKey && (
+        <>
+          {offered.oidc && (
+            <p>
+              <a className="button primary wide" href={`/auth/oidc/login?returnTo=${encodeURIComponent(returnPath())}`}>
+                Sign in with {offered.oidc.name}
+              </a>
+            </p>
+          )}
+          {offered.oidc && offered.password && <p className="or">or</p>}
+          {offered.password && <PasswordForm onSignedIn={props.onSignedIn} />}
+          <p>
+            <button type="button" className="link" onClick={() => setWithKey(true)}>
+              Use an API key
+            </button>
+            <span className="help">For automation accounts, and for the first start with the admin key.</span>
+          </p>
+        </>
+      )}
+      {showKey && (
+        <>
+          <KeyForm onSignedIn={props.onSignedIn} />
+          {offered && (
+            <p>
+              <button type="button" className="link" onClick={() => setWithKey(false)}>
+                Sign in with your account instead
+              </button>
+            </p>
+          )}
+        </>
+      )}
+    </main>
+  );
+}
+
+function PasswordForm(props: { onSignedIn: (session: Session) => void }) {
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  return (
+    <form
+      aria-label="Sign in with a password"
+      onSubmit={async (event) => {
+        event.preventDefault();
+        setBusy(true);
+        setError(undefined);
+        try {
+          await connect(undefined).people.login(email.trim(), password);
+          // The cookie is set: whoami names the person and their grants.
+          const session = await resumeSession();
+          if (!session) throw new Error("Signed in, but the server does not recognise the session. Try again.");
+          props.onSignedIn(session);
+        } catch (e) {
+          setError(passwordError(e));
+          setPassword("");
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      <p>
+        <label htmlFor="signin-email">E-mail</label>
+        <input
+          id="signin-email"
+          type="email"
+          autoComplete="username"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+      </p>
+      <p>
+        <label htmlFor="signin-password">Password</label>
+        <input
+          id="signin-password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+      </p>
+      <ErrorText error={error} />
+      <button type="submit" className="primary" disabled={busy}>
+        Sign in
+      </button>
+    </form>
+  );
+}
+
+function KeyForm(props: { onSignedIn: (session: Session) => void }) {
+  const [key, setKey] = useState("");
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  return (
+    <form
+      aria-label="Sign in with a key"
+      onSubmit={async (event) => {
+        event.preventDefault();
+        setBusy(true);
+        setError(undefined);
+        try {
+          props.onSignedIn(await signIn(key.trim()));
+        } catch (e) {
+          setError(e);
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      <p>
+        <label htmlFor="api-key">API key</label>
+        <input
+          id="api-key"
+          type="password"
+          autoComplete="off"
+          spellCheck={false}
+          required
+          value={key}
+          onChange={(e) => setKey(e.target.value)}
+          aria-describedby="api-key-help"
+        />
+        <span id="api-key-help" className="help">
+          An admin, write or read key, or a personal key; a project key opens its own project. It is kept in this tab
+          only (session storage) until you sign out.
+        </span>
+      </p>
+      <ErrorText error={error} />
+      <button type="submit" className="primary" disabled={busy}>
+        Sign in
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,372 @@
+// People (admins): who may sign in, as what; a password set, reset or removed; disabled, enabled or deleted.
+import { useEffect, useState } from "react";
+import type { PersonRole, User } from "../api/people.js";
+import {
+  ago,
+  atField,
+  Confirm,
+  type Cursor,
+  ErrorText,
+  Loading,
+  Pager,
+  TextField,
+  useAction,
+  useApp,
+  useData,
+  when,
+} from "../ui.js";
+
+/** Passwords the server takes (docs/people.md). */
+const PASSWORD_HELP = "12 to 256 characters.";
+
+/** Why an admin's own row cannot be changed: the server refuses it (409 cannot_change_self), so a deployment keeps its admin. */
+const SELF_REASON = "You cannot disable, demote or delete yourself: another admin can.";
+
+export function UsersPage() {
+  const { conn, session } = useApp();
+  const [cursor, setCursor] = useState<Cursor>({});
+  const list = useData(() => conn.people.users().page({ limit: 20, ...cursor }), [cursor.before, cursor.after]);
+  const [deleting, setDeleting] = useState<User | undefined>(undefined);
+  const [resetting, setResetting] = useState<User | undefined>(undefined);
+  /** The row an action failed on, with its error, shown under that row. */
+  const [failed, setFailed] = useState<{ id: string; error: unknown } | undefined>(undefined);
+  const [busy, setBusy] = useState<string | undefined>(undefined);
+  const self = session.key === undefined ? session.user?.id : undefined;
+
+  const act = async (user: User, action: () => Promise<unknown>) => {
+    setBusy(user.id);
+    setFailed(undefined);
+    try {
+      await action();
+      await list.reload();
+      return true;
+    } catch (error) {
+      setFailed({ id: user.id, error });
+      return false;
+    } finally {
+      setBusy(undefined);
+    }
+  };
+
+  return (
+    <section aria-labelledby="users-title">
+      <h1 id="users-title">People</h1>
+      <p className="muted">
+        People sign in to the console with single sign-on or a password. An admin reaches every project and manages
+        people; a member reaches the projects granted to them (a project's <strong>Access</strong> page).
+      </p>
+      <NewPerson onCreated={() => void list.reload()} />
+      <ErrorText error={list.error} />
+      {list.data === undefined && list.loading && <Loading what="people" />}
+      {list.data && list.data.data.length === 0 && <p>No people yet.</p>}
+      {list.data && list.data.data.length > 0 && (
+        <table aria-label="People">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">E-mail</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+              <th scope="col">Password</th>
+              <th scope="col">Last sign-in</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.data.map((u) => {
+              const isSelf = u.id === self;
+              const selfNote = isSelf ? `self-${u.id}` : undefined;
+              const rowBusy = busy === u.id;
+              return (
+                <UserRow
+                  key={u.id}
+                  user={u}
+                  isSelf={isSelf}
+                  selfNote={selfNote}
+                  busy={rowBusy}
+                  error={failed?.id === u.id ? failed.error : undefined}
+                  onRole={(role) => act(u, () => conn.people.updateUser(u.id, { role }))}
+                  onDisabled={(disabled) => act(u, () => conn.people.updateUser(u.id, { disabled }))}
+                  onReset={() => {
+                    setFailed(undefined);
+                    setResetting(u);
+                  }}
+                  onDelete={() => {
+                    setFailed(undefined);
+                    setDeleting(u);
+                  }}
+                />
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+      <Pager
+        page={list.data}
+        label="People"
+        onPrevious={(before) => setCursor({ before })}
+        onNext={(after) => setCursor({ after })}
+      />
+      <PasswordDialog
+        user={resetting}
+        onClose={() => setResetting(undefined)}
+        onChanged={async () => {
+          setResetting(undefined);
+          await list.reload();
+        }}
+      />
+      <Confirm
+        open={deleting !== undefined}
+        danger
+        title={`Delete ${deleting?.email ?? ""}?`}
+        confirmLabel="Delete person"
+        typeToConfirm={deleting?.email ?? ""}
+        onCancel={() => setDeleting(undefined)}
+        onConfirm={async () => {
+          const u = deleting;
+          setDeleting(undefined);
+          if (u) await act(u, () => conn.people.deleteUser(u.id));
+        }}
+      >
+        <p>
+          Their grants, sessions and personal keys are deleted with them; the history keeps their name on what they
+          changed. This cannot be undone: to stop them for now, disable them instead.
+        </p>
+      </Confirm>
+    </section>
+  );
+}
+
+function UserRow(props: {
+  user: User;
+  isSelf: boolean;
+  selfNote: string | undefined;
+  busy: boolean;
+  error: unknown;
+  onRole: (role: PersonRole) => void;
+  onDisabled: (disabled: boolean) => void;
+  onReset: () => void;
+  onDelete: () => void;
+}) {
+  const { user: u, isSelf, selfNote } = props;
+  return (
+    <>
+      <tr aria-describedby={props.error ? `user-error-${u.id}` : undefined}>
+        <td>{u.name}</td>
+        <td>{u.email}</td>
+        <td>
+          <select
+            aria-label={`Role of ${u.email}`}
+            value={u.role}
+            disabled={isSelf || props.busy}
+            aria-describedby={selfNote}
+            onChange={(e) => props.onRole(e.target.value as PersonRole)}
+          >
+            <option value="member">member</option>
+            <option value="admin">admin</option>
+          </select>
+        </td>
+        <td>
+          <span className={`badge ${u.disabled ? "status-disabled" : "status-enabled"}`}>
+            {u.disabled ? "disabled" : "active"}
+          </span>
+        </td>
+        <td>{u.hasPassword ? "set" : "none"}</td>
+        <td title={when(u.lastSignInAt)}>{ago(u.lastSignInAt)}</td>
+        <td>
+          <div className="row actions">
+            <button
+              type="button"
+              aria-label={`${u.disabled ? "Enable" : "Disable"} ${u.email}`}
+              disabled={isSelf || props.busy}
+              aria-describedby={selfNote}
+              onClick={() => props.onDisabled(!u.disabled)}
+            >
+              {u.disabled ? "Enable" : "Disable"}
+            </button>
+            <button type="button" aria-label={`Password of ${u.email}`} disabled={props.busy} onClick={props.onReset}>
+              Password…
+            </button>
+            <button
+              type="button"
+              className="danger"
+              aria-label={`Delete ${u.email}`}
+              disabled={isSelf || props.busy}
+              aria-describedby={selfNote}
+              onClick={props.onDelete}
+            >
+              Delete
+            </button>
+          </div>
+          {selfNote && (
+            <span id={selfNote} className="help">
+              {SELF_REASON}
+            </span>
+          )}
+        </td>
+      </tr>
+      {props.error !== undefined && (
+        <tr>
+          <td colSpan={7}>
+            <ErrorText error={props.error} id={`user-error-${u.id}`} />
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
+function NewPerson(props: { onCreated: () => void }) {
+  const { conn } = useApp();
+  const [email, setEmail] = useState("");
+  const [name, setName] = useState("");
+  const [role, setRole] = useState<PersonRole>("member");
+  const [password, setPassword] = useState("");
+  const [created, setCreated] = useState<string | undefined>(undefined);
+  const action = useAction();
+  // 409 user_exists names no field: it is about the e-mail.
+  const error = atField(action.error, { user_exists: ["/email", "is taken: another person has it"] });
+  return (
+    <form
+      className="card"
+      aria-labelledby="new-person-title"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        setCreated(undefined);
+        const made = email.trim();
+        if (
+          await action.run(async () => {
+            await conn.people.createUser({
+              email: made,
+              name: name.trim(),
+              role,
+              ...(password === "" ? {} : { password }),
+            });
+          })
+        ) {
+          setEmail("");
+          setName("");
+          setPassword("");
+          setRole("member");
+          setCreated(`${made} was added.`);
+          props.onCreated();
+        }
+      }}
+    >
+      <h2 id="new-person-title">New person</h2>
+      <div className="grid2">
+        <TextField
+          id="person-email"
+          label="E-mail"
+          field="email"
+          value={email}
+          onChange={setEmail}
+          error={error}
+          required
+        />
+        <TextField id="person-name" label="Name" field="name" value={name} onChange={setName} error={error} required />
+        <p>
+          <label htmlFor="person-role">Role</label>
+          <select id="person-role" value={role} onChange={(e) => setRole(e.target.value as PersonRole)}>
+            <option value="member">member: the projects granted to them</option>
+            <option value="admin">admin: every project, and the people</option>
+          </select>
+        </p>
+        <PasswordField id="person-password" value={password} onChange={setPassword} error={error} optional />
+      </div>
+      <ErrorText error={error} shownFields={["email", "name", "password"]} />
+      {created && (
+        <p className="notice" role="status">
+          {created}
+        </p>
+      )}
+      <button type="submit" className="primary" disabled={action.busy}>
+        Add person
+      </button>
+    </form>
+  );
+}
+
+function PasswordField(props: {
+  id: string;
+  value: string;
+  onChange: (value: string) => void;
+  error: unknown;
+  optional?: boolean;
+}) {
+  return (
+    <TextField
+      id={props.id}
+      label={props.optional ? "Password (optional)" : "New password"}
+      field="password"
+      value={props.value}
+      onChange={props.onChange}
+      error={props.error}
+      required={!props.optional}
+      help={
+        props.optional
+          ? `${PASSWORD_HELP} Without one, the person signs in with single sign-on, or gets a password later.`
+          : `${PASSWORD_HELP} Setting it signs the person out everywhere.`
+      }
+      type="password"
+      autoComplete="new-password"
+    />
+  );
+}
+
+/** Sets a new password, or removes it (both end the person's sessions). */
+function PasswordDialog(props: { user: User | undefined; onClose: () => void; onChanged: () => Promise<void> }) {
+  const { conn } = useApp();
+  const [password, setPassword] = useState("");
+  const action = useAction();
+  const user = props.user;
+  useEffect(() => {
+    // Each opening starts empty, without the last one's error.
+    setPassword("");
+    action.clear();
+  }, [user?.id]);
+  return (
+    <Confirm
+      open={user !== undefined}
+      title={`Password of ${user?.email ?? ""}`}
+      confirmLabel="Set password"
+      confirmDisabled={password === "" || action.busy}
+      onCancel={props.onClose}
+      onConfirm={async () => {
+        if (!user) return;
+        if (await action.run(async () => void (await conn.people.updateUser(user.id, { password })))) {
+          await props.onChanged();
+        }
+      }}
+    >
+      <div>
+        <p>
+          {user?.hasPassword
+            ? "They have a password. A new one replaces it and signs them out everywhere."
+            : "They have no password: they sign in with single sign-on only, until you set one."}
+        </p>
+        <PasswordField id="reset-password" value={password} onChange={setPassword} error={action.error} />
+        <ErrorText error={action.error} shownFields={["password"]} />
+        {user?.hasPassword && (
+          <p>
+            <button
+              type="button"
+              className="danger"
+              disabled={action.busy}
+              onClick={async () => {
+                if (await action.run(async () => void (await conn.people.updateUser(user.id, { password: null })))) {
+                  await props.onChanged();
+                }
+              }}
+            >
+              Remove password
+            </button>
+            <span className="help">They then sign in with single sign-on only.</span>
+          </p>
+        )}
+      </div>
+    </Confirm>
+  );
+}
