@@ -155,7 +155,7 @@ export function ActorCell(props: { actor: unknown }) {
 /** Where the changed thing lives in the console, when it has a page this key may open. */
 function targetLink(e: FlagstaffEvent, project: string, isAdmin: boolean): string | undefined {
   const p = `/p/${enc(project)}`;
-  switch (e.target.kind) {
+  switch (e.target.kind as string) {
     case "flag":
       return `${p}/flags/${enc(e.target.name)}`;
     case "segment":
@@ -166,6 +166,8 @@ function targetLink(e: FlagstaffEvent, project: string, isAdmin: boolean): strin
       return isAdmin ? `${p}/webhooks` : undefined;
     case "key":
       return isAdmin ? `${p}/keys` : undefined;
+    case "access":
+      return isAdmin ? `${p}/access` : undefined;
     case "project":
       return isAdmin ? "/projects" : undefined;
     default:

@@ -11,6 +11,7 @@ const TYPES = [
   "key.",
   "project.",
   "webhook.",
+  "access.",
   "flag.created",
   "flag.updated",
   "flag.deleted",

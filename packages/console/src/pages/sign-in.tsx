@@ -8,20 +8,19 @@ import { BASE, currentPath, ErrorText } from "../ui.js";
 
 /** Why single sign-on sent the browser back (`?signInError=<code>`), in words. */
 const SSO_ERRORS: Record<string, string> = {
-  domain_not_allowed: "Your e-mail address's domain may not sign in to this Flagstaff. Ask an admin.",
-  email_not_verified: "The identity provider has not verified your e-mail address, so Flagstaff cannot trust it.",
+  // The codes of the server's OpenID Connect client (packages/server/src/features/auth/oidc-client.ts).
+  provider_unreachable: "The identity provider cannot be reached. Try again later, or tell an admin.",
+  provider_error: "The identity provider refused the sign-in, or it was cancelled there.",
+  state_mismatch: "The sign-in could not be checked (it was tampered with, or started in another tab). Try again.",
+  code_rejected: "The identity provider refused the sign-in (it was used already, or took too long). Try again.",
+  token_invalid: "The identity provider's answer could not be checked. Try again, or tell an admin.",
   email_missing: "The identity provider did not say your e-mail address.",
+  email_unverified: "The identity provider has not verified your e-mail address, so Flagstaff cannot trust it.",
+  domain_not_allowed: "Your e-mail address's domain may not sign in to this Flagstaff. Ask an admin.",
+  // The server's own, around it.
   user_disabled: "Your account is disabled. Ask an admin.",
-  account_disabled: "Your account is disabled. Ask an admin.",
-  invalid_state: "The sign-in could not be checked (it was tampered with, or started in another browser). Try again.",
-  state_mismatch: "The sign-in could not be checked (it was tampered with, or started in another browser). Try again.",
-  code_replayed: "This sign-in was already used. Try again.",
-  invalid_grant: "The identity provider refused the sign-in (it was used already, or too old). Try again.",
-  expired: "The sign-in took too long (more than 10 minutes). Try again.",
   attempt_expired: "The sign-in took too long (more than 10 minutes). Try again.",
-  access_denied: "The sign-in was cancelled at the identity provider.",
-  provider_unavailable: "The identity provider cannot be reached. Try again later.",
-  oidc_not_configured: "Single sign-on is not set up on this server.",
+  link_invalid: "This sign-in link is not valid: it was used already, or is more than 24 hours old. Ask an admin for a new one.",
 };
 
 export function ssoErrorText(code: string): string {
