@@ -63,7 +63,7 @@ import { ProjectStreams } from "./features/stream/project-streams.js";
 import { streamRoutes } from "./features/stream/stream.routes.js";
 import { authenticate, Credentials } from "./http/auth.js";
 import { ownOriginOf } from "./http/same-origin.js";
-import { authRoutes } from "./features/people/auth.routes.js";
+import { authRoutes, oidcRoutes } from "./features/people/auth.routes.js";
 import { PeopleService } from "./features/people/people.service.js";
 import { peopleRoutes } from "./features/people/people.routes.js";
 import { Sessions } from "./features/people/sessions.js";
@@ -346,6 +346,17 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     oidcName: config.oidc?.name,
     ownOrigin,
   });
+  if (config.oidc !== undefined && config.publicUrl !== undefined) {
+    oidcRoutes(app, {
+      settings: { ...config.oidc, redirectUri: `${config.publicUrl}/auth/oidc/callback` },
+      secure: config.publicUrl.startsWith("https:"),
+      clock,
+      db,
+      people,
+      sessions,
+      log: app.log,
+    });
+  }
   environmentRoutes(app, environments);
   flagRoutes(app, flags);
   // The check's and the single OFREP evaluation's answers, one each, called by their Fastify routes and

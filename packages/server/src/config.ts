@@ -163,7 +163,9 @@ function publicUrlOf(env: NodeJS.ProcessEnv): string | undefined {
   if (raw === undefined || raw === "") return undefined;
   const origin = originOf(raw.replace(/\/+$/, ""));
   if (origin === undefined || origin !== raw.replace(/\/+$/, "")) {
-    throw new ConfigError(`PUBLIC_URL must be where people reach the server, such as https://flags.example.com (no path), got "${raw}"`);
+    throw new ConfigError(
+      `PUBLIC_URL must be where people reach the server, such as https://flags.example.com (no path), got "${raw}"`,
+    );
   }
   return origin;
 }
@@ -177,7 +179,9 @@ function oidcOf(env: NodeJS.ProcessEnv, publicUrl: string | undefined): OidcConf
     throw new ConfigError("OIDC_ISSUER needs OIDC_CLIENT_ID and OIDC_CLIENT_SECRET too");
   }
   if (publicUrl === undefined) {
-    throw new ConfigError("OIDC_ISSUER needs PUBLIC_URL: the provider sends people back to PUBLIC_URL/auth/oidc/callback");
+    throw new ConfigError(
+      "OIDC_ISSUER needs PUBLIC_URL: the provider sends people back to PUBLIC_URL/auth/oidc/callback",
+    );
   }
   const roleClaim = env.OIDC_ROLE_CLAIM || undefined;
   const adminValues = list(env.OIDC_ADMIN_VALUES);

@@ -1,4 +1,4 @@
-// Single sign-on's client (features/auth/oidc-client.ts) against a real OpenID provider (oidc-provider,
+// Single sign-on's client (features/people/oidc-client.ts) against a real OpenID provider (oidc-provider,
 // from the harness): every reason a sign-in is refused, and who comes in when it is not.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -15,7 +15,7 @@ import {
   WebhookReceiver,
 } from "@flagstaff/test-harness";
 import type { Browser } from "playwright-core";
-import { OidcError, type OidcErrorCode, OidcSignIn, type OidcSettings } from "../src/features/auth/oidc-client.js";
+import { OidcError, type OidcErrorCode, OidcSignIn, type OidcSettings } from "../src/features/people/oidc-client.js";
 
 const REDIRECT_URI = "http://flagstaff.test/auth/oidc/callback";
 const CLIENT = { clientId: "flagstaff", clientSecret: "a-client-secret-of-some-length", redirectUris: [REDIRECT_URI] };

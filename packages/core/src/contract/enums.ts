@@ -67,7 +67,17 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** What an event is about. */
-export const TARGET_KINDS = ["project", "key", "flag", "segment", "actor", "webhook", "environment", "user", "access"] as const;
+export const TARGET_KINDS = [
+  "project",
+  "key",
+  "flag",
+  "segment",
+  "actor",
+  "webhook",
+  "environment",
+  "user",
+  "access",
+] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 
 /** A history type filter: an event type, or a prefix such as `flag.` for every type of a kind. */

@@ -39,7 +39,9 @@ export const EventSchema = Type.Object(
         }),
         Type.Object({
           type: Type.Literal("system"),
-          system: Type.String({ description: "startup, admin-key-command or webhook-dispatcher" }),
+          system: Type.String({
+            description: "startup, admin-key-command, webhook-dispatcher or sign-in (single sign-on adding a person)",
+          }),
         }),
       ],
       { description: "The person, the service key (with its name then) or the service itself that made the write" },

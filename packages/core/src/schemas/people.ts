@@ -93,8 +93,18 @@ export const AuthMethodsSchema = Type.Object({
 export const CreatePersonalKeyBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH }),
-    project: Type.Optional(Type.String({ minLength: 1, description: "The one project it acts on; absent: every project the person reaches" })),
-    environment: Type.Optional(Type.String({ minLength: 1, description: "The environment it is bound to (with project); default the project's default" })),
+    project: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "The one project it acts on; absent: every project the person reaches",
+      }),
+    ),
+    environment: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "The environment it is bound to (with project); default the project's default",
+      }),
+    ),
     role: Type.Optional(oneOf(KEY_ROLES, { description: "Its highest role; default read" })),
   },
   { additionalProperties: false },

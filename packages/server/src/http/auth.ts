@@ -125,7 +125,12 @@ export function allows(
 }
 
 /** The 403 (or, for a person with no access to the project at all, the 404) of a refused request. */
-function refusal(principal: Principal, access: Exclude<Access, "public">, projectId: string | undefined, people: PeopleState) {
+function refusal(
+  principal: Principal,
+  access: Exclude<Access, "public">,
+  projectId: string | undefined,
+  people: PeopleState,
+) {
   const person = principal.userId === undefined ? undefined : people.person(principal.userId);
   // A member sees nothing of a project they were not granted, not even that it exists.
   if (person && person.role !== "admin" && projectId !== undefined && people.grant(person.id, projectId) === undefined)

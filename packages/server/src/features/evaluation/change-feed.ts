@@ -270,7 +270,15 @@ export class ChangeFeed {
       snapshot.projects.set(project.id, new ProjectEnvironments(ids, defaults.get(project.id) ?? ids[0] ?? ""));
     }
     for (const key of rows.keys) {
-      snapshot.putKey(key.id, key.key_hash, key.role as Role, key.project_id, key.name, key.environment_id, key.user_id);
+      snapshot.putKey(
+        key.id,
+        key.key_hash,
+        key.role as Role,
+        key.project_id,
+        key.name,
+        key.environment_id,
+        key.user_id,
+      );
     }
     const flagsByConfig = new Map<string, FlagState>();
     for (const row of rows.flags) {

@@ -26,7 +26,10 @@ export type EventActor =
       readonly keyName?: string;
     }
   | { readonly type: "key"; readonly keyId: string; readonly keyName: string; readonly role: Role }
-  | { readonly type: "system"; readonly system: "startup" | "admin-key-command" | "webhook-dispatcher" };
+  | { readonly type: "system"; readonly system: SystemActor };
+
+/** The service's own writers: start-up, the admin-key command, the webhook dispatcher, single sign-on. */
+type SystemActor = "startup" | "admin-key-command" | "webhook-dispatcher" | "sign-in";
 
 /** The caller and request a write is made for; routes build it from the request, system callers name themselves. */
 export interface WriteContext {
@@ -39,7 +42,7 @@ export interface WriteContext {
   readonly mayConfigureProtected: boolean;
 }
 
-const system = (name: "startup" | "admin-key-command" | "webhook-dispatcher"): WriteContext => ({
+const system = (name: SystemActor): WriteContext => ({
   actor: { type: "system", system: name },
   requestId: null,
   mayConfigureProtected: true,
@@ -47,6 +50,8 @@ const system = (name: "startup" | "admin-key-command" | "webhook-dispatcher"): W
 export const STARTUP = system("startup");
 export const ADMIN_KEY_COMMAND = system("admin-key-command");
 export const WEBHOOK_DISPATCHER = system("webhook-dispatcher");
+/** Single sign-on adding a person at their first sign-in, or setting their role from the provider's claim. */
+export const SIGN_IN = system("sign-in");
 
 // What the history records of each kind of target, before and after a write (never a secret). Type
 // aliases, not interfaces: a published event's states are plain JSON records.

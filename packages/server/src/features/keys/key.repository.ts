@@ -57,7 +57,11 @@ export async function deleteKey(
 
 export async function listKeys(db: Executor, projectId: string, page: PageQuery): Promise<ApiKey[]> {
   // A project's service keys; personal keys are their people's (GET /users/me/keys).
-  const query = db.selectFrom("api_keys").select(COLUMNS).where("project_id", "=", projectId).where("user_id", "is", null);
+  const query = db
+    .selectFrom("api_keys")
+    .select(COLUMNS)
+    .where("project_id", "=", projectId)
+    .where("user_id", "is", null);
   return (await keysetPage(query, ["created_at", "id"], page).execute()).map(toKey);
 }
 

@@ -1,5 +1,12 @@
 import { AuthMethodsSchema, LoginBody, UserSchema } from "@flagstaff/core/schemas";
-import type { FastifyReply, FastifyRequest } from "fastify";
+import { fastifyCookie } from "@fastify/cookie";
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
+import type { Kysely } from "kysely";
+import { type Clock, isoTime } from "../../clock.js";
+import type { Database } from "../../db/schema.js";
+import { hashToken } from "../../ids.js";
+import { type OidcAttempt, OidcError, type OidcIdentity, OidcSignIn, type OidcSettings } from "./oidc-client.js";
+import type { PeopleService } from "./people.service.js";
 import { Type } from "typebox";
 import { AppError } from "../../errors.js";
 import { refuseCrossSite } from "../../http/same-origin.js";
@@ -59,7 +66,11 @@ export function authRoutes(app: TypedApp, signIn: SignInService, sessions: Sessi
     },
     async (request, reply) => {
       if (!options.passwordSignIn) {
-        throw new AppError(404, "not_found", "Password sign-in is turned off here (PASSWORD_SIGN_IN=false): use single sign-on.");
+        throw new AppError(
+          404,
+          "not_found",
+          "Password sign-in is turned off here (PASSWORD_SIGN_IN=false): use single sign-on.",
+        );
       }
       refuseForeignSignIn(request, options.ownOrigin(request));
       try {
@@ -127,3 +138,146 @@ function refuseForeignSignIn(request: FastifyRequest, ownOrigin: string): void {
   refuseCrossSite(request, ownOrigin);
 }
 
+/** How long a single sign-on attempt may take, from the redirect to the provider to the callback. */
+const OIDC_ATTEMPT_TTL_MS = 10 * 60_000;
+/** The cookie that ties a sign-on attempt to the browser that started it (its state). */
+const OIDC_COOKIE = "flagstaff_oidc";
+
+export interface OidcRouteOptions {
+  readonly settings: OidcSettings;
+  readonly secure: boolean;
+  readonly clock: Clock;
+  readonly db: Kysely<Database>;
+  readonly people: PeopleService;
+  readonly sessions: Sessions;
+  readonly log: FastifyBaseLogger;
+}
+
+/**
+ * Single sign-on: `/auth/oidc/login` sends the browser to the provider with a new state, nonce and PKCE
+ * verifier (kept server-side, one use, ten minutes, and tied to this browser by a cookie holding the
+ * state); `/auth/oidc/callback` checks all of it through openid-client, then signs the person in. Every
+ * failure sends the browser back to the sign-in page with the reason and creates nothing.
+ */
+export function oidcRoutes(app: TypedApp, options: OidcRouteOptions): void {
+  const { settings, clock, db, people, sessions } = options;
+  // Discovered at the first sign-in, and again after a failure: a provider down at start does not stop the server.
+  let discovered: Promise<OidcSignIn> | undefined;
+  const provider = () => {
+    discovered ??= OidcSignIn.discover(settings).catch((error) => {
+      discovered = undefined;
+      throw error;
+    });
+    return discovered;
+  };
+  const cookie = (value: string, maxAge: number) =>
+    fastifyCookie.serialize(OIDC_COOKIE, value, {
+      httpOnly: true,
+      // Lax: the provider's redirect back is a top-level GET, which carries it.
+      sameSite: "lax",
+      secure: options.secure,
+      path: "/auth/oidc",
+      maxAge,
+    });
+
+  app.get(
+    "/auth/oidc/login",
+    {
+      config: { access: "public" },
+      schema: {
+        tags: ["sign-in"],
+        summary: "Start single sign-on: redirects to the identity provider",
+        security: [],
+        querystring: Type.Object(
+          { returnTo: Type.Optional(Type.String({ maxLength: 2048, description: "A console path to come back to" })) },
+          { additionalProperties: false },
+        ),
+        response: { 302: Type.Null(), ...errorResponses(400, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      let attempt: OidcAttempt;
+      try {
+        attempt = await (await provider()).begin();
+      } catch (error) {
+        options.log.warn({ err: error }, "single sign-on could not start");
+        return redirectToSignIn(reply, error instanceof OidcError ? error.code : "provider_unreachable");
+      }
+      await db
+        .insertInto("sign_in_tokens")
+        .values({
+          id_hash: hashToken(attempt.state),
+          kind: "oidc",
+          user_id: null,
+          data: JSON.stringify({
+            nonce: attempt.nonce,
+            codeVerifier: attempt.codeVerifier,
+            returnTo: consolePath(request.query.returnTo),
+          }),
+          expires_at: isoTime(clock.now() + OIDC_ATTEMPT_TTL_MS),
+        })
+        .execute();
+      reply.header("set-cookie", cookie(attempt.state, OIDC_ATTEMPT_TTL_MS / 1000));
+      return reply.redirect(attempt.url, 302);
+    },
+  );
+
+  app.get(
+    "/auth/oidc/callback",
+    {
+      config: { access: "public" },
+      schema: {
+        tags: ["sign-in"],
+        summary: "Where the identity provider sends the person back; signs them in and redirects to the console",
+        security: [],
+        // The provider's parameters vary (code, state, iss, session_state, error…): openid-client reads them.
+        querystring: Type.Object({}, { additionalProperties: true }),
+        response: { 302: Type.Null(), ...errorResponses(400, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      reply.header("set-cookie", cookie("", 0));
+      const query = request.query as Record<string, unknown>;
+      const state = typeof query.state === "string" ? query.state : undefined;
+      const header = request.headers.cookie;
+      const bound = header === undefined ? undefined : fastifyCookie.parse(header)[OIDC_COOKIE];
+      // The state must be the one this browser was sent with: a callback made for another browser (a
+      // forged or replayed link) stops here.
+      if (state === undefined || bound === undefined || bound !== state)
+        return redirectToSignIn(reply, "state_mismatch");
+      const row = await db
+        .deleteFrom("sign_in_tokens")
+        .where("id_hash", "=", hashToken(state))
+        .where("kind", "=", "oidc")
+        .returning(["data", "expires_at"])
+        .executeTakeFirst();
+      if (!row || row.data === null || Date.parse(row.expires_at) <= clock.now()) {
+        return redirectToSignIn(reply, "attempt_expired");
+      }
+      const saved = JSON.parse(row.data) as { nonce: string; codeVerifier: string; returnTo: string };
+      let identity: OidcIdentity;
+      try {
+        const url = new URL(request.url, settings.redirectUri);
+        identity = await (await provider()).finish(url, {
+          state,
+          nonce: saved.nonce,
+          codeVerifier: saved.codeVerifier,
+        });
+      } catch (error) {
+        if (!(error instanceof OidcError)) throw error;
+        options.log.info({ reason: error.code, detail: error.message }, "a single sign-on was refused");
+        return redirectToSignIn(reply, error.code);
+      }
+      const user = await people.signedInByProvider(identity.email, identity.name, identity.admin);
+      if (!user) return redirectToSignIn(reply, "account_disabled");
+      await sessions.start(reply, user.id);
+      return reply.redirect(saved.returnTo, 302);
+    },
+  );
+}
+
+/** A path inside the console to return to after sign-in; anything else (another site) is the console's home. */
+function consolePath(returnTo: string | undefined): string {
+  if (returnTo === undefined || !returnTo.startsWith(CONSOLE_PATH) || returnTo.includes("\\")) return CONSOLE_PATH;
+  return returnTo;
+}

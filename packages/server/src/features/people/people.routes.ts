@@ -168,7 +168,10 @@ export function peopleRoutes(app: TypedApp, people: PeopleService, sessions: Ses
         description:
           "It acts for you, never with more than you hold (its role and your rights now, whichever is less). The secret is in this answer only.",
         body: CreatePersonalKeyBody,
-        response: { 201: Type.Ref("CreatedPersonalKey"), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
+        response: {
+          201: Type.Ref("CreatedPersonalKey"),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503),
+        },
       },
     },
     async (request, reply) => {

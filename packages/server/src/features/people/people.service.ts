@@ -20,7 +20,7 @@ import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { resolveEnvironment } from "../environments/environment.repository.js";
 import { GLOBAL_STREAM } from "../evaluation/changes.js";
 import type { Principal } from "../evaluation/snapshot.js";
-import type { DomainEvent, UserRecord, WriteContext } from "../history/domain-events.js";
+import { type DomainEvent, SIGN_IN, type UserRecord, type WriteContext } from "../history/domain-events.js";
 import { keyRevoked } from "../keys/key.service.js";
 import { insertKey } from "../keys/key.repository.js";
 import { findProject } from "../projects/project.repository.js";
@@ -100,7 +100,9 @@ export class PeopleService {
         const user = repo.publicUser(row);
         return {
           result: user,
-          events: [{ type: "user.created", projectId: null, target: userTarget(user), before: null, after: userRecord(user) }],
+          events: [
+            { type: "user.created", projectId: null, target: userTarget(user), before: null, after: userRecord(user) },
+          ],
         };
       });
     } catch (error) {
@@ -139,7 +141,8 @@ export class PeopleService {
       const signOut = passwordHash !== undefined || (input.disabled === true && !before.disabled);
       if (signOut) await this.sessions.endAll(trx, id);
       if (input.disabled === true && !before.disabled) events.push(...(await this.revokeKeysOf(trx, id)));
-      const changed = JSON.stringify(userRecord(after)) !== JSON.stringify(userRecord(before)) || passwordHash !== undefined;
+      const changed =
+        JSON.stringify(userRecord(after)) !== JSON.stringify(userRecord(before)) || passwordHash !== undefined;
       // A write with no event changes nothing (the unit of work rolls it back): a password set to the
       // same shape still counts, since the hash is new.
       if (changed) {
@@ -185,6 +188,32 @@ export class PeopleService {
         environment: key.environment_id,
       }),
     );
+  }
+
+  /**
+   * The person a single sign-on vouches for: found by e-mail, or added (a member, or an admin by the role
+   * claim) at their first sign-in; with a role claim configured, their role follows it at each sign-in.
+   * Answers undefined for a disabled person.
+   */
+  async signedInByProvider(email: string, name: string, admin: boolean | undefined): Promise<User | undefined> {
+    const existing = await repo.findUserByEmail(this.db, email);
+    let user: User;
+    if (!existing) {
+      try {
+        user = await this.create(SIGN_IN, { email, name, role: admin === true ? "admin" : "member" });
+      } catch (error) {
+        // Two first sign-ins at once: the other one added the person.
+        if (!(error instanceof AppError && error.code === "user_exists")) throw error;
+        return this.signedInByProvider(email, name, admin);
+      }
+    } else {
+      if (existing.disabled) return undefined;
+      const role = admin === undefined ? existing.role : admin ? "admin" : "member";
+      user = role === existing.role ? repo.publicUser(existing) : await this.update(SIGN_IN, existing.id, { role });
+    }
+    const now = isoTime(this.clock.now());
+    await repo.updateUser(this.db, user.id, { lastSignInAt: now });
+    return { ...user, lastSignInAt: now };
   }
 
   // Grants ------------------------------------------------------------------------------------------
@@ -246,7 +275,11 @@ export class PeopleService {
   // Personal keys ----------------------------------------------------------------------------------
 
   /** A person's new key, never above what they hold now: on its project, or (with none) as an admin. */
-  async createKey(context: WriteContext, principal: Principal, input: CreatePersonalKeyInput): Promise<CreatedPersonalKey> {
+  async createKey(
+    context: WriteContext,
+    principal: Principal,
+    input: CreatePersonalKeyInput,
+  ): Promise<CreatedPersonalKey> {
     const userId = principal.userId as string;
     const role = input.role ?? "read";
     if (input.environment !== undefined && input.project === undefined) {
@@ -258,7 +291,11 @@ export class PeopleService {
       const held = roleOn(principal, input.project, this.people);
       if (held === undefined) throw projectNotFound(input.project);
       if (RANK[held] < RANK[role]) {
-        throw new AppError(403, "forbidden", `You hold ${held} on project "${input.project}": a key cannot hold ${role}.`);
+        throw new AppError(
+          403,
+          "forbidden",
+          `You hold ${held} on project "${input.project}": a key cannot hold ${role}.`,
+        );
       }
     } else if (role === "admin" && this.people.person(userId)?.role !== "admin") {
       throw new AppError(403, "forbidden", "Only an admin's key of no project may hold admin.");
@@ -266,11 +303,20 @@ export class PeopleService {
     return this.work.write(context, GLOBAL_STREAM, async (trx) => {
       const projectId = input.project ?? null;
       if (projectId !== null && !(await findProject(trx, projectId))) throw projectNotFound(projectId);
-      const environment = projectId === null ? null : await resolveEnvironment(trx, projectId, input.environment ?? null);
+      const environment =
+        projectId === null ? null : await resolveEnvironment(trx, projectId, input.environment ?? null);
       const secret = newApiKey();
       const hash = hashApiKey(secret);
       const now = this.clock.now();
-      const key: PersonalKey = { id: newKeyId(now), name: input.name, role, projectId, environment, userId, createdAt: isoTime(now) };
+      const key: PersonalKey = {
+        id: newKeyId(now),
+        name: input.name,
+        role,
+        projectId,
+        environment,
+        userId,
+        createdAt: isoTime(now),
+      };
       await insertKey(trx, { ...key, role }, hash, userId);
       return {
         result: { ...key, key: secret },

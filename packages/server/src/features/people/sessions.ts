@@ -79,7 +79,13 @@ export class Sessions implements SessionVerifier {
   clear(reply: FastifyReply): void {
     reply.header(
       "set-cookie",
-      serialize(this.cookieName, "", { httpOnly: true, sameSite: "lax", secure: this.options.secure, path: "/", maxAge: 0 }),
+      serialize(this.cookieName, "", {
+        httpOnly: true,
+        sameSite: "lax",
+        secure: this.options.secure,
+        path: "/",
+        maxAge: 0,
+      }),
     );
   }
 
@@ -100,7 +106,11 @@ export class Sessions implements SessionVerifier {
     const person = this.people.person(row.user_id);
     if (!person || person.disabled) return undefined;
     if (now - lastSeen >= TOUCH_EVERY_MS) {
-      await this.database.updateTable("sessions").set({ last_seen_at: isoTime(now) }).where("id_hash", "=", hash).execute();
+      await this.database
+        .updateTable("sessions")
+        .set({ last_seen_at: isoTime(now) })
+        .where("id_hash", "=", hash)
+        .execute();
     }
     return {
       keyId: `ses_${hash.slice(0, 24)}`,

@@ -86,7 +86,8 @@ export class SignInService {
     else this.addressFailures.set(address, { count: 1, since: now });
     // Bounded: windows that ended are dropped when the map grows large (a scan of many addresses).
     if (this.addressFailures.size > 10_000) {
-      for (const [key, value] of this.addressFailures) if (now - value.since >= ADDRESS_WINDOW_MS) this.addressFailures.delete(key);
+      for (const [key, value] of this.addressFailures)
+        if (now - value.since >= ADDRESS_WINDOW_MS) this.addressFailures.delete(key);
     }
   }
 

@@ -37,7 +37,10 @@ export async function projectsBeyond(
   key: SortKey,
   grantedTo?: string,
 ): Promise<boolean> {
-  return (await beyondKey(visible(db.selectFrom("projects").select("id"), grantedTo), ["id"], side, key).execute()).length > 0;
+  return (
+    (await beyondKey(visible(db.selectFrom("projects").select("id"), grantedTo), ["id"], side, key).execute()).length >
+    0
+  );
 }
 
 function visible<Q extends SelectQueryBuilder<Database, "projects", any>>(query: Q, grantedTo: string | undefined): Q {
