@@ -7,12 +7,13 @@ import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import Table from "cli-table3";
 import { NAME_MAX_LENGTH } from "@flagstaff/core";
+import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "@flagstaff/core/schemas";
 import { type Config, loadConfig } from "./config.js";
 import { classifyDatabaseError, type DatabaseHandle, openDatabase } from "./db/database.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { AppError } from "./errors.js";
 import { ADMIN_KEY_COMMAND } from "./features/history/domain-events.js";
-import { offlineKeyService } from "./features/keys/admin-keys.js";
+import { offlineKeyService, offlinePeople } from "./features/keys/admin-keys.js";
 
 /** Something text is written to: process.stdout, or a test's collector. */
 export interface Writer {
@@ -24,6 +25,8 @@ export interface CommandIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly stdout: Writer;
   readonly stderr: Writer;
+  /** Reads all of standard input (for --password-stdin). */
+  readonly readStdin?: () => Promise<string>;
 }
 
 /** The exit codes of `admin-key`; the same numbers as the `flagstaff` CLI's for the same kinds of failure. */
@@ -43,6 +46,10 @@ Subcommands:
   create [--name <name>]  Create an admin key and print it once (default name "${DEFAULT_NAME}")
   list                    List the admin keys (never their secrets)
   revoke <keyId>          Revoke an admin key
+  user create --email <e-mail> [--name <name>] [--admin] [--password-stdin]
+                          Add a person (a member, or an admin with --admin). Prints a one-time sign-in
+                          link, good for 24 hours (PUBLIC_URL names the server in it); with
+                          --password-stdin, reads their password from standard input and sets it instead
 
 Options:
   --database-url <url>  The server's database: file:<path> or postgres://… (default: DATABASE_URL, else the
@@ -78,6 +85,9 @@ const usage = (message: string) => new CommandError(EXIT.usage, "usage", message
 const OPTIONS = {
   "database-url": { type: "string" },
   name: { type: "string" },
+  email: { type: "string" },
+  admin: { type: "boolean" },
+  "password-stdin": { type: "boolean" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -198,7 +208,10 @@ async function dispatch(argv: readonly string[], io: CommandIo): Promise<number>
   const expectArgs = (count: number, shape: string) => {
     if (args.length !== count) throw usage(`Wrong number of arguments: expected ${COMMAND} ${verb}${shape}.`);
   };
-  if (verb !== "create" && values.name !== undefined) throw usage(`--name is an option of create, not of ${verb}.`);
+  if (verb !== "create" && verb !== "user" && values.name !== undefined)
+    throw usage(`--name is an option of create, not of ${verb}.`);
+  if (verb !== "user" && (values.email !== undefined || values.admin || values["password-stdin"]))
+    throw usage(`--email, --admin and --password-stdin are options of user create, not of ${verb}.`);
 
   switch (verb) {
     case "create": {
@@ -244,8 +257,62 @@ async function dispatch(argv: readonly string[], io: CommandIo): Promise<number>
       }
       return EXIT.ok;
     }
+    case "user": {
+      if (args[0] !== "create" || args.length !== 1) {
+        throw usage(`Expected ${COMMAND} user create --email <e-mail> [--name <name>] [--admin] [--password-stdin].`);
+      }
+      const email = values.email;
+      if (email === undefined || !/^[^@\s]+@[^@\s]+$/.test(email) || email.length > EMAIL_MAX_LENGTH) {
+        throw usage("--email must be an e-mail address.");
+      }
+      const name = values.name ?? email.slice(0, email.indexOf("@"));
+      if (name.length < 1 || [...name].length > NAME_MAX_LENGTH)
+        throw usage(`--name must be 1–${NAME_MAX_LENGTH} characters.`);
+      let password: string | undefined;
+      if (values["password-stdin"]) {
+        password = (await (io.readStdin ?? readProcessStdin)()).replace(/\r?\n$/, "");
+        if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
+          throw usage(`The password must be ${PASSWORD_MIN_LENGTH}–${PASSWORD_MAX_LENGTH} characters.`);
+        }
+      }
+      const role = values.admin ? "admin" : "member";
+      const { user, token } = await withDatabase(url, async (handle) => {
+        const { people, signIn } = offlinePeople(handle);
+        try {
+          const user = await people.create(ADMIN_KEY_COMMAND, {
+            email,
+            name,
+            role,
+            ...(password === undefined ? {} : { password }),
+          });
+          return { user, token: password === undefined ? await signIn.createLink(user.id) : undefined };
+        } catch (error) {
+          if (error instanceof AppError && error.code === "user_exists") {
+            throw new CommandError(EXIT.usage, "user_exists", error.detail);
+          }
+          throw error;
+        }
+      });
+      const base = io.env.PUBLIC_URL?.replace(/\/+$/, "") ?? "";
+      const link = token === undefined ? undefined : `${base}/auth/link?token=${token}`;
+      print({ ...user, ...(link === undefined ? {} : { signInLink: link }) }, () =>
+        [
+          `Added ${user.role} ${user.name} <${user.email}> (${user.id}).`,
+          ...(link === undefined
+            ? ["They sign in with the password given."]
+            : [
+                "",
+                "A one-time sign-in link, good for 24 hours; send it to them privately:",
+                "",
+                `  ${link}`,
+                ...(base === "" ? ["", "(PUBLIC_URL is unset: put the server's address in front of it.)"] : []),
+              ]),
+        ].join("\n"),
+      );
+      return EXIT.ok;
+    }
     default:
-      throw usage(`Unknown subcommand "${verb}": create, list or revoke.`);
+      throw usage(`Unknown subcommand "${verb}": create, list, revoke or user create.`);
   }
 }
 
@@ -266,6 +333,12 @@ function report(error: unknown, json: boolean, stderr: Writer): number {
     stderr.write(`${COMMAND}: ${detail}${hint}\n`);
   }
   return exitCode;
+}
+
+async function readProcessStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** Runs `admin-key` on `argv` (the words after it) and answers the exit code; it never exits the process. */

@@ -62,6 +62,12 @@ import { StreamTokens } from "./features/ofrep/stream-tokens.js";
 import { ProjectStreams } from "./features/stream/project-streams.js";
 import { streamRoutes } from "./features/stream/stream.routes.js";
 import { authenticate, Credentials } from "./http/auth.js";
+import { ownOriginOf } from "./http/same-origin.js";
+import { authRoutes, oidcRoutes } from "./features/people/auth.routes.js";
+import { PeopleService } from "./features/people/people.service.js";
+import { peopleRoutes } from "./features/people/people.routes.js";
+import { Sessions } from "./features/people/sessions.js";
+import { SignInService } from "./features/people/sign-in.service.js";
 import { registerConsole } from "./http/console.js";
 import { registerCors } from "./http/cors.js";
 import { NodeAdapter } from "./http/node-adapter.js";
@@ -240,6 +246,14 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   webhooks.queued.subscribe(() => dispatcher.kick());
   dispatcher.deadWebhooks.subscribe((dead) => webhooks.disable(dead.projectId, dead.webhookId, dead.reason));
   const generatedAdminKey = await keys.ensureAdminKey(config.adminApiKey);
+  const sessions = new Sessions(db, clock, feed.snapshot.people, {
+    idleMs: config.sessionIdleMs,
+    maxMs: config.sessionMaxMs,
+    secure: config.publicUrl?.startsWith("https:") ?? false,
+  });
+  const people = new PeopleService(db, work, clock, feed.snapshot.people, sessions);
+  const signIn = new SignInService(db, clock);
+  const ownOrigin = ownOriginOf(config.publicUrl);
 
   app.setValidatorCompiler(buildValidatorCompiler());
   app.setErrorHandler(errorHandler);
@@ -294,7 +308,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   await registerCors(app, config.corsAllowedOrigins);
   const streamTokens = new StreamTokens(feed.snapshot, clock);
   const credentials = new Credentials(feed.snapshot);
-  app.addHook("onRequest", authenticate(credentials, streamTokens));
+  app.addHook("onRequest", authenticate(credentials, feed.snapshot.people, streamTokens, sessions, ownOrigin));
   app.addHook("onResponse", (request, reply, done) => {
     metrics.recordRequest(
       request.method,
@@ -325,7 +339,24 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   }
   healthRoutes(app, () => database.ping());
   projectRoutes(app, projects);
-  keyRoutes(app, keys);
+  keyRoutes(app, keys, feed.snapshot.people);
+  peopleRoutes(app, people, sessions);
+  authRoutes(app, signIn, sessions, {
+    passwordSignIn: config.passwordSignIn,
+    oidcName: config.oidc?.name,
+    ownOrigin,
+  });
+  if (config.oidc !== undefined && config.publicUrl !== undefined) {
+    oidcRoutes(app, {
+      settings: { ...config.oidc, redirectUri: `${config.publicUrl}/auth/oidc/callback` },
+      secure: config.publicUrl.startsWith("https:"),
+      clock,
+      db,
+      people,
+      sessions,
+      log: app.log,
+    });
+  }
   environmentRoutes(app, environments);
   flagRoutes(app, flags);
   // The check's and the single OFREP evaluation's answers, one each, called by their Fastify routes and
@@ -336,7 +367,15 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   // Rate limiting counts every request in its plugin's hook, so with it on every check and evaluation
   // goes through Fastify.
   if (config.rateLimitPerMinute === 0) {
-    const deps = { answerCheck, answerOfrep, checker, credentials, metrics, corsOrigins: config.corsAllowedOrigins };
+    const deps = {
+      answerCheck,
+      answerOfrep,
+      checker,
+      credentials,
+      people: feed.snapshot.people,
+      metrics,
+      corsOrigins: config.corsAllowedOrigins,
+    };
     const door = new NodeAdapter(deps, fastifyHandler as (request: IncomingMessage, response: ServerResponse) => void);
     app.addHook("preClose", (done) => {
       door.close();

@@ -57,6 +57,28 @@ export interface Config {
   readonly streamReplayMaxVersions: number;
   /** A resume whose missed changes hold more JSON than this (characters) gets a snapshot instead. */
   readonly streamReplayMaxBytes: number;
+  /** PUBLIC_URL: where people reach the server (its origin is the console's; https makes cookies Secure). */
+  readonly publicUrl: string | undefined;
+  /** A session unused this long ends, in milliseconds. */
+  readonly sessionIdleMs: number;
+  /** A session ends this long after sign-in, in milliseconds. */
+  readonly sessionMaxMs: number;
+  /** E-mail and password sign-in is on. */
+  readonly passwordSignIn: boolean;
+  /** Single sign-on with OpenID Connect; undefined when OIDC_ISSUER is unset. */
+  readonly oidc: OidcConfig | undefined;
+}
+
+export interface OidcConfig {
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** The e-mail domains that may sign in (lower case); empty: any verified e-mail. */
+  readonly allowedDomains: readonly string[];
+  readonly roleClaim: string | undefined;
+  readonly adminValues: readonly string[];
+  /** The sign-in button's label. */
+  readonly name: string;
 }
 
 export class ConfigError extends Error {
@@ -130,6 +152,53 @@ function parseDatabaseUrl(url: string): { dialect: Dialect; location: string } {
   throw new ConfigError(`DATABASE_URL must start with file:, postgres:// or postgresql://, got "${url}"`);
 }
 
+const list = (raw: string | undefined) =>
+  (raw ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+
+function publicUrlOf(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.PUBLIC_URL;
+  if (raw === undefined || raw === "") return undefined;
+  const origin = originOf(raw.replace(/\/+$/, ""));
+  if (origin === undefined || origin !== raw.replace(/\/+$/, "")) {
+    throw new ConfigError(
+      `PUBLIC_URL must be where people reach the server, such as https://flags.example.com (no path), got "${raw}"`,
+    );
+  }
+  return origin;
+}
+
+function oidcOf(env: NodeJS.ProcessEnv, publicUrl: string | undefined): OidcConfig | undefined {
+  const issuer = env.OIDC_ISSUER || undefined;
+  if (issuer === undefined) return undefined;
+  const clientId = env.OIDC_CLIENT_ID || undefined;
+  const clientSecret = env.OIDC_CLIENT_SECRET || undefined;
+  if (clientId === undefined || clientSecret === undefined) {
+    throw new ConfigError("OIDC_ISSUER needs OIDC_CLIENT_ID and OIDC_CLIENT_SECRET too");
+  }
+  if (publicUrl === undefined) {
+    throw new ConfigError(
+      "OIDC_ISSUER needs PUBLIC_URL: the provider sends people back to PUBLIC_URL/auth/oidc/callback",
+    );
+  }
+  const roleClaim = env.OIDC_ROLE_CLAIM || undefined;
+  const adminValues = list(env.OIDC_ADMIN_VALUES);
+  if ((roleClaim === undefined) !== (adminValues.length === 0)) {
+    throw new ConfigError("OIDC_ROLE_CLAIM and OIDC_ADMIN_VALUES go together: set both or neither");
+  }
+  return Object.freeze({
+    issuer,
+    clientId,
+    clientSecret,
+    allowedDomains: Object.freeze(list(env.OIDC_ALLOWED_DOMAINS).map((d) => d.toLowerCase())),
+    roleClaim,
+    adminValues: Object.freeze(adminValues),
+    name: env.OIDC_NAME || "SSO",
+  });
+}
+
 /** Reads the environment once into a validated, frozen config; throws ConfigError on the first bad value. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL || "file:./data/flags.db";
@@ -149,7 +218,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not be longer than REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
     );
   }
+  const publicUrl = publicUrlOf(env);
+  const sessionIdleMs = integer(env, "SESSION_IDLE_MINUTES", 720, 1, 525_600) * 60_000;
+  const sessionMaxMs = integer(env, "SESSION_MAX_HOURS", 168, 1, 8760) * 3_600_000;
   return Object.freeze({
+    publicUrl,
+    sessionIdleMs,
+    sessionMaxMs,
+    passwordSignIn: boolean(env, "PASSWORD_SIGN_IN", true),
+    oidc: oidcOf(env, publicUrl),
     host: env.HOST || "127.0.0.1",
     port: integer(env, "PORT", 8080, 0, 65535),
     databaseUrl,

@@ -43,3 +43,16 @@ export function newApiKey(): string {
 export function hashApiKey(key: string): string {
   return createHash("sha256").update(key, "utf8").digest("hex");
 }
+
+/** A person's id such as `usr_01JD3…`: people list in the order they were added. */
+export function newUserId(now: number): string {
+  return `usr_${nextUlid(now)}`;
+}
+
+/** A random secret of 256 bits for a session cookie or a one-time token; stored only as its SHA-256. */
+export function newSecretToken(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/** SHA-256 of a session id or one-time token, hex (the same digest as keys). */
+export const hashToken = hashApiKey;

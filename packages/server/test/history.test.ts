@@ -53,7 +53,11 @@ for (const dialect of DIALECTS) {
     let handle: DatabaseHandle;
     let work: UnitOfWork;
     const published: CommittedWrite[] = [];
-    const context: WriteContext = { actor: { keyId: "key_1", keyName: "tester", role: "write" }, requestId: "r-1" };
+    const context: WriteContext = {
+      actor: { type: "key", keyId: "key_1", keyName: "tester", role: "write" },
+      requestId: "r-1",
+      mayConfigureProtected: true,
+    };
     const clock = new ManualClock();
     before(async () => {
       fresh = await freshDatabase(dialect);

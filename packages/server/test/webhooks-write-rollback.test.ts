@@ -11,7 +11,11 @@ import { Metrics } from "../src/features/metrics/metrics.js";
 import { Snapshot } from "../src/features/evaluation/snapshot.js";
 import { WebhookDispatcher } from "../src/features/webhooks/dispatcher.js";
 
-const context: WriteContext = { actor: { system: "startup" }, requestId: null };
+const context: WriteContext = {
+  actor: { type: "system", system: "startup" },
+  requestId: null,
+  mayConfigureProtected: true,
+};
 const quiet = { warn() {} };
 
 // A write's transaction reserves a slot for each delivery it can send at once; a write that rolls back

@@ -36,3 +36,13 @@ export { timeUntil, type WaitOptions, waitFor, withDeadline } from "./wait.js";
 export { type Answer, type ReceivedWebhook, WebhookReceiver } from "./webhook-receiver.js";
 export { EventStreamClient, type OpenStreamOptions, type StreamEvent } from "./event-stream.js";
 export { browserSkip, CHROMIUM, closeBrowser, launchChromium } from "./chromium.js";
+export {
+  cancelSignInAt,
+  type OidcProviderOptions,
+  type OidcTestAccount,
+  type OidcTestClient,
+  type OidcTestProvider,
+  signInAt,
+  signInInBrowser,
+  startOidcProvider,
+} from "./oidc-provider.js";

@@ -4,7 +4,13 @@ import { type Column, table } from "../output.js";
 
 const DEFAULT_COUNT = 50;
 
-const who = (e: FlagstaffEvent) => ("system" in e.actor ? `(${e.actor.system})` : e.actor.keyName);
+/** Who made a change: a person by name (and e-mail), a key by name, or the service in parentheses. */
+const who = (e: FlagstaffEvent): string => {
+  const actor = e.actor;
+  if (actor.type === "user") return `${actor.name} <${actor.email}>`;
+  if (actor.type === "system") return `(${actor.system})`;
+  return actor.keyName;
+};
 
 /** An item of a listed field, in a word: an id as it is; a variant by key, a rule by id, a prerequisite by flag, a condition by attribute and operator. */
 function label(item: unknown): string {

@@ -31,6 +31,14 @@ export type ProjectRole = (typeof PROJECT_ROLES)[number];
 export const KEY_ROLES = ["admin", ...PROJECT_ROLES] as const;
 export type KeyRole = (typeof KEY_ROLES)[number];
 
+/** A person's role: `admin` may do everything, people included; a `member` only what project grants give. */
+export const USER_ROLES = ["admin", "member"] as const;
+export type UserRole = (typeof USER_ROLES)[number];
+
+/** The roles a project grant gives a person: `admin` of the project (keys, webhooks, access), `write`, `read`. */
+export const GRANT_ROLES = ["admin", "write", "read"] as const;
+export type GrantRole = (typeof GRANT_ROLES)[number];
+
 /** Every kind of event a write can produce; the history filters by these and by their prefixes. */
 export const EVENT_TYPES = [
   "project.created",
@@ -50,11 +58,26 @@ export const EVENT_TYPES = [
   "environment.created",
   "environment.updated",
   "environment.deleted",
+  "user.created",
+  "user.updated",
+  "user.deleted",
+  "access.granted",
+  "access.revoked",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** What an event is about. */
-export const TARGET_KINDS = ["project", "key", "flag", "segment", "actor", "webhook", "environment"] as const;
+export const TARGET_KINDS = [
+  "project",
+  "key",
+  "flag",
+  "segment",
+  "actor",
+  "webhook",
+  "environment",
+  "user",
+  "access",
+] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 
 /** A history type filter: an event type, or a prefix such as `flag.` for every type of a kind. */

@@ -11,6 +11,9 @@ export const EnvironmentSchema = Type.Object(
     default: Type.Boolean({
       description: "The project's default environment: what a key bound to no environment acts on",
     }),
+    protected: Type.Boolean({
+      description: "Only the project's admins change its configurations. Extension.",
+    }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -26,6 +29,7 @@ export const CreateEnvironmentBody = Type.Object(
     id: Limits.environmentId,
     name: EnvironmentName,
     description: Type.Optional(Limits.description),
+    protected: Type.Optional(Type.Boolean({ description: "Only the project's admins change its configurations" })),
     copyFrom: Type.Optional(
       Type.String({
         minLength: 1,
@@ -46,6 +50,7 @@ export const UpdateEnvironmentBody = Type.Object(
     default: Type.Optional(
       Type.Literal(true, { description: "true makes this the project's default environment (there is always one)" }),
     ),
+    protected: Type.Optional(Type.Boolean({ description: "Only the project's admins change its configurations" })),
   },
   { additionalProperties: false },
 );
@@ -54,6 +59,11 @@ export type UpdateEnvironmentInput = Static<typeof UpdateEnvironmentBody>;
 
 /** An environment named at a project's creation. */
 export const NewProjectEnvironment = Type.Object(
-  { id: Limits.environmentId, name: EnvironmentName, description: Type.Optional(Limits.description) },
+  {
+    id: Limits.environmentId,
+    name: EnvironmentName,
+    description: Type.Optional(Limits.description),
+    protected: Type.Optional(Type.Boolean({ description: "Only the project's admins change its configurations" })),
+  },
   { additionalProperties: false },
 );

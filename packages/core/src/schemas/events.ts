@@ -20,10 +20,31 @@ export const EventSchema = Type.Object(
     createdAt: Timestamp,
     actor: Type.Union(
       [
-        Type.Object({ keyId: Type.String(), keyName: Type.String(), role: oneOf(KEY_ROLES) }),
-        Type.Object({ system: Type.String({ description: "startup, admin-key-command or webhook-dispatcher" }) }),
+        Type.Object({
+          type: Type.Literal("user"),
+          id: Type.String(),
+          email: Type.String({ description: "As it was then" }),
+          name: Type.String({ description: "As it was then" }),
+          via: Type.Union([Type.Literal("session"), Type.Literal("key")], {
+            description: "Signed in to the console, or with one of the person's keys",
+          }),
+          keyId: Type.Optional(Type.String()),
+          keyName: Type.Optional(Type.String()),
+        }),
+        Type.Object({
+          type: Type.Literal("key"),
+          keyId: Type.String(),
+          keyName: Type.String(),
+          role: oneOf(KEY_ROLES),
+        }),
+        Type.Object({
+          type: Type.Literal("system"),
+          system: Type.String({
+            description: "startup, admin-key-command, webhook-dispatcher or sign-in (single sign-on adding a person)",
+          }),
+        }),
       ],
-      { description: "The key that made the write (with its name then), or the service itself" },
+      { description: "The person, the service key (with its name then) or the service itself that made the write" },
     ),
     target: Type.Object({
       kind: oneOf(TARGET_KINDS),

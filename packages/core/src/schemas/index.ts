@@ -10,3 +10,4 @@ export * from "./projects.js";
 export * from "./segments.js";
 export * from "./webhooks.js";
 export * from "./targeting.js";
+export * from "./people.js";

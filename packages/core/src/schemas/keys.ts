@@ -57,11 +57,42 @@ export type CreateKeyInput = Static<typeof CreateKeyBody>;
 
 export const WhoAmISchema = Type.Object(
   {
-    keyId: Type.String(),
-    name: Type.String(),
-    role: KeyRole,
-    projectId: Type.Union([Type.String(), Type.Null()], { description: "null for an admin key" }),
+    keyId: Type.String({ description: "The key's id; for a session, an id of the session (ses_…)" }),
+    name: Type.String({ description: "The key's name; for a session, the person's" }),
+    role: {
+      ...KeyRole,
+      description:
+        "The key's role. A person's session: admin for an admin, otherwise write or read, the most any grant gives (see grants)",
+    },
+    projectId: Type.Union([Type.String(), Type.Null()], {
+      description: "null for an admin key, a session, or a personal key of no project",
+    }),
     environment: ENVIRONMENT,
+    via: Type.Optional(
+      Type.Union([Type.Literal("session"), Type.Literal("key")], {
+        description: "A person's: signed in (session) or with a personal key. Absent for service keys. Extension.",
+      }),
+    ),
+    user: Type.Optional(
+      Type.Object(
+        {
+          id: Type.String(),
+          email: Type.String(),
+          name: Type.String(),
+          role: Type.Union([Type.Literal("admin"), Type.Literal("member")]),
+        },
+        { description: "The person behind a session or a personal key. Extension." },
+      ),
+    ),
+    grants: Type.Optional(
+      Type.Array(
+        Type.Object({
+          projectId: Type.String(),
+          role: Type.Union([Type.Literal("admin"), Type.Literal("write"), Type.Literal("read")]),
+        }),
+        { description: "The person's project grants (an admin reaches every project regardless). Extension." },
+      ),
+    ),
   },
   { $id: "WhoAmI" },
 );

@@ -7,6 +7,7 @@ import { webhooksMigration } from "./migrations/003-webhooks.js";
 import { countsMigration } from "./migrations/004-counts-revisions.js";
 import { environmentsMigration } from "./migrations/005-environments.js";
 import { targetingMigration } from "./migrations/006-targeting.js";
+import { peopleMigration } from "./migrations/007-people.js";
 
 export class InCodeMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -18,6 +19,7 @@ export class InCodeMigrations implements MigrationProvider {
       "004-counts-revisions": countsMigration(),
       "005-environments": environmentsMigration(this.dialect),
       "006-targeting": targetingMigration(),
+      "007-people": peopleMigration(this.dialect),
     };
   }
 }

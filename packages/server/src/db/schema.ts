@@ -35,6 +35,53 @@ export interface ApiKeysTable {
   /** The environment the key acts on; null: none in particular (admin keys, unbound write keys). */
   environment_id: string | null;
   created_at: string;
+  /** A personal key's person; null for service keys. */
+  user_id: Generated<string | null>;
+}
+
+/** A person who signs in. */
+export interface UsersTable {
+  id: string;
+  /** Lower-cased; unique. */
+  email: string;
+  name: string;
+  /** admin or member */
+  role: string;
+  disabled: Generated<number>;
+  /** scrypt, self-describing (see passwords.ts); null: no password sign-in. */
+  password_hash: string | null;
+  failed_sign_ins: Generated<number>;
+  locked_until: string | null;
+  created_at: string;
+  last_sign_in_at: string | null;
+}
+
+/** What a member may do on a project. */
+export interface ProjectGrantsTable {
+  project_id: string;
+  user_id: string;
+  /** admin, write or read */
+  role: string;
+  created_at: string;
+}
+
+/** A signed-in browser; the cookie holds the id, this table only its SHA-256. */
+export interface SessionsTable {
+  id_hash: string;
+  user_id: string;
+  created_at: string;
+  last_seen_at: string;
+  /** The absolute end; the idle end is last_seen_at plus the idle timeout. */
+  expires_at: string;
+}
+
+/** A one-time sign-in link, or a single sign-on attempt in flight; each used once. */
+export interface SignInTokensTable {
+  id_hash: string;
+  kind: string;
+  user_id: string | null;
+  data: string | null;
+  expires_at: string;
 }
 
 /** A flag's definition: what it is in every environment of its project. */
@@ -57,6 +104,8 @@ export interface EnvironmentsTable {
   name: string;
   description: string;
   is_default: number;
+  /** 1: only project admins change its configurations. */
+  protected: Generated<number>;
   /** The list's order. */
   position: number;
   created_at: string;
@@ -150,6 +199,8 @@ export interface EventsTable {
   /** The environment of a configuration's change or of an environment's event. */
   environment_id: string | null;
   created_at: string;
+  /** Who made it, for `?actor=`: a person's id (usr_…) or a key's id; null for the service itself. */
+  actor_id: Generated<string | null>;
 }
 
 export interface WebhooksTable {
@@ -199,4 +250,8 @@ export interface Database {
   flag_actors: FlagActorsTable;
   flag_segments: FlagSegmentsTable;
   segment_actors: SegmentActorsTable;
+  users: UsersTable;
+  project_grants: ProjectGrantsTable;
+  sessions: SessionsTable;
+  sign_in_tokens: SignInTokensTable;
 }

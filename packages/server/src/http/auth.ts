@@ -1,18 +1,33 @@
 import { refuseOtherEnvironment } from "./environment.js";
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { AppError } from "../errors.js";
-import type { Role } from "../features/evaluation/changes.js";
+import { AppError, projectNotFound } from "../errors.js";
 import type { Principal, Snapshot } from "../features/evaluation/snapshot.js";
+import type { PeopleState, PersonState } from "../features/people/people-state.js";
 import { hashApiKey } from "../ids.js";
+import { isActive, isAdmin, type ProjectRank, RANK, roleOn } from "./authorization.js";
+import { refuseCrossSite } from "./same-origin.js";
 
 /**
  * What an operation requires. `evaluate`: a key of any role of one project, which names the project
- * (the OpenFeature remote evaluation endpoints have no project in their path). `admin`: an admin key. `write`, `read`, `check`: a key of the project named
- * in the path with at least that role (write > read > check), or an admin key. `identify`: any valid key
- * (it learns only about itself). `public`: no key.
+ * (the OpenFeature remote evaluation endpoints have no project in their path). `admin`: an admin (key or
+ * person), or, on a route with a project in its path, an admin of that project. `write`, `read`, `check`:
+ * that role or more on the project named in the path (write > read > check), or an admin. `identify`: any
+ * valid key or session (it learns only about itself). `person`: a person (session or personal key).
+ * `session`: a person signed in (not a key: a leaked key cannot mint more). `listing`: an admin or any
+ * person (the route filters what it answers). `public`: nothing.
  */
-export type Access = "public" | "admin" | "write" | "read" | "check" | "evaluate" | "identify";
+export type Access =
+  | "public"
+  | "admin"
+  | "write"
+  | "read"
+  | "check"
+  | "evaluate"
+  | "identify"
+  | "person"
+  | "session"
+  | "listing";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -27,10 +42,12 @@ declare module "fastify" {
   }
   interface FastifyRequest {
     principal?: Principal;
+    /** The person behind the principal (a session or a personal key), as the snapshot knew them then. */
+    person?: PersonState;
+    /** The principal's role on the project in the path, when there is one (protected environments need it). */
+    projectRole?: ProjectRank;
   }
 }
-
-const RANK: Record<Exclude<Role, "admin">, number> = { check: 1, read: 2, write: 3 };
 
 const BEARER = /^Bearer +([^\s]+) *$/i;
 
@@ -86,13 +103,56 @@ export function allows(
   principal: Principal,
   access: Exclude<Access, "public">,
   projectId: string | undefined,
+  people: PeopleState,
 ): boolean {
-  if (access === "identify") return true;
-  if (access === "evaluate") return principal.role !== "admin";
-  if (principal.role === "admin") return true;
-  if (access === "admin") return false;
-  if (projectId === undefined || principal.projectId !== projectId) return false;
-  return RANK[principal.role] >= RANK[access];
+  switch (access) {
+    case "identify":
+      return true;
+    case "person":
+      return principal.userId !== undefined;
+    case "session":
+      return principal.via === "session";
+    case "listing":
+      return principal.userId !== undefined || principal.role === "admin";
+    case "evaluate":
+      return principal.projectId !== null && roleOn(principal, principal.projectId, people) !== undefined;
+    default: {
+      if (projectId === undefined) return isAdmin(principal, people);
+      const held = roleOn(principal, projectId, people);
+      return held !== undefined && RANK[held] >= RANK[access];
+    }
+  }
+}
+
+/** The 403 (or, for a person with no access to the project at all, the 404) of a refused request. */
+function refusal(
+  principal: Principal,
+  access: Exclude<Access, "public">,
+  projectId: string | undefined,
+  people: PeopleState,
+) {
+  const person = principal.userId === undefined ? undefined : people.person(principal.userId);
+  // A member sees nothing of a project they were not granted, not even that it exists.
+  if (person && person.role !== "admin" && projectId !== undefined && people.grant(person.id, projectId) === undefined)
+    return projectNotFound(projectId);
+  const who = person ? (principal.via === "key" ? "This personal key" : "Your account") : "This key";
+  const detail =
+    access === "admin"
+      ? projectId === undefined || person === undefined
+        ? person
+          ? "This operation needs an admin."
+          : "This operation needs an admin key."
+        : `${who} may not administer this project: it needs the project's admin role.`
+      : access === "evaluate"
+        ? "Remote evaluation needs a project key (any role): the key names the project."
+        : access === "person" || access === "session"
+          ? access === "session"
+            ? "Sign in to the console to do this: a key cannot."
+            : "This operation is for a person: sign in, or use a personal key."
+          : access === "listing"
+            ? "This operation needs an admin key or a person."
+            : `${who} may not ${access === "write" ? "change" : access === "read" ? "read" : "check"} this project.`;
+  return new AppError(403, "forbidden", detail);
 }
 
 /** Checks tokens that stand for a key (stream tokens); answers the key's principal or undefined. */
@@ -108,53 +168,88 @@ function presentedToken(request: FastifyRequest): string | undefined {
   return typeof token === "string" ? token : undefined;
 }
 
+/** Finds the person signed in by a request's session cookie; see Sessions. */
+export interface SessionVerifier {
+  /** The session's id in the request's cookie, or undefined when it sends none. */
+  presented(request: FastifyRequest): string | undefined;
+  principalOf(sessionId: string): Promise<Principal | undefined>;
+}
+
 /**
- * Authenticates every request against the key hashes in the snapshot (no database I/O), then
- * authorises it against the route's declared access and the project in its path.
+ * Authenticates every request against the key hashes in the snapshot (no database I/O), or, for a request
+ * with no key, its session cookie (one read), then authorises it against the route's declared access and
+ * the project in its path.
  */
-export function authenticate(credentials: Credentials, tokens?: TokenVerifier) {
-  /** Throws the 401 or 403 a request deserves, or answers its principal (undefined for public routes). */
-  const principalFor = (request: FastifyRequest): Principal | undefined => {
-    const access = request.routeOptions.config.access;
-    if (access === undefined || access === "public") return undefined;
+export function authenticate(
+  credentials: Credentials,
+  people: PeopleState,
+  tokens?: TokenVerifier,
+  sessions?: SessionVerifier,
+  ownOrigin?: (request: FastifyRequest) => string,
+) {
+  /** Checks a found principal against the route; throws the 401, 403 or 404 the request deserves. */
+  const authorize = (request: FastifyRequest, principal: Principal | undefined, what: "key" | "session") => {
+    const access = request.routeOptions.config.access as Exclude<Access, "public">;
+    if (!principal || !isActive(principal, people)) {
+      throw unauthorized(
+        what === "session"
+          ? "The session has ended (signed out, expired, or the person was disabled): sign in again."
+          : "The API key is unknown or has been revoked.",
+      );
+    }
+    const projectId = (request.params as { projectId?: string } | undefined)?.projectId;
+    if (!allows(principal, access, projectId, people)) throw refusal(principal, access, projectId, people);
+    const environment = (request.query as { environment?: unknown } | undefined)?.environment;
+    if (typeof environment === "string") refuseOtherEnvironment(principal, environment);
+    if (principal.userId !== undefined) request.person = people.person(principal.userId);
+    if (projectId !== undefined) request.projectRole = roleOn(principal, projectId, people);
+    return principal;
+  };
+  /** The principal of a key or token the request presents (synchronous); undefined: it presents neither. */
+  const keyPrincipal = (request: FastifyRequest): { principal: Principal | undefined } | undefined => {
     const token = presentedToken(request);
-    let principal: Principal | undefined;
     if (token !== undefined) {
-      principal = tokens?.verify(token);
+      const principal = tokens?.verify(token);
       if (!principal)
         throw unauthorized(
           "The stream token is malformed, expired or set to last longer than the server allows, or its key has been revoked.",
         );
-    } else {
-      const key = presentedKey(request.headers);
-      if (key === undefined) throw missingKeyProblem(request.headers);
-      principal = credentials.principalOf(key);
+      return { principal };
     }
-    if (!principal) throw unauthorized("The API key is unknown or has been revoked.");
-    const projectId = (request.params as { projectId?: string } | undefined)?.projectId;
-    if (!allows(principal, access, projectId)) {
-      throw new AppError(
-        403,
-        "forbidden",
-        access === "admin"
-          ? "This operation needs an admin key."
-          : access === "evaluate"
-            ? "Remote evaluation needs a project key (any role): the key names the project."
-            : `This key may not ${access === "write" ? "change" : access === "read" ? "read" : "check"} this project.`,
-      );
-    }
-    const environment = (request.query as { environment?: unknown } | undefined)?.environment;
-    if (typeof environment === "string") refuseOtherEnvironment(principal, environment);
-    return principal;
+    const key = presentedKey(request.headers);
+    if (key !== undefined) return { principal: credentials.principalOf(key) };
+    if (request.headers.authorization !== undefined) throw missingKeyProblem(request.headers);
+    return undefined;
   };
   // Callback style, not async: the check path then creates no promise for authentication.
   return function authHook(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+    const access = request.routeOptions.config.access;
+    if (access === undefined || access === "public") return done();
+    let byKey: { principal: Principal | undefined } | undefined;
     try {
-      request.principal = principalFor(request);
+      byKey = keyPrincipal(request);
+      if (byKey !== undefined) {
+        request.principal = authorize(request, byKey.principal, "key");
+        return done();
+      }
     } catch (error) {
-      done(error as Error);
-      return;
+      return done(error as Error);
     }
-    done();
+    const sessionId = sessions?.presented(request);
+    if (sessionId === undefined || sessions === undefined) return done(missingKeyProblem(request.headers));
+    sessions.principalOf(sessionId).then(
+      (principal) => {
+        try {
+          // The cookie goes along with any request the browser makes, whichever site asks for it: a change
+          // must come from the console's own origin (see same-origin.ts).
+          if (ownOrigin) refuseCrossSite(request, ownOrigin(request));
+          request.principal = authorize(request, principal, "session");
+        } catch (error) {
+          return done(error as Error);
+        }
+        done();
+      },
+      (error) => done(error as Error),
+    );
   };
 }

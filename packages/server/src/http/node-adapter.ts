@@ -11,6 +11,8 @@ import { leaveBody } from "../features/ofrep/buffered-body.js";
 import { OFREP_EVALUATE_ROUTE } from "../features/ofrep/ofrep.routes.js";
 import { plainActors, plainEvaluationKey } from "../features/ofrep/plain-evaluation.js";
 import { type Access, allows, type Credentials, presentedKey } from "./auth.js";
+import { isActive } from "./authorization.js";
+import type { PeopleState } from "../features/people/people-state.js";
 import { corsHeadersWithoutOrigin } from "./cors.js";
 import { requestIdOf } from "./request-id.js";
 import { commonHeaders } from "./response-headers.js";
@@ -20,6 +22,7 @@ export interface NodeAdapterDeps {
   readonly answerOfrep: AnswerOfrep;
   readonly checker: Checker;
   readonly credentials: Credentials;
+  readonly people: PeopleState;
   readonly metrics: Metrics;
   /** CORS_ALLOWED_ORIGINS: with any, a request with an Origin header is left to Fastify and the CORS plugin. */
   readonly corsOrigins: readonly string[];
@@ -135,7 +138,11 @@ export class NodeAdapter {
     const key = presentedKey(headers);
     if (key === undefined) return undefined;
     const principal = this.deps.credentials.principalOf(key);
-    return principal !== undefined && allows(principal, access, projectId) ? principal : undefined;
+    // A person's key whose person was disabled goes the slow way, which answers its 401.
+    const people = this.deps.people;
+    return principal !== undefined && isActive(principal, people) && allows(principal, access, projectId, people)
+      ? principal
+      : undefined;
   }
 
   /** Writes a 200 JSON answer with the headers a Fastify answer carries, in one flat list node:http writes as it is. */

@@ -15,7 +15,11 @@ import { FakeLogger, memoryDatabase } from "./fakes.js";
 // listener: its change sets reach this feed only through the log), a manual clock for the log's times,
 // and a logger that keeps what it is told.
 
-const context: WriteContext = { actor: { keyId: "key_1", keyName: "tester", role: "admin" }, requestId: "r-1" };
+const context: WriteContext = {
+  actor: { type: "key", keyId: "key_1", keyName: "tester", role: "admin" },
+  requestId: "r-1",
+  mayConfigureProtected: true,
+};
 
 /** A project's first write: its row and its `project.created` event (version 1 of its stream). */
 function createProject(work: UnitOfWork, clock: ManualClock, id: string): Promise<void> {

@@ -8,7 +8,11 @@ import { GLOBAL_STREAM } from "../../src/features/evaluation/changes.js";
 import type { WriteContext } from "../../src/features/history/domain-events.js";
 import { UnitOfWork } from "../../src/write-path/unit-of-work.js";
 
-const context: WriteContext = { actor: { system: "startup" }, requestId: null };
+const context: WriteContext = {
+  actor: { type: "system", system: "startup" },
+  requestId: null,
+  mayConfigureProtected: true,
+};
 const event = (name: string) =>
   ({
     type: "key.created",

@@ -14,7 +14,11 @@ import { FakeLogger, memoryDatabase } from "./fakes.js";
 // Fast tests of the write path's parts, without a server: an in-memory SQLite database (migrated, never a
 // file), a manual clock, and fakes for what the unit of work calls out to (announce, enqueue, the logger).
 
-const context: WriteContext = { actor: { keyId: "key_1", keyName: "tester", role: "write" }, requestId: "r-1" };
+const context: WriteContext = {
+  actor: { type: "key", keyId: "key_1", keyName: "tester", role: "write" },
+  requestId: "r-1",
+  mayConfigureProtected: true,
+};
 const flagRecord = {
   name: "f",
   description: "",

@@ -11,6 +11,7 @@ export const toEnvironment = (row: Selectable<EnvironmentsTable>): Environment =
   name: row.name,
   description: row.description,
   default: Number(row.is_default) === 1,
+  protected: Number(row.protected) === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -79,6 +80,7 @@ export async function insertEnvironment(trx: Transaction<Database>, environment:
       name: environment.name,
       description: environment.description,
       is_default: environment.default ? 1 : 0,
+      protected: environment.protected ? 1 : 0,
       position: Number(next?.last ?? 0) + 1,
       created_at: environment.createdAt,
       updated_at: environment.updatedAt,
@@ -93,6 +95,7 @@ export async function saveEnvironment(trx: Transaction<Database>, environment: E
       name: environment.name,
       description: environment.description,
       is_default: environment.default ? 1 : 0,
+      protected: environment.protected ? 1 : 0,
       updated_at: environment.updatedAt,
     })
     .where("project_id", "=", environment.projectId)

@@ -20,6 +20,7 @@ const record = (environment: Environment): EnvironmentRecord => ({
   name: environment.name,
   description: environment.description,
   default: environment.default,
+  protected: environment.protected,
 });
 
 const target = (environment: Environment) =>
@@ -72,6 +73,7 @@ export class EnvironmentService {
           name: input.name,
           description: input.description ?? "",
           default: false,
+          protected: input.protected ?? false,
           createdAt: now,
           updatedAt: now,
         };
@@ -115,9 +117,13 @@ export class EnvironmentService {
         name: input.name ?? current.name,
         description: input.description ?? current.description,
         default: current.default || input.default === true,
+        protected: input.protected ?? current.protected,
       };
       const changed =
-        next.name !== current.name || next.description !== current.description || next.default !== current.default;
+        next.name !== current.name ||
+        next.description !== current.description ||
+        next.default !== current.default ||
+        next.protected !== current.protected;
       if (!changed) return { result: current, events: [] };
       const now = isoTime(this.clock.now());
       next.updatedAt = now;

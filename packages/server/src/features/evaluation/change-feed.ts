@@ -1,4 +1,4 @@
-import type { FlagStatus } from "@flagstaff/core";
+import type { FlagStatus, GrantRole, UserRole } from "@flagstaff/core";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
 import { type ChangeSet, GLOBAL_STREAM, type Role } from "./changes.js";
@@ -6,6 +6,7 @@ import {
   readChangeSetsSince,
   type EvaluationRows,
   readEvaluationRows,
+  readPeopleRows,
   readStreamVersion,
   readStreamVersions,
 } from "./feed.repository.js";
@@ -61,6 +62,7 @@ export class ChangeFeed {
       const versions = await readStreamVersions(trx);
       const rows = await readEvaluationRows(trx);
       this.fill(rows);
+      this.fillPeople(await readPeopleRows(trx));
       for (const [stream, version] of versions) this.snapshot.versions.set(stream, version);
       for (const [projectId, project] of this.snapshot.projects)
         for (const state of project.environments.values()) state.evaluationVersion = versions.get(projectId) ?? 0;
@@ -210,11 +212,23 @@ export class ChangeFeed {
       if (stream === GLOBAL_STREAM) {
         const keys = await trx
           .selectFrom("api_keys")
-          .select(["id", "name", "key_hash", "role"])
-          .where("project_id", "is", null)
+          .select(["id", "name", "key_hash", "role", "project_id", "environment_id", "user_id"])
+          .where((eb) => eb.or([eb("project_id", "is", null), eb("user_id", "is not", null)]))
           .execute();
-        this.snapshot.dropAdminKeys();
-        for (const key of keys) this.snapshot.putKey(key.id, key.key_hash, key.role as Role, null, key.name, null);
+        this.snapshot.dropGlobalKeys();
+        for (const key of keys) {
+          this.snapshot.putKey(
+            key.id,
+            key.key_hash,
+            key.role as Role,
+            key.project_id,
+            key.name,
+            key.environment_id,
+            key.user_id,
+          );
+        }
+        this.snapshot.people.clear();
+        this.fillPeople(await readPeopleRows(trx));
       } else {
         this.snapshot.dropProject(stream);
         this.fill(await readEvaluationRows(trx, stream));
@@ -225,6 +239,20 @@ export class ChangeFeed {
     });
     this.snapshot.reloaded(stream);
     this.drain(stream);
+  }
+
+  private fillPeople(rows: Awaited<ReturnType<typeof readPeopleRows>>): void {
+    const people = this.snapshot.people;
+    for (const user of rows.users) {
+      people.putPerson({
+        id: user.id,
+        email: user.email,
+        name: user.name,
+        role: user.role as UserRole,
+        disabled: Number(user.disabled) === 1,
+      });
+    }
+    for (const grant of rows.grants) people.putGrant(grant.user_id, grant.project_id, grant.role as GrantRole);
   }
 
   private fill(rows: EvaluationRows): void {
@@ -242,7 +270,15 @@ export class ChangeFeed {
       snapshot.projects.set(project.id, new ProjectEnvironments(ids, defaults.get(project.id) ?? ids[0] ?? ""));
     }
     for (const key of rows.keys) {
-      snapshot.putKey(key.id, key.key_hash, key.role as Role, key.project_id, key.name, key.environment_id);
+      snapshot.putKey(
+        key.id,
+        key.key_hash,
+        key.role as Role,
+        key.project_id,
+        key.name,
+        key.environment_id,
+        key.user_id,
+      );
     }
     const flagsByConfig = new Map<string, FlagState>();
     for (const row of rows.flags) {

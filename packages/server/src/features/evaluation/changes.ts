@@ -1,9 +1,9 @@
-import type { KeyRole, ProjectChange } from "@flagstaff/core";
+import type { GrantRole, KeyRole, ProjectChange, UserRole } from "@flagstaff/core";
 
 /** Roles a key can hold; admin keys belong to no project. */
 export type Role = KeyRole;
 
-/** The stream that carries changes not tied to one project (admin keys). */
+/** The stream that carries changes not tied to one project (admin keys, people and their grants, personal keys). */
 export const GLOBAL_STREAM = "";
 
 /**
@@ -38,8 +38,23 @@ export type Change =
       readonly projectId: string | null;
       /** The environment the key is bound to; absent in change sets logged before environments. */
       readonly environment?: string | null;
+      /** A personal key's person; absent for service keys. */
+      readonly userId?: string;
     }
   | { readonly kind: "key.deleted"; readonly id: string }
+  // People and grants ride the global stream only: a project's stream is sent to SDKs, which must never
+  // learn who works on the project.
+  | {
+      readonly kind: "user.put";
+      readonly id: string;
+      readonly email: string;
+      readonly name: string;
+      readonly role: UserRole;
+      readonly disabled: boolean;
+    }
+  | { readonly kind: "user.deleted"; readonly id: string }
+  | { readonly kind: "grant.put"; readonly userId: string; readonly grantProject: string; readonly role: GrantRole }
+  | { readonly kind: "grant.deleted"; readonly userId: string; readonly grantProject: string }
   // A project's evaluation changes: the form @flagstaff/core applies (and the stream sends), plus the
   // project and the environment they belong to. A flag change without an environment is one of every
   // environment (a new flag starts disabled in all; a deleted one leaves all); segment changes are the

@@ -24,6 +24,7 @@ export function evaluationChanges(event: DomainEvent): Change[] {
           role: event.after.role,
           projectId: event.projectId,
           environment: event.after.environment ?? null,
+          ...(event.after.userId === undefined ? {} : { userId: event.after.userId }),
         },
       ];
     case "key.revoked":
@@ -106,6 +107,17 @@ export function evaluationChanges(event: DomainEvent): Change[] {
         ? []
         : [{ kind: "segment.conditions", projectId: event.projectId, segmentId: event.target.id, conditions }];
     }
+    case "user.created":
+    case "user.updated": {
+      const { email, name, role, disabled } = event.after;
+      return [{ kind: "user.put", id: event.target.id, email, name, role, disabled }];
+    }
+    case "user.deleted":
+      return [{ kind: "user.deleted", id: event.target.id }];
+    case "access.granted":
+      return [{ kind: "grant.put", userId: event.target.id, grantProject: event.projectId, role: event.after.role }];
+    case "access.revoked":
+      return [{ kind: "grant.deleted", userId: event.target.id, grantProject: event.projectId }];
     case "actor.updated":
     case "webhook.created":
     case "webhook.updated":

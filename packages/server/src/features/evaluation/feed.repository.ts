@@ -130,6 +130,7 @@ export interface EvaluationRows {
     role: string;
     project_id: string | null;
     environment_id: string | null;
+    user_id: string | null;
   }[];
   /** Every flag's configuration in every environment, with the flag's name. */
   flags: {
@@ -172,7 +173,7 @@ export async function readEvaluationRows(db: Executor, projectId?: string): Prom
     .execute();
   const keys = await db
     .selectFrom("api_keys")
-    .select(["id", "name", "key_hash", "role", "project_id", "environment_id"])
+    .select(["id", "name", "key_hash", "role", "project_id", "environment_id", "user_id"])
     .$if(one, (q) => q.where("project_id", "=", projectId as string))
     .execute();
   const flags = await db
@@ -223,4 +224,11 @@ export async function readEvaluationRows(db: Executor, projectId?: string): Prom
     .$if(one, (q) => q.where("project_id", "=", projectId as string))
     .execute();
   return { projects, environments, keys, flags, flagActors, flagSegments, segmentActors, segmentConditions };
+}
+
+/** Every person and grant, for the global stream's part of the snapshot. */
+export async function readPeopleRows(db: Kysely<Database>) {
+  const users = await db.selectFrom("users").select(["id", "email", "name", "role", "disabled"]).execute();
+  const grants = await db.selectFrom("project_grants").select(["user_id", "project_id", "role"]).execute();
+  return { users, grants };
 }

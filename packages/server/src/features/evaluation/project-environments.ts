@@ -3,7 +3,17 @@ import type { Change } from "./changes.js";
 
 type ProjectScopedChange = Exclude<
   Change,
-  { kind: "project.created" | "project.deleted" | "key.created" | "key.deleted" }
+  {
+    kind:
+      | "project.created"
+      | "project.deleted"
+      | "key.created"
+      | "key.deleted"
+      | "user.put"
+      | "user.deleted"
+      | "grant.put"
+      | "grant.deleted";
+  }
 >;
 
 /**

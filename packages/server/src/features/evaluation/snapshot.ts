@@ -2,6 +2,7 @@ import { compareText, type FlagState, ProjectState } from "@flagstaff/core";
 import { environmentNotFound, projectNotFound } from "../../errors.js";
 import { type Change, type ChangeSet, FIRST_ENVIRONMENT, type Role } from "./changes.js";
 import { ProjectEnvironments } from "./project-environments.js";
+import { PeopleState } from "../people/people-state.js";
 
 // The project state and its rules live in @flagstaff/core, shared with the SDK's local evaluator.
 export { compareText, type FlagState, ProjectEnvironments, ProjectState };
@@ -12,15 +13,26 @@ export interface SnapshotListener {
   reloaded?(stream: string): void;
 }
 
+/**
+ * Who a request is made by: a key (a service key, or a person's personal key), or a person's session.
+ * For a person, `role`, `projectId` and `environment` bound what they may do; the person's own role and
+ * grants (in `Snapshot.people`) bound it further, at every request (see authorization.ts).
+ */
 export interface Principal {
+  /** The key's id; for a session, `ses_` and a digest of its id (rate limits and stream caps count per session). */
   readonly keyId: string;
-  /** The key's name, recorded with each write it makes. */
+  /** The key's name, recorded with each write it makes (a session: the person's name). */
   readonly keyName: string;
+  /** A key's role; for a session, admin (the person's own role and grants are what bound it). */
   readonly role: Role;
-  /** null for admin keys. */
+  /** null for admin keys, sessions and personal keys of no project. */
   readonly projectId: string | null;
   /** The environment the key is bound to; null: none (admin keys, unbound write keys). */
   readonly environment: string | null;
+  /** The person behind a session or a personal key; absent for service keys. */
+  readonly userId?: string;
+  /** How a person is signed in; absent for service keys. */
+  readonly via?: "session" | "key";
 }
 
 /**
@@ -29,6 +41,8 @@ export interface Principal {
  */
 export class Snapshot {
   readonly projects = new Map<string, ProjectEnvironments>();
+  /** People and their grants (the global stream). */
+  readonly people = new PeopleState();
   private readonly keysByHash = new Map<string, Principal>();
   private readonly hashByKeyId = new Map<string, string>();
   /** Highest version applied, per stream. */
@@ -79,8 +93,13 @@ export class Snapshot {
     projectId: string | null,
     name: string,
     environment: string | null,
+    userId?: string | null,
   ): void {
-    this.keysByHash.set(hash, { keyId: id, keyName: name, role, projectId, environment });
+    const principal: Principal =
+      userId === undefined || userId === null
+        ? { keyId: id, keyName: name, role, projectId, environment }
+        : { keyId: id, keyName: name, role, projectId, environment, userId, via: "key" };
+    this.keysByHash.set(hash, principal);
     this.hashByKeyId.set(id, hash);
   }
 
@@ -91,16 +110,18 @@ export class Snapshot {
     this.keysByHash.delete(hash);
   }
 
-  /** Forgets every admin key, before the global stream is read afresh. */
-  dropAdminKeys(): void {
+  /** Forgets the global stream's keys (admin keys and every personal key), before it is read afresh. */
+  dropGlobalKeys(): void {
     for (const [id, hash] of this.hashByKeyId) {
-      if (this.keysByHash.get(hash)?.projectId === null) this.deleteKey(id);
+      const key = this.keysByHash.get(hash);
+      if (key?.projectId === null || key?.userId !== undefined) this.deleteKey(id);
     }
   }
 
-  /** Drops a project with its flags, segments and keys. */
+  /** Drops a project with its flags, segments, keys and grants. */
   dropProject(projectId: string): void {
     this.projects.delete(projectId);
+    this.people.dropProject(projectId);
     for (const [id, hash] of this.hashByKeyId) {
       if (this.keysByHash.get(hash)?.projectId === projectId) this.deleteKey(id);
     }
@@ -141,10 +162,32 @@ export class Snapshot {
           change.name ?? "",
           // Keys logged before environments were all of the first one (admin keys of none).
           change.environment !== undefined ? change.environment : change.projectId === null ? null : FIRST_ENVIRONMENT,
+          change.userId,
         );
         return [];
       case "key.deleted":
         this.deleteKey(change.id);
+        return [];
+      case "user.put":
+        this.people.putPerson({
+          id: change.id,
+          email: change.email,
+          name: change.name,
+          role: change.role,
+          disabled: change.disabled,
+        });
+        return [];
+      case "user.deleted":
+        this.people.deletePerson(change.id);
+        for (const [id, hash] of this.hashByKeyId) {
+          if (this.keysByHash.get(hash)?.userId === change.id) this.deleteKey(id);
+        }
+        return [];
+      case "grant.put":
+        this.people.putGrant(change.userId, change.grantProject, change.role);
+        return [];
+      case "grant.deleted":
+        this.people.deleteGrant(change.userId, change.grantProject);
         return [];
       default: {
         const project = this.projects.get(change.projectId);

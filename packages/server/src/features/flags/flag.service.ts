@@ -42,6 +42,7 @@ import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import type { EnvironmentScope } from "../../http/environment.js";
 import { anyNameBeyond, pageOfNames } from "../evaluation/name-scan.js";
 import { countEnvironments, listEnvironments, resolveEnvironment } from "../environments/environment.repository.js";
+import { refuseProtected } from "../environments/environment-guard.js";
 import { existingSegmentIds, findSegment } from "../segments/segment.repository.js";
 import * as repo from "./flag.repository.js";
 import { checkConfiguration, refuseProblems } from "./targeting.js";
@@ -355,6 +356,17 @@ export class FlagService {
       // A request that changes nothing writes nothing: no event, updatedAt and the version stay.
       if (!fieldsChanged && !membershipChanged)
         return { result: await this.presentOne(trx, flag, ownOnly), events: [] };
+      // The definition (description, variants) is every environment's; the rest is this one's configuration.
+      const configurationChanged =
+        membershipChanged ||
+        next.status !== flag.status ||
+        next.percentageActors !== flag.percentageActors ||
+        next.percentageCalls !== flag.percentageCalls ||
+        next.onVariant !== flag.onVariant ||
+        next.offVariant !== flag.offVariant ||
+        !sameJSON(next.rules, flag.rules) ||
+        !sameJSON(next.prerequisites, flag.prerequisites);
+      if (configurationChanged) await refuseProtected(trx, context, projectId, environmentId);
 
       const now = isoTime(this.clock.now());
       next.updatedAt = now;
@@ -691,6 +703,7 @@ export class FlagService {
       if (!fieldsChanged && Object.values(delta).every((ids) => ids.length === 0)) {
         return { result: await this.presentOne(trx, flag, scope.ownOnly), events: [] };
       }
+      await refuseProtected(trx, context, projectId, to);
       const now = isoTime(this.clock.now());
       next.updatedAt = now;
       if (next.status !== flag.status) next.statusChangedAt = now;

@@ -10,20 +10,48 @@ import type { Role } from "../evaluation/changes.js";
 // The target kinds are the API's contract, shared with the clients: @flagstaff/core.
 export type { TargetKind } from "@flagstaff/core";
 
-/** Who made a write: a key (with its name as it was then), or the service itself. */
+/**
+ * Who made a write: a person (signed in, or with one of their keys), a service key (with its name as it
+ * was then), or the service itself. Events stored before people existed lack `type`; the history adds it
+ * when it reads them (see event.repository.ts).
+ */
 export type EventActor =
-  | { readonly keyId: string; readonly keyName: string; readonly role: Role }
-  | { readonly system: "startup" | "admin-key-command" | "webhook-dispatcher" };
+  | {
+      readonly type: "user";
+      readonly id: string;
+      readonly email: string;
+      readonly name: string;
+      readonly via: "session" | "key";
+      readonly keyId?: string;
+      readonly keyName?: string;
+    }
+  | { readonly type: "key"; readonly keyId: string; readonly keyName: string; readonly role: Role }
+  | { readonly type: "system"; readonly system: SystemActor };
+
+/** The service's own writers: start-up, the admin-key command, the webhook dispatcher, single sign-on. */
+type SystemActor = "startup" | "admin-key-command" | "webhook-dispatcher" | "sign-in";
 
 /** The caller and request a write is made for; routes build it from the request, system callers name themselves. */
 export interface WriteContext {
   readonly actor: EventActor;
   readonly requestId: string | null;
+  /**
+   * Whether the caller may change configurations of protected environments (a project admin, an admin,
+   * the service itself). Services that change a configuration check it; see environment-guard.ts.
+   */
+  readonly mayConfigureProtected: boolean;
 }
 
-export const STARTUP: WriteContext = { actor: { system: "startup" }, requestId: null };
-export const ADMIN_KEY_COMMAND: WriteContext = { actor: { system: "admin-key-command" }, requestId: null };
-export const WEBHOOK_DISPATCHER: WriteContext = { actor: { system: "webhook-dispatcher" }, requestId: null };
+const system = (name: SystemActor): WriteContext => ({
+  actor: { type: "system", system: name },
+  requestId: null,
+  mayConfigureProtected: true,
+});
+export const STARTUP = system("startup");
+export const ADMIN_KEY_COMMAND = system("admin-key-command");
+export const WEBHOOK_DISPATCHER = system("webhook-dispatcher");
+/** Single sign-on adding a person at their first sign-in, or setting their role from the provider's claim. */
+export const SIGN_IN = system("sign-in");
 
 // What the history records of each kind of target, before and after a write (never a secret). Type
 // aliases, not interfaces: a published event's states are plain JSON records.
@@ -34,6 +62,8 @@ export type KeyRecord = {
   readonly role: Role;
   /** The environment the key is bound to (absent in events recorded before environments). */
   readonly environment?: string | null;
+  /** A personal key's person (absent for service keys). */
+  readonly userId?: string;
 };
 /**
  * A flag as the history records it, with its targeting: the definition's type and variants, the
@@ -60,7 +90,19 @@ export type EnvironmentRecord = {
   readonly name: string;
   readonly description: string;
   readonly default: boolean;
+  /** Only project admins change its configurations (absent in events recorded before it: false). */
+  readonly protected?: boolean;
 };
+/** A person as the history records them: never a password or its hash. */
+export type UserRecord = {
+  readonly email: string;
+  readonly name: string;
+  readonly role: "admin" | "member";
+  readonly disabled: boolean;
+  readonly hasPassword: boolean;
+};
+/** A person's grant on a project, as the history records it (the target names the person). */
+export type AccessRecord = { readonly role: "admin" | "write" | "read" };
 /** An environment as created: its record, and the environment its configurations were copied from. */
 export type EnvironmentCreation = EnvironmentRecord & { readonly copyFrom: string | null };
 export type SegmentRecord = {
@@ -124,7 +166,13 @@ export type DomainEvent =
   | EventOf<"webhook.deleted", "webhook", WebhookRecord, null>
   | EventOf<"environment.created", "environment", null, EnvironmentCreation>
   | EventOf<"environment.updated", "environment", EnvironmentRecord, EnvironmentRecord>
-  | EventOf<"environment.deleted", "environment", EnvironmentRecord, null>;
+  | EventOf<"environment.deleted", "environment", EnvironmentRecord, null>
+  // People belong to no project; their events are kept apart from every project's history, as admin keys'.
+  | EventOf<"user.created", "user", null, UserRecord, null>
+  | EventOf<"user.updated", "user", UserRecord, UserRecord, null>
+  | EventOf<"user.deleted", "user", UserRecord, null, null>
+  | EventOf<"access.granted", "access", AccessRecord | null, AccessRecord>
+  | EventOf<"access.revoked", "access", AccessRecord, null>;
 
 export type EventType = DomainEvent["type"];
 

@@ -1,4 +1,4 @@
-import type { Kysely, SelectQueryBuilder, Transaction } from "kysely";
+import type { Kysely, Selectable, SelectQueryBuilder, Transaction } from "kysely";
 import type { Database, EventsTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
 import { redactState, redactUrl } from "../webhooks/redacted-url.js";
@@ -23,6 +23,8 @@ export interface EventFilter {
   readonly environment?: string;
   /** Leaves out the events of every other environment (for keys bound to this one); the rest stay. */
   readonly withinEnvironment?: string;
+  /** Only the changes of this person (usr_…) or key. */
+  readonly actorId?: string;
 }
 
 /** Stores events in the history, in the write's transaction. */
@@ -44,9 +46,21 @@ export async function insertEvents(trx: Transaction<Database>, events: readonly 
         request_id: e.requestId,
         environment_id: e.environment ?? null,
         created_at: e.createdAt,
+        actor_id: actorIdOf(e.actor),
       })),
     )
     .execute();
+}
+
+/** The id `?actor=` finds an event by: the person's, or the key's; none for the service's own writes. */
+const actorIdOf = (actor: EventActor): string | null =>
+  actor.type === "user" ? actor.id : actor.type === "key" ? actor.keyId : null;
+
+/** An actor as stored; those recorded before people existed have no `type`, which is added here. */
+function readActor(text: string): EventActor {
+  const actor = JSON.parse(text) as Record<string, unknown>;
+  if (actor.type !== undefined) return actor as EventActor;
+  return (actor.keyId !== undefined ? { type: "key", ...actor } : { type: "system", ...actor }) as EventActor;
 }
 
 const parse = (text: string | null) => (text === null ? null : (JSON.parse(text) as Record<string, unknown>));
@@ -55,7 +69,7 @@ const parse = (text: string | null) => (text === null ? null : (JSON.parse(text)
  * A stored event as read. Webhook URLs are redacted again on the way out: events recorded before the
  * service redacted them at recording still hold the URL as given.
  */
-export function toEvent(row: EventsTable): StoredEvent {
+export function toEvent(row: Selectable<EventsTable>): StoredEvent {
   if (row.target_kind === "webhook") {
     const event = readEvent(row);
     return {
@@ -68,14 +82,14 @@ export function toEvent(row: EventsTable): StoredEvent {
   return readEvent(row);
 }
 
-function readEvent(row: EventsTable): StoredEvent {
+function readEvent(row: Selectable<EventsTable>): StoredEvent {
   return {
     id: row.id,
     type: row.type as EventType,
     projectId: row.project_id,
     ...(row.environment_id === null ? {} : { environment: row.environment_id }),
     createdAt: row.created_at,
-    actor: JSON.parse(row.actor) as EventActor,
+    actor: readActor(row.actor),
     target: { kind: row.target_kind as TargetKind, id: row.target_id, name: row.target_name },
     before: parse(row.before),
     after: parse(row.after),
@@ -94,6 +108,7 @@ function filtered(db: Executor, filter: EventFilter): SelectQueryBuilder<Databas
     q = q.where("target_kind", "=", "segment").where("target_id", "=", filter.segmentId);
   }
   if (filter.environment !== undefined) q = q.where("environment_id", "=", filter.environment);
+  if (filter.actorId !== undefined) q = q.where("actor_id", "=", filter.actorId);
   if (filter.withinEnvironment !== undefined) {
     const own = filter.withinEnvironment;
     q = q.where((eb) => eb.or([eb("environment_id", "is", null), eb("environment_id", "=", own)]));

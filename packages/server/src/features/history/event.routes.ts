@@ -1,5 +1,4 @@
 import { Type } from "typebox";
-import { allows } from "../../http/auth.js";
 import { errorResponses, PageOf } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { toPageQuery } from "../../pagination.js";
@@ -30,7 +29,7 @@ export function eventRoutes(app: TypedApp, events: EventService): void {
       const { projectId } = request.params;
       // The webhooks API is admin-only: its events are too, or they would show the webhooks to other keys.
       const principal = request.principal;
-      const seesWebhooks = principal !== undefined && allows(principal, "admin", projectId);
+      const seesWebhooks = request.projectRole === "admin";
       const boundTo = principal?.environment ?? null;
       return events.list(projectId, filters, toPageQuery({ limit, before, after }, 1), seesWebhooks, boundTo);
     },

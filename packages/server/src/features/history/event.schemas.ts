@@ -23,6 +23,13 @@ const historyFilters = {
         "Only events of this environment: its configurations' changes and its own events. A key bound to an environment never sees another's. Extension.",
     }),
   ),
+  actor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: "Only the changes of this person (usr_…) or key (key_…). Extension.",
+    }),
+  ),
 };
 
 export const ListEventsQuery = Type.Object(
@@ -49,4 +56,5 @@ export interface HistoryQuery {
   since?: string;
   until?: string;
   environment?: string;
+  actor?: string;
 }

@@ -56,6 +56,7 @@ export class EventService {
       since: normalTime(query.since, "since"),
       until: normalTime(query.until, "until"),
       ...(query.environment === undefined ? {} : { environment: query.environment }),
+      ...(query.actor === undefined ? {} : { actorId: query.actor }),
     };
   }
 

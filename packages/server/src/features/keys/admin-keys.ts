@@ -2,6 +2,10 @@ import { systemClock } from "../../clock.js";
 import type { DatabaseHandle } from "../../db/database.js";
 import { createUnitOfWork } from "../../write-path/create-unit-of-work.js";
 import { KeyService } from "./key.service.js";
+import { PeopleState } from "../people/people-state.js";
+import { PeopleService } from "../people/people.service.js";
+import { Sessions } from "../people/sessions.js";
+import { SignInService } from "../people/sign-in.service.js";
 
 const quiet = { warn() {} };
 
@@ -13,4 +17,16 @@ const quiet = { warn() {} };
 export function offlineKeyService(handle: DatabaseHandle): KeyService {
   const work = createUnitOfWork(handle, systemClock, quiet);
   return new KeyService(handle.db, work, systemClock);
+}
+
+/** People operations over an open database without a running server (`admin-key user create`). */
+export function offlinePeople(handle: DatabaseHandle): { people: PeopleService; signIn: SignInService } {
+  const work = createUnitOfWork(handle, systemClock, quiet);
+  // Nothing here authenticates: the people state and the sessions are never consulted by create.
+  const state = new PeopleState();
+  const sessions = new Sessions(handle.db, systemClock, state, { idleMs: 1, maxMs: 1, secure: false });
+  return {
+    people: new PeopleService(handle.db, work, systemClock, state, sessions),
+    signIn: new SignInService(handle.db, systemClock),
+  };
 }

@@ -7,7 +7,7 @@ import type { ApiKey } from "./key.schemas.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-const toKey = (row: Omit<ApiKeysTable, "key_hash">): ApiKey => ({
+const toKey = (row: Omit<ApiKeysTable, "key_hash" | "user_id">): ApiKey => ({
   id: row.id,
   name: row.name,
   role: row.role as ApiKey["role"],
@@ -18,7 +18,12 @@ const toKey = (row: Omit<ApiKeysTable, "key_hash">): ApiKey => ({
 
 const COLUMNS = ["id", "name", "role", "project_id", "environment_id", "created_at"] as const;
 
-export async function insertKey(trx: Transaction<Database>, key: ApiKey, hash: string): Promise<void> {
+export async function insertKey(
+  trx: Transaction<Database>,
+  key: ApiKey,
+  hash: string,
+  userId: string | null = null,
+): Promise<void> {
   await trx
     .insertInto("api_keys")
     .values({
@@ -29,6 +34,7 @@ export async function insertKey(trx: Transaction<Database>, key: ApiKey, hash: s
       environment_id: key.environment,
       key_hash: hash,
       created_at: key.createdAt,
+      user_id: userId,
     })
     .execute();
 }
@@ -43,18 +49,24 @@ export async function deleteKey(
     .deleteFrom("api_keys")
     .where("id", "=", id)
     .where("project_id", "=", projectId)
+    .where("user_id", "is", null)
     .returning(["name", "role", "environment_id"])
     .executeTakeFirst();
   return row && { name: row.name, role: row.role as Role, environment: row.environment_id };
 }
 
 export async function listKeys(db: Executor, projectId: string, page: PageQuery): Promise<ApiKey[]> {
-  const query = db.selectFrom("api_keys").select(COLUMNS).where("project_id", "=", projectId);
+  // A project's service keys; personal keys are their people's (GET /users/me/keys).
+  const query = db
+    .selectFrom("api_keys")
+    .select(COLUMNS)
+    .where("project_id", "=", projectId)
+    .where("user_id", "is", null);
   return (await keysetPage(query, ["created_at", "id"], page).execute()).map(toKey);
 }
 
 export async function keysBeyond(db: Executor, projectId: string, side: "before" | "after", key: SortKey) {
-  const query = db.selectFrom("api_keys").select("id").where("project_id", "=", projectId);
+  const query = db.selectFrom("api_keys").select("id").where("project_id", "=", projectId).where("user_id", "is", null);
   return (await beyondKey(query, ["created_at", "id"], side, key).execute()).length > 0;
 }
 
@@ -63,7 +75,12 @@ export async function hasKeyWithHash(db: Executor, hash: string): Promise<boolea
 }
 
 export async function hasAdminKey(db: Executor): Promise<boolean> {
-  const row = await db.selectFrom("api_keys").select("id").where("role", "=", "admin").executeTakeFirst();
+  const row = await db
+    .selectFrom("api_keys")
+    .select("id")
+    .where("role", "=", "admin")
+    .where("user_id", "is", null)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -72,6 +89,7 @@ export async function listAdminKeys(db: Executor): Promise<ApiKey[]> {
     .selectFrom("api_keys")
     .select(COLUMNS)
     .where("role", "=", "admin")
+    .where("user_id", "is", null)
     .orderBy("created_at")
     .orderBy("id")
     .execute();
@@ -87,6 +105,7 @@ export async function deleteAdminKey(
     .deleteFrom("api_keys")
     .where("id", "=", id)
     .where("role", "=", "admin")
+    .where("user_id", "is", null)
     .returning(["name", "role"])
     .executeTakeFirst();
   return row && { name: row.name, role: row.role as Role, environment: null };

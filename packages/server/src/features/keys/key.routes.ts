@@ -6,8 +6,9 @@ import { toPageQuery } from "../../pagination.js";
 import { AppError } from "../../errors.js";
 import { CreateKeyBody, WhoAmISchema } from "./key.schemas.js";
 import type { KeyService } from "./key.service.js";
+import type { PeopleState } from "../people/people-state.js";
 
-export function keyRoutes(app: TypedApp, keys: KeyService): void {
+export function keyRoutes(app: TypedApp, keys: KeyService, people: PeopleState): void {
   app.addSchema(WhoAmISchema);
   app.get(
     "/whoami",
@@ -23,12 +24,23 @@ export function keyRoutes(app: TypedApp, keys: KeyService): void {
     async (request) => {
       const principal = request.principal;
       if (!principal) throw new AppError(500, "internal", "An identified route was reached without a key.");
-      return {
+      const base = {
         keyId: principal.keyId,
         name: principal.keyName,
         role: principal.role,
         projectId: principal.projectId,
         environment: principal.environment,
+      };
+      const person = request.person;
+      if (!person || principal.via === undefined) return base;
+      const grants = [...people.grantsOf(person.id)].map(([projectId, role]) => ({ projectId, role }));
+      const most = grants.some((g) => g.role !== "read") ? "write" : "read";
+      return {
+        ...base,
+        ...(principal.via === "session" ? { role: person.role === "admin" ? "admin" : most } : {}),
+        via: principal.via,
+        user: { id: person.id, email: person.email, name: person.name, role: person.role },
+        grants,
       };
     },
   );

@@ -301,7 +301,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
         openEventStream(reply),
         projectId,
         principal.environment,
-        principal.keyId,
+        principal,
         lastEventId(request.headers["last-event-id"]),
       );
     },

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from "kysely";
+import type { Kysely, SelectQueryBuilder, Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
 import type { Database, ProjectsTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
@@ -25,11 +25,33 @@ export async function deleteProject(trx: Transaction<Database>, id: string): Pro
   return Number(result.numDeletedRows) > 0;
 }
 
-export async function listProjects(db: Executor, page: PageQuery): Promise<Project[]> {
-  const rows = await keysetPage(db.selectFrom("projects").selectAll(), ["id"], page).execute();
+/** Projects by id; with `grantedTo`, only those the person holds a grant on. */
+export async function listProjects(db: Executor, page: PageQuery, grantedTo?: string): Promise<Project[]> {
+  const rows = await keysetPage(visible(db.selectFrom("projects").selectAll(), grantedTo), ["id"], page).execute();
   return rows.map(toProject);
 }
 
-export async function projectsBeyond(db: Executor, side: "before" | "after", key: SortKey): Promise<boolean> {
-  return (await beyondKey(db.selectFrom("projects").select("id"), ["id"], side, key).execute()).length > 0;
+export async function projectsBeyond(
+  db: Executor,
+  side: "before" | "after",
+  key: SortKey,
+  grantedTo?: string,
+): Promise<boolean> {
+  return (
+    (await beyondKey(visible(db.selectFrom("projects").select("id"), grantedTo), ["id"], side, key).execute()).length >
+    0
+  );
+}
+
+function visible<Q extends SelectQueryBuilder<Database, "projects", any>>(query: Q, grantedTo: string | undefined): Q {
+  if (grantedTo === undefined) return query;
+  return query.where((eb) =>
+    eb.exists(
+      eb
+        .selectFrom("project_grants")
+        .select("project_grants.project_id")
+        .whereRef("project_grants.project_id", "=", "projects.id")
+        .where("project_grants.user_id", "=", grantedTo),
+    ),
+  ) as Q;
 }

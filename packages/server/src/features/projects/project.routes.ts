@@ -30,15 +30,20 @@ export function projectRoutes(app: TypedApp, projects: ProjectService): void {
   app.get(
     "/projects",
     {
-      config: { access: "admin" },
+      config: { access: "listing" },
       schema: {
         tags: ["projects"],
-        summary: "List projects, ordered by id (extension; admin)",
+        summary: "List projects, ordered by id (extension; admin, or a person: the projects granted to them)",
         querystring: PageQuery,
         response: { 200: PageOf(Type.Ref("Project")), ...errorResponses(400, 401, 403, 429, 500, 503) },
       },
     },
-    async (request) => projects.list(toPageQuery(request.query, 1)),
+    async (request) => {
+      // An admin (key or person) sees every project; a member only those granted to them.
+      const person = request.person;
+      const member = person !== undefined && person.role !== "admin";
+      return projects.list(toPageQuery(request.query, 1), member ? person.id : undefined);
+    },
   );
 
   app.get(

@@ -57,6 +57,7 @@ export class ProjectService {
             name: environment.name,
             description: environment.description ?? "",
             default: index === 0,
+            protected: environment.protected ?? false,
             createdAt: now,
             updatedAt: now,
           });
@@ -87,13 +88,14 @@ export class ProjectService {
     return project;
   }
 
-  async list(page: PageQuery): Promise<Page<Project>> {
-    const rows = await repo.listProjects(this.db, page);
+  /** Every project; with `grantedTo` (a member), only the projects granted to that person. */
+  async list(page: PageQuery, grantedTo?: string): Promise<Page<Project>> {
+    const rows = await repo.listProjects(this.db, page, grantedTo);
     return assemblePage(
       page,
       rows,
       (p) => [p.id],
-      (side, key) => repo.projectsBeyond(this.db, side, key),
+      (side, key) => repo.projectsBeyond(this.db, side, key, grantedTo),
     );
   }
 

@@ -4,7 +4,8 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
 import type { ChangeSet } from "../evaluation/changes.js";
 import { readChangeSetsWithin } from "../evaluation/feed.repository.js";
-import type { Snapshot } from "../evaluation/snapshot.js";
+import type { Principal, Snapshot } from "../evaluation/snapshot.js";
+import { isActive, roleOn } from "../../http/authorization.js";
 import { eventChunks } from "./snapshot-event.js";
 
 /**
@@ -66,6 +67,8 @@ interface Client {
   /** The environment it follows: its key's, or null for the project's default (wherever that moves). */
   readonly environment: string | null;
   readonly keyId: string;
+  /** Who opened it: the stream ends when they may no longer read the project. */
+  readonly holder: Principal;
   readonly response: ServerResponse;
   /** The project version this client's state is at. */
   version: number;
@@ -165,10 +168,10 @@ export class ProjectStreams {
     response: ServerResponse,
     projectId: string,
     environment: string | null,
-    keyId: string,
+    holder: Principal,
     lastEventId: number | undefined,
   ) {
-    const client = this.add("state", response, projectId, environment, keyId);
+    const client = this.add("state", response, projectId, environment, holder);
     const current = this.snapshot.versions.get(projectId) ?? 0;
     // Further behind than a replay may go (`Last-Event-ID: 0` on a long log): a snapshot, without reading the log.
     if (lastEventId === undefined || lastEventId > current || current - lastEventId > this.limits.replayMaxVersions) {
@@ -204,10 +207,10 @@ export class ProjectStreams {
     response: ServerResponse,
     projectId: string,
     environment: string | null,
-    keyId: string,
+    holder: Principal,
     lastEventId: number | undefined,
   ): void {
-    const client = this.add("refetch", response, projectId, environment, keyId);
+    const client = this.add("refetch", response, projectId, environment, holder);
     const state = this.stateFor(client);
     if (!state) {
       this.end(client);
@@ -232,13 +235,15 @@ export class ProjectStreams {
     response: ServerResponse,
     projectId: string,
     environment: string | null,
-    keyId: string,
+    holder: Principal,
   ): Client {
+    const keyId = holder.keyId;
     const client: Client = {
       kind,
       projectId,
       environment,
       keyId,
+      holder,
       response,
       version: 0,
       pending: undefined,
@@ -334,13 +339,19 @@ export class ProjectStreams {
     const revoked = new Set<string>();
     let deletedProject: string | undefined;
     let defaultMoved = false;
+    let peopleChanged = false;
     for (const change of set.changes) {
       if (change.kind === "key.deleted") revoked.add(change.id);
+      if (change.kind.startsWith("user.") || change.kind.startsWith("grant.")) peopleChanged = true;
       if (change.kind === "project.deleted") deletedProject = change.projectId;
       if (change.kind === "environment.default") defaultMoved = true;
     }
     for (const client of this.clients) {
-      if (revoked.has(client.keyId) || client.projectId === deletedProject) {
+      if (
+        revoked.has(client.keyId) ||
+        client.projectId === deletedProject ||
+        (peopleChanged && !this.mayGoOn(client))
+      ) {
         this.end(client);
         continue;
       }
@@ -363,6 +374,18 @@ export class ProjectStreams {
     }
   }
 
+  /**
+   * Whether a stream's holder may still read its project: a key not revoked; a person (by key or session)
+   * not disabled, and still granted the project.
+   */
+  private mayGoOn(client: Client): boolean {
+    const holder = client.holder;
+    if (holder.via !== "session" && !this.snapshot.keyById(holder.keyId)) return false;
+    if (holder.userId === undefined) return true;
+    const people = this.snapshot.people;
+    return isActive(holder, people) && roleOn(holder, client.projectId, people) !== undefined;
+  }
+
   /** The snapshot read a project afresh (it missed changes the log no longer has): start its streams over. */
   private reloaded(stream: string): void {
     for (const client of this.clients) {
@@ -370,7 +393,7 @@ export class ProjectStreams {
       // by one: a key the fresh read no longer holds (a project's key, or an admin key when the admin
       // stream was read) ends its stream, and never sees the state read now (a project created again
       // under this id is another project).
-      if (!this.snapshot.keyById(client.keyId)) {
+      if (!this.mayGoOn(client)) {
         this.end(client);
         continue;
       }

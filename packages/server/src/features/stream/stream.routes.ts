@@ -44,10 +44,10 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
       const environment = requestEnvironment(request);
       if (!project.state(environment)) throw environmentNotFound(project.resolve(environment));
       // A principal is always there: the route requires a read key.
-      const keyId = request.principal?.keyId ?? "";
-      admitStream(streams, "state", keyId, reply);
+      const holder = request.principal as NonNullable<typeof request.principal>;
+      admitStream(streams, "state", holder.keyId, reply);
       const resumeFrom = lastEventId(request.headers["last-event-id"]);
-      await streams.open(openEventStream(reply), projectId, environment, keyId, resumeFrom);
+      await streams.open(openEventStream(reply), projectId, environment, holder, resumeFrom);
     },
   );
 }

@@ -1,0 +1,143 @@
+import { type Static, Type } from "typebox";
+import { GRANT_ROLES, KEY_ROLES, USER_ROLES } from "../contract/enums.js";
+import { NAME_MAX_LENGTH } from "../contract/limits.js";
+import { NullableTimestamp, oneOf, Timestamp } from "./common.js";
+
+/** Passwords: long enough to resist guessing without other factors, bounded so hashing stays cheap. */
+export const PASSWORD_MIN_LENGTH = 12;
+export const PASSWORD_MAX_LENGTH = 256;
+/** RFC 5321's longest path, 254 characters; the pattern only insists on one @ with text on both sides. */
+export const EMAIL_MAX_LENGTH = 254;
+
+const Email = Type.String({
+  minLength: 3,
+  maxLength: EMAIL_MAX_LENGTH,
+  pattern: "^[^@\\s]+@[^@\\s]+$",
+  description: "An e-mail address; compared case-insensitively",
+});
+const PersonName = Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH });
+const Password = Type.String({
+  minLength: PASSWORD_MIN_LENGTH,
+  maxLength: PASSWORD_MAX_LENGTH,
+  description: `${PASSWORD_MIN_LENGTH}–${PASSWORD_MAX_LENGTH} characters`,
+});
+const UserRole = oneOf(USER_ROLES);
+const GrantRole = oneOf(GRANT_ROLES);
+
+export const UserSchema = Type.Object(
+  {
+    id: Type.String({ description: "usr_ and a ULID" }),
+    email: Type.String(),
+    name: Type.String(),
+    role: UserRole,
+    disabled: Type.Boolean(),
+    createdAt: Timestamp,
+    lastSignInAt: NullableTimestamp,
+    hasPassword: Type.Boolean({ description: "Whether the person may sign in with a password" }),
+  },
+  { $id: "User", description: "A person who signs in to the console" },
+);
+export type User = Static<typeof UserSchema>;
+
+export const CreateUserBody = Type.Object(
+  {
+    email: Email,
+    name: PersonName,
+    role: Type.Optional(UserRole),
+    password: Type.Optional(Password),
+  },
+  { additionalProperties: false },
+);
+export type CreateUserInput = Static<typeof CreateUserBody>;
+
+export const UpdateUserBody = Type.Object(
+  {
+    name: Type.Optional(PersonName),
+    role: Type.Optional(UserRole),
+    disabled: Type.Optional(Type.Boolean()),
+    password: Type.Optional(Type.Union([Password, Type.Null()], { description: "null removes the password" })),
+  },
+  { additionalProperties: false },
+);
+export type UpdateUserInput = Static<typeof UpdateUserBody>;
+
+export const GrantSchema = Type.Object(
+  {
+    userId: Type.String(),
+    email: Type.String(),
+    name: Type.String(),
+    role: GrantRole,
+    createdAt: Timestamp,
+  },
+  { $id: "Grant", description: "A person's access to a project" },
+);
+export type Grant = Static<typeof GrantSchema>;
+
+export const GrantBody = Type.Object({ role: GrantRole }, { additionalProperties: false });
+
+export const LoginBody = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: EMAIL_MAX_LENGTH }),
+    password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH }),
+  },
+  { additionalProperties: false },
+);
+
+export const AuthMethodsSchema = Type.Object({
+  password: Type.Boolean({ description: "E-mail and password sign-in is on" }),
+  oidc: Type.Union([Type.Object({ name: Type.String() }), Type.Null()], {
+    description: "Single sign-on: the button's label; null when not configured",
+  }),
+});
+
+export const CreatePersonalKeyBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH }),
+    project: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "The one project it acts on; absent: every project the person reaches",
+      }),
+    ),
+    environment: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "The environment it is bound to (with project); default the project's default",
+      }),
+    ),
+    role: Type.Optional(oneOf(KEY_ROLES, { description: "Its highest role; default read" })),
+  },
+  { additionalProperties: false },
+);
+export type CreatePersonalKeyInput = Static<typeof CreatePersonalKeyBody>;
+
+export const PersonalKeySchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    role: oneOf(KEY_ROLES),
+    projectId: Type.Union([Type.String(), Type.Null()], { description: "null: every project the person reaches" }),
+    environment: Type.Union([Type.String(), Type.Null()]),
+    userId: Type.String(),
+    createdAt: Timestamp,
+  },
+  { $id: "PersonalKey", description: "A key that acts for a person, never with more than the person holds" },
+);
+export type PersonalKey = Static<typeof PersonalKeySchema>;
+
+export const CreatedPersonalKeySchema = Type.Object(
+  {
+    ...PersonalKeySchema.properties,
+    key: Type.String({ description: "The secret. Shown in this answer only; store it now." }),
+  },
+  { $id: "CreatedPersonalKey" },
+);
+export type CreatedPersonalKey = Static<typeof CreatedPersonalKeySchema>;
+
+/** The person behind a session or a personal key, as whoami and the history name them. */
+export const PersonSchema = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  name: Type.String(),
+  role: UserRole,
+});

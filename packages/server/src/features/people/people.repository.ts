@@ -1,0 +1,190 @@
+import type { GrantRole, UserRole } from "@flagstaff/core";
+import type { Grant, User } from "@flagstaff/core/schemas";
+import type { Kysely, Selectable, Transaction } from "kysely";
+import { beyondKey, keysetPage } from "../../db/keyset.js";
+import type { Database, UsersTable } from "../../db/schema.js";
+import type { PageQuery, SortKey } from "../../pagination.js";
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/** A person's row as the services use it: the API's shape and what stays inside (the password's hash). */
+export type UserRow = User & {
+  readonly passwordHash: string | null;
+  readonly failedSignIns: number;
+  readonly lockedUntil: string | null;
+};
+
+const USER_COLUMNS = [
+  "id",
+  "email",
+  "name",
+  "role",
+  "disabled",
+  "password_hash",
+  "failed_sign_ins",
+  "locked_until",
+  "created_at",
+  "last_sign_in_at",
+] as const;
+
+const toUser = (row: Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>): UserRow => ({
+  id: row.id,
+  email: row.email,
+  name: row.name,
+  role: row.role as UserRole,
+  disabled: Number(row.disabled) === 1,
+  createdAt: row.created_at,
+  lastSignInAt: row.last_sign_in_at,
+  hasPassword: row.password_hash !== null,
+  passwordHash: row.password_hash,
+  failedSignIns: Number(row.failed_sign_ins),
+  lockedUntil: row.locked_until,
+});
+
+/** The API's form of a person: nothing of the password but whether there is one. */
+export const publicUser = ({ passwordHash, failedSignIns, lockedUntil, ...user }: UserRow): User => user;
+
+export async function findUser(db: Executor, id: string): Promise<UserRow | undefined> {
+  const row = await db.selectFrom("users").select(USER_COLUMNS).where("id", "=", id).executeTakeFirst();
+  return row && toUser(row);
+}
+
+/** By e-mail, which is stored lower-cased. */
+export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
+  const row = await db
+    .selectFrom("users")
+    .select(USER_COLUMNS)
+    .where("email", "=", email.toLowerCase())
+    .executeTakeFirst();
+  return row && toUser(row);
+}
+
+export async function insertUser(trx: Transaction<Database>, user: UserRow): Promise<void> {
+  await trx
+    .insertInto("users")
+    .values({
+      id: user.id,
+      email: user.email,
+      name: user.name,
+      role: user.role,
+      disabled: user.disabled ? 1 : 0,
+      password_hash: user.passwordHash,
+      created_at: user.createdAt,
+      last_sign_in_at: user.lastSignInAt,
+    })
+    .execute();
+}
+
+export async function updateUser(
+  db: Executor,
+  id: string,
+  values: Partial<{
+    name: string;
+    role: UserRole;
+    disabled: boolean;
+    passwordHash: string | null;
+    failedSignIns: number;
+    lockedUntil: string | null;
+    lastSignInAt: string;
+  }>,
+): Promise<void> {
+  await db
+    .updateTable("users")
+    .set({
+      ...(values.name === undefined ? {} : { name: values.name }),
+      ...(values.role === undefined ? {} : { role: values.role }),
+      ...(values.disabled === undefined ? {} : { disabled: values.disabled ? 1 : 0 }),
+      ...(values.passwordHash === undefined ? {} : { password_hash: values.passwordHash }),
+      ...(values.failedSignIns === undefined ? {} : { failed_sign_ins: values.failedSignIns }),
+      ...(values.lockedUntil === undefined ? {} : { locked_until: values.lockedUntil }),
+      ...(values.lastSignInAt === undefined ? {} : { last_sign_in_at: values.lastSignInAt }),
+    })
+    .where("id", "=", id)
+    .execute();
+}
+
+export async function deleteUser(trx: Transaction<Database>, id: string): Promise<void> {
+  // Grants, sessions, sign-in tokens and personal keys go with the person (ON DELETE CASCADE).
+  await trx.deleteFrom("users").where("id", "=", id).execute();
+}
+
+export async function listUsers(db: Executor, page: PageQuery): Promise<UserRow[]> {
+  const query = db.selectFrom("users").select(USER_COLUMNS);
+  return (await keysetPage(query, ["created_at", "id"], page).execute()).map(toUser);
+}
+
+export async function usersBeyond(db: Executor, side: "before" | "after", key: SortKey): Promise<boolean> {
+  const query = db.selectFrom("users").select("id");
+  return (await beyondKey(query, ["created_at", "id"], side, key).execute()).length > 0;
+}
+
+export async function listGrants(db: Executor, projectId: string): Promise<Grant[]> {
+  const rows = await db
+    .selectFrom("project_grants")
+    .innerJoin("users", "users.id", "project_grants.user_id")
+    .select(["users.id", "users.email", "users.name", "project_grants.role", "project_grants.created_at"])
+    .where("project_grants.project_id", "=", projectId)
+    .orderBy("users.email")
+    .execute();
+  return rows.map((r) => ({
+    userId: r.id,
+    email: r.email,
+    name: r.name,
+    role: r.role as GrantRole,
+    createdAt: r.created_at,
+  }));
+}
+
+export async function findGrant(db: Executor, projectId: string, userId: string) {
+  return db
+    .selectFrom("project_grants")
+    .select(["role", "created_at"])
+    .where("project_id", "=", projectId)
+    .where("user_id", "=", userId)
+    .executeTakeFirst();
+}
+
+export async function putGrant(
+  trx: Transaction<Database>,
+  grant: { projectId: string; userId: string; role: GrantRole; createdAt: string },
+  exists: boolean,
+): Promise<void> {
+  if (exists) {
+    await trx
+      .updateTable("project_grants")
+      .set({ role: grant.role })
+      .where("project_id", "=", grant.projectId)
+      .where("user_id", "=", grant.userId)
+      .execute();
+  } else {
+    await trx
+      .insertInto("project_grants")
+      .values({ project_id: grant.projectId, user_id: grant.userId, role: grant.role, created_at: grant.createdAt })
+      .execute();
+  }
+}
+
+export async function deleteGrant(trx: Transaction<Database>, projectId: string, userId: string): Promise<void> {
+  await trx.deleteFrom("project_grants").where("project_id", "=", projectId).where("user_id", "=", userId).execute();
+}
+
+/** A person's keys, oldest first. */
+export async function listPersonalKeys(db: Executor, userId: string) {
+  return db
+    .selectFrom("api_keys")
+    .select(["id", "name", "role", "project_id", "environment_id", "created_at"])
+    .where("user_id", "=", userId)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+}
+
+/** Deletes one of a person's keys; answers it, or undefined when the person has no such key. */
+export async function deletePersonalKey(trx: Transaction<Database>, userId: string, keyId: string) {
+  return trx
+    .deleteFrom("api_keys")
+    .where("id", "=", keyId)
+    .where("user_id", "=", userId)
+    .returning(["id", "name", "role", "project_id", "environment_id"])
+    .executeTakeFirst();
+}

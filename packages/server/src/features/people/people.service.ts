@@ -1,0 +1,377 @@
+import type {
+  CreatedPersonalKey,
+  CreatePersonalKeyInput,
+  CreateUserInput,
+  Grant,
+  PersonalKey,
+  UpdateUserInput,
+  User,
+} from "@flagstaff/core/schemas";
+import type { GrantRole } from "@flagstaff/core";
+import type { Kysely, Transaction } from "kysely";
+import { type Clock, isoTime } from "../../clock.js";
+import { isUniqueViolation } from "../../db/database.js";
+import type { Database } from "../../db/schema.js";
+import { AppError, projectNotFound } from "../../errors.js";
+import { RANK, roleOn } from "../../http/authorization.js";
+import { hashApiKey, newApiKey, newKeyId, newUserId } from "../../ids.js";
+import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
+import type { UnitOfWork } from "../../write-path/unit-of-work.js";
+import { resolveEnvironment } from "../environments/environment.repository.js";
+import { GLOBAL_STREAM } from "../evaluation/changes.js";
+import type { Principal } from "../evaluation/snapshot.js";
+import { type DomainEvent, SIGN_IN, type UserRecord, type WriteContext } from "../history/domain-events.js";
+import { keyRevoked } from "../keys/key.service.js";
+import { insertKey } from "../keys/key.repository.js";
+import { findProject } from "../projects/project.repository.js";
+import { hashPassword } from "./passwords.js";
+import type { PeopleState } from "./people-state.js";
+import * as repo from "./people.repository.js";
+import type { Sessions } from "./sessions.js";
+
+export const userNotFound = (id: string) => new AppError(404, "user_not_found", `User "${id}" does not exist.`);
+
+const userRecord = (user: User): UserRecord => ({
+  email: user.email,
+  name: user.name,
+  role: user.role,
+  disabled: user.disabled,
+  hasPassword: user.hasPassword,
+});
+
+const userTarget = (user: User) => ({ kind: "user" as const, id: user.id, name: user.email });
+
+/** The person a write is made by, when it is a person's. */
+const actingPerson = (context: WriteContext) => (context.actor.type === "user" ? context.actor.id : undefined);
+
+/**
+ * People, their project grants and their personal keys. Every change is a write on the global stream (so
+ * every instance's snapshot learns it) with its event; the project's own stream never carries people,
+ * because it is sent to SDKs.
+ */
+export class PeopleService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly work: UnitOfWork,
+    private readonly clock: Clock,
+    private readonly people: PeopleState,
+    private readonly sessions: Sessions,
+  ) {}
+
+  async list(page: PageQuery): Promise<Page<User>> {
+    const rows = await repo.listUsers(this.db, page);
+    const result = await assemblePage(
+      page,
+      rows,
+      (u) => [u.createdAt, u.id],
+      (side, key) => repo.usersBeyond(this.db, side, key),
+    );
+    return { ...result, data: result.data.map(repo.publicUser) };
+  }
+
+  async get(id: string): Promise<User> {
+    const user = await repo.findUser(this.db, id);
+    if (!user) throw userNotFound(id);
+    return repo.publicUser(user);
+  }
+
+  async create(context: WriteContext, input: CreateUserInput): Promise<User> {
+    // Hashed before the transaction: scrypt takes ~100 ms, and no lock need wait for it.
+    const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+    try {
+      return await this.work.write(context, GLOBAL_STREAM, async (trx) => {
+        const email = input.email.toLowerCase();
+        if (await repo.findUserByEmail(trx, email)) throw userExists(email);
+        const now = this.clock.now();
+        const row: repo.UserRow = {
+          id: newUserId(now),
+          email,
+          name: input.name,
+          role: input.role ?? "member",
+          disabled: false,
+          createdAt: isoTime(now),
+          lastSignInAt: null,
+          hasPassword: passwordHash !== null,
+          passwordHash,
+          failedSignIns: 0,
+          lockedUntil: null,
+        };
+        await repo.insertUser(trx, row);
+        const user = repo.publicUser(row);
+        return {
+          result: user,
+          events: [
+            { type: "user.created", projectId: null, target: userTarget(user), before: null, after: userRecord(user) },
+          ],
+        };
+      });
+    } catch (error) {
+      // Two creates of one e-mail at once: the database's unique index decides.
+      if (isUniqueViolation(error)) throw userExists(input.email.toLowerCase());
+      throw error;
+    }
+  }
+
+  /**
+   * Changes a person. A new password, a removed one or `disabled: true` signs them out everywhere; being
+   * disabled also revokes their personal keys. An admin cannot disable, demote or delete themselves.
+   */
+  async update(context: WriteContext, id: string, input: UpdateUserInput): Promise<User> {
+    if (actingPerson(context) === id && (input.disabled === true || input.role === "member")) throw cannotChangeSelf();
+    const passwordHash =
+      input.password === undefined ? undefined : input.password === null ? null : await hashPassword(input.password);
+    return this.work.write(context, GLOBAL_STREAM, async (trx) => {
+      const before = await repo.findUser(trx, id);
+      if (!before) throw userNotFound(id);
+      await repo.updateUser(trx, id, {
+        ...(input.name === undefined ? {} : { name: input.name }),
+        ...(input.role === undefined ? {} : { role: input.role }),
+        ...(input.disabled === undefined ? {} : { disabled: input.disabled }),
+        // A new password also lifts a lockout: the admin who set it vouches for the person.
+        ...(passwordHash === undefined ? {} : { passwordHash, failedSignIns: 0, lockedUntil: null }),
+      });
+      const after: User = {
+        ...repo.publicUser(before),
+        ...(input.name === undefined ? {} : { name: input.name }),
+        ...(input.role === undefined ? {} : { role: input.role }),
+        ...(input.disabled === undefined ? {} : { disabled: input.disabled }),
+        ...(passwordHash === undefined ? {} : { hasPassword: passwordHash !== null }),
+      };
+      const events: DomainEvent[] = [];
+      const signOut = passwordHash !== undefined || (input.disabled === true && !before.disabled);
+      if (signOut) await this.sessions.endAll(trx, id);
+      if (input.disabled === true && !before.disabled) events.push(...(await this.revokeKeysOf(trx, id)));
+      const changed =
+        JSON.stringify(userRecord(after)) !== JSON.stringify(userRecord(before)) || passwordHash !== undefined;
+      // A write with no event changes nothing (the unit of work rolls it back): a password set to the
+      // same shape still counts, since the hash is new.
+      if (changed) {
+        events.unshift({
+          type: "user.updated",
+          projectId: null,
+          target: userTarget(after),
+          before: userRecord(before),
+          after: userRecord(after),
+        });
+      }
+      return { result: after, events };
+    });
+  }
+
+  async delete(context: WriteContext, id: string): Promise<void> {
+    if (actingPerson(context) === id) throw cannotChangeSelf();
+    await this.work.write(context, GLOBAL_STREAM, async (trx) => {
+      const before = await repo.findUser(trx, id);
+      if (!before) throw userNotFound(id);
+      const keys = await this.revokeKeysOf(trx, id);
+      await repo.deleteUser(trx, id);
+      const user = repo.publicUser(before);
+      return {
+        result: undefined,
+        events: [
+          ...keys,
+          { type: "user.deleted", projectId: null, target: userTarget(user), before: userRecord(user), after: null },
+        ],
+      };
+    });
+  }
+
+  /** Deletes a person's keys; answers their key.revoked events. */
+  private async revokeKeysOf(trx: Transaction<Database>, userId: string): Promise<DomainEvent[]> {
+    const keys = await repo.listPersonalKeys(trx, userId);
+    await trx.deleteFrom("api_keys").where("user_id", "=", userId).execute();
+    return keys.map((key) =>
+      keyRevoked(key.project_id, {
+        id: key.id,
+        name: key.name,
+        role: key.role as PersonalKey["role"],
+        environment: key.environment_id,
+      }),
+    );
+  }
+
+  /**
+   * The person a single sign-on vouches for: found by e-mail, or added (a member, or an admin by the role
+   * claim) at their first sign-in; with a role claim configured, their role follows it at each sign-in.
+   * Answers undefined for a disabled person.
+   */
+  async signedInByProvider(email: string, name: string, admin: boolean | undefined): Promise<User | undefined> {
+    const existing = await repo.findUserByEmail(this.db, email);
+    let user: User;
+    if (!existing) {
+      try {
+        user = await this.create(SIGN_IN, { email, name, role: admin === true ? "admin" : "member" });
+      } catch (error) {
+        // Two first sign-ins at once: the other one added the person.
+        if (!(error instanceof AppError && error.code === "user_exists")) throw error;
+        return this.signedInByProvider(email, name, admin);
+      }
+    } else {
+      if (existing.disabled) return undefined;
+      const role = admin === undefined ? existing.role : admin ? "admin" : "member";
+      user = role === existing.role ? repo.publicUser(existing) : await this.update(SIGN_IN, existing.id, { role });
+    }
+    const now = isoTime(this.clock.now());
+    await repo.updateUser(this.db, user.id, { lastSignInAt: now });
+    return { ...user, lastSignInAt: now };
+  }
+
+  // Grants ------------------------------------------------------------------------------------------
+
+  async listGrants(projectId: string): Promise<{ data: Grant[] }> {
+    if (!(await findProject(this.db, projectId))) throw projectNotFound(projectId);
+    return { data: await repo.listGrants(this.db, projectId) };
+  }
+
+  async grant(context: WriteContext, projectId: string, userId: string, role: GrantRole): Promise<Grant> {
+    return this.work.write(context, GLOBAL_STREAM, async (trx) => {
+      if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
+      const user = await repo.findUser(trx, userId);
+      if (!user) throw userNotFound(userId);
+      const existing = await repo.findGrant(trx, projectId, userId);
+      const createdAt = existing?.created_at ?? isoTime(this.clock.now());
+      const grant: Grant = { userId, email: user.email, name: user.name, role, createdAt };
+      if (existing?.role === role) return { result: grant, events: [] };
+      await repo.putGrant(trx, { projectId, userId, role, createdAt }, existing !== undefined);
+      return {
+        result: grant,
+        events: [
+          {
+            type: "access.granted",
+            projectId,
+            target: { kind: "access", id: userId, name: user.email },
+            before: existing ? { role: existing.role as GrantRole } : null,
+            after: { role },
+          },
+        ],
+      };
+    });
+  }
+
+  async revokeGrant(context: WriteContext, projectId: string, userId: string): Promise<void> {
+    await this.work.write(context, GLOBAL_STREAM, async (trx) => {
+      if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
+      const existing = await repo.findGrant(trx, projectId, userId);
+      if (!existing) {
+        throw new AppError(404, "grant_not_found", `User "${userId}" holds no grant on project "${projectId}".`);
+      }
+      const user = await repo.findUser(trx, userId);
+      await repo.deleteGrant(trx, projectId, userId);
+      return {
+        result: undefined,
+        events: [
+          {
+            type: "access.revoked",
+            projectId,
+            target: { kind: "access", id: userId, name: user?.email ?? userId },
+            before: { role: existing.role as GrantRole },
+            after: null,
+          },
+        ],
+      };
+    });
+  }
+
+  // Personal keys ----------------------------------------------------------------------------------
+
+  /** A person's new key, never above what they hold now: on its project, or (with none) as an admin. */
+  async createKey(
+    context: WriteContext,
+    principal: Principal,
+    input: CreatePersonalKeyInput,
+  ): Promise<CreatedPersonalKey> {
+    const userId = principal.userId as string;
+    const role = input.role ?? "read";
+    if (input.environment !== undefined && input.project === undefined) {
+      throw new AppError(400, "invalid_request", "A key bound to an environment names its project too.", [
+        { path: "/environment", message: "needs project" },
+      ]);
+    }
+    if (input.project !== undefined) {
+      const held = roleOn(principal, input.project, this.people);
+      if (held === undefined) throw projectNotFound(input.project);
+      if (RANK[held] < RANK[role]) {
+        throw new AppError(
+          403,
+          "forbidden",
+          `You hold ${held} on project "${input.project}": a key cannot hold ${role}.`,
+        );
+      }
+    } else if (role === "admin" && this.people.person(userId)?.role !== "admin") {
+      throw new AppError(403, "forbidden", "Only an admin's key of no project may hold admin.");
+    }
+    return this.work.write(context, GLOBAL_STREAM, async (trx) => {
+      const projectId = input.project ?? null;
+      if (projectId !== null && !(await findProject(trx, projectId))) throw projectNotFound(projectId);
+      const environment =
+        projectId === null ? null : await resolveEnvironment(trx, projectId, input.environment ?? null);
+      const secret = newApiKey();
+      const hash = hashApiKey(secret);
+      const now = this.clock.now();
+      const key: PersonalKey = {
+        id: newKeyId(now),
+        name: input.name,
+        role,
+        projectId,
+        environment,
+        userId,
+        createdAt: isoTime(now),
+      };
+      await insertKey(trx, { ...key, role }, hash, userId);
+      return {
+        result: { ...key, key: secret },
+        events: [
+          {
+            type: "key.created",
+            projectId,
+            target: { kind: "key", id: key.id, name: key.name },
+            before: null,
+            after: { id: key.id, name: key.name, role, environment, userId },
+            unpublished: { keyHash: hash },
+          },
+        ],
+      };
+    });
+  }
+
+  async listKeys(userId: string): Promise<{ data: PersonalKey[] }> {
+    const rows = await repo.listPersonalKeys(this.db, userId);
+    return {
+      data: rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        role: r.role as PersonalKey["role"],
+        projectId: r.project_id,
+        environment: r.environment_id,
+        userId,
+        createdAt: r.created_at,
+      })),
+    };
+  }
+
+  async revokeKey(context: WriteContext, userId: string, keyId: string): Promise<void> {
+    await this.work.write(context, GLOBAL_STREAM, async (trx) => {
+      const deleted = await repo.deletePersonalKey(trx, userId, keyId);
+      if (!deleted) throw new AppError(404, "key_not_found", `You have no key "${keyId}".`);
+      return {
+        result: undefined,
+        events: [
+          keyRevoked(deleted.project_id, {
+            id: deleted.id,
+            name: deleted.name,
+            role: deleted.role as PersonalKey["role"],
+            environment: deleted.environment_id,
+          }),
+        ],
+      };
+    });
+  }
+}
+
+const userExists = (email: string) => new AppError(409, "user_exists", `A user with e-mail "${email}" exists already.`);
+const cannotChangeSelf = () =>
+  new AppError(
+    409,
+    "cannot_change_self",
+    "You cannot disable, demote or delete yourself: another admin (or an admin key) must.",
+  );

@@ -1,0 +1,134 @@
+import { fastifyCookie } from "@fastify/cookie";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Kysely, Transaction } from "kysely";
+import { type Clock, isoTime } from "../../clock.js";
+import type { Database } from "../../db/schema.js";
+import type { SessionVerifier } from "../../http/auth.js";
+import { hashToken, newSecretToken } from "../../ids.js";
+import type { Principal } from "../evaluation/snapshot.js";
+import type { PeopleState } from "./people-state.js";
+
+// The cookie codec of Fastify's cookie plugin (RFC 6265), used directly: registering the plugin would add
+// a hook to every request, the check's included.
+const { parse, serialize } = fastifyCookie;
+
+export interface SessionOptions {
+  /** A session unused this long ends. */
+  readonly idleMs: number;
+  /** A session ends this long after sign-in, used or not. */
+  readonly maxMs: number;
+  /** PUBLIC_URL is https: the cookie is Secure and carries the __Host- prefix (no Domain, Path=/). */
+  readonly secure: boolean;
+}
+
+/** How often a session's last use is written: often enough for the idle timeout, rarely enough to cost little. */
+const TOUCH_EVERY_MS = 60_000;
+
+/**
+ * Server-side sessions (OWASP's session management cheat sheet): the cookie holds a random 256-bit id, the
+ * database only its SHA-256; every sign-in makes a new one, so an id planted before sign-in is worth
+ * nothing (no fixation); a session ends when idle too long, when too old, at sign-out, and when its person
+ * is disabled or deleted (the snapshot says so on every instance, the rows go too).
+ */
+export class Sessions implements SessionVerifier {
+  readonly cookieName: string;
+
+  constructor(
+    readonly database: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly people: PeopleState,
+    private readonly options: SessionOptions,
+  ) {
+    this.cookieName = options.secure ? "__Host-flagstaff_session" : "flagstaff_session";
+  }
+
+  presented(request: FastifyRequest): string | undefined {
+    const header = request.headers.cookie;
+    if (header === undefined || !header.includes(this.cookieName)) return undefined;
+    const value = parse(header)[this.cookieName];
+    return value === undefined || value === "" ? undefined : value;
+  }
+
+  /** Starts a session for a person and sets its cookie on the reply. */
+  async start(reply: FastifyReply, userId: string): Promise<void> {
+    const id = newSecretToken();
+    const now = this.clock.now();
+    await this.database
+      .insertInto("sessions")
+      .values({
+        id_hash: hashToken(id),
+        user_id: userId,
+        created_at: isoTime(now),
+        last_seen_at: isoTime(now),
+        expires_at: isoTime(now + this.options.maxMs),
+      })
+      .execute();
+    reply.header(
+      "set-cookie",
+      serialize(this.cookieName, id, {
+        httpOnly: true,
+        sameSite: "lax",
+        secure: this.options.secure,
+        path: "/",
+        maxAge: Math.floor(this.options.maxMs / 1000),
+      }),
+    );
+  }
+
+  /** Tells the browser to forget the cookie. */
+  clear(reply: FastifyReply): void {
+    reply.header(
+      "set-cookie",
+      serialize(this.cookieName, "", {
+        httpOnly: true,
+        sameSite: "lax",
+        secure: this.options.secure,
+        path: "/",
+        maxAge: 0,
+      }),
+    );
+  }
+
+  async principalOf(sessionId: string): Promise<Principal | undefined> {
+    const hash = hashToken(sessionId);
+    const row = await this.database
+      .selectFrom("sessions")
+      .select(["user_id", "last_seen_at", "expires_at"])
+      .where("id_hash", "=", hash)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const now = this.clock.now();
+    const lastSeen = Date.parse(row.last_seen_at);
+    if (now >= Date.parse(row.expires_at) || now - lastSeen >= this.options.idleMs) {
+      await this.end(sessionId);
+      return undefined;
+    }
+    const person = this.people.person(row.user_id);
+    if (!person || person.disabled) return undefined;
+    if (now - lastSeen >= TOUCH_EVERY_MS) {
+      await this.database
+        .updateTable("sessions")
+        .set({ last_seen_at: isoTime(now) })
+        .where("id_hash", "=", hash)
+        .execute();
+    }
+    return {
+      keyId: `ses_${hash.slice(0, 24)}`,
+      keyName: person.name,
+      role: "admin",
+      projectId: null,
+      environment: null,
+      userId: person.id,
+      via: "session",
+    };
+  }
+
+  async end(sessionId: string): Promise<void> {
+    await this.database.deleteFrom("sessions").where("id_hash", "=", hashToken(sessionId)).execute();
+  }
+
+  /** Ends every session of a person. */
+  async endAll(db: Kysely<Database> | Transaction<Database>, userId: string): Promise<void> {
+    await db.deleteFrom("sessions").where("user_id", "=", userId).execute();
+  }
+}
