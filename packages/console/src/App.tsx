@@ -251,6 +251,10 @@ export function App() {
   const isAdmin = isAdminOf(session);
   const isProjectAdmin = inProject && role === "admin";
   const readOnly = project && inProject ? readOnlyReason(session, project) : undefined;
+  const protectedReason =
+    selected?.protected && role !== "admin"
+      ? `${selected.name} is protected: only admins of this project change its configurations (status, percentages, targeting, attached actors and segments). The description and the variants stay yours to change.`
+      : undefined;
   const ctx = {
     session,
     conn,
@@ -259,6 +263,7 @@ export function App() {
     readOnlyReason: readOnly,
     isAdmin,
     isProjectAdmin,
+    protectedReason,
     environment: selected,
     environments: visible ?? [],
     selectEnvironment: (id: string) => {

@@ -3,7 +3,8 @@ import type { Environment } from "@flagstaff/sdk";
 
 /** An environment as the console names it: its name, and "(default)" for the project's default. */
 export function environmentLabel(environment: Environment): string {
-  return environment.default ? `${environment.name} (default)` : environment.name;
+  const marks = [environment.default ? "default" : "", environment.protected ? "protected" : ""].filter(Boolean);
+  return marks.length > 0 ? `${environment.name} (${marks.join(", ")})` : environment.name;
 }
 
 export function EnvironmentSwitcher(props: {

@@ -63,6 +63,11 @@ export interface AppContext {
   isAdmin: boolean;
   /** Admin of the project shown (its keys, webhooks and access). */
   isProjectAdmin: boolean;
+  /**
+   * Why the caller, who may write, may not change configurations in the environment shown: it is protected
+   * and they are not an admin of the project. Undefined otherwise. See ConfigurationRights.
+   */
+  protectedReason: string | undefined;
   /** The environment shown and changed (undefined outside a project); `conn.client` acts on it. */
   environment: Environment | undefined;
   /** The project's environments this key may see, in the project's order. */
@@ -77,6 +82,22 @@ export function useApp(): AppContext {
   const value = useContext(Ctx);
   if (!value) throw new Error("no app context");
   return value;
+}
+
+/**
+ * Wraps the parts of a page that change a flag's configuration in the environment shown (status,
+ * percentages, targeting, attached actors and segments): in a protected environment only the project's
+ * admins may, so inside it `canWrite` is false for the others and `readOnlyReason` says why. The flag's
+ * definition (description, variants) stays outside: it belongs to every environment.
+ */
+export function ConfigurationRights(props: { children: ReactNode }) {
+  const app = useApp();
+  if (app.readOnlyReason !== undefined || app.protectedReason === undefined) return <>{props.children}</>;
+  return (
+    <Ctx.Provider value={{ ...app, canWrite: false, readOnlyReason: app.protectedReason }}>
+      {props.children}
+    </Ctx.Provider>
+  );
 }
 
 // ---- Data: load, then poll every few seconds so changes made elsewhere appear ----

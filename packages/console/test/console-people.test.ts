@@ -214,7 +214,7 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
         assert.equal(await page.getByRole("button", { name: `Delete project ${project}` }).isDisabled(), true);
         await page.goto(`${url()}/console/p/${other}/flags`);
         await page.getByRole("heading", { name: `No access to ${other}` }).waitFor();
-        assert.equal(await page.getByRole("link", { name: "Flags" }).count(), 0, "no project tabs");
+        assert.equal(await page.getByRole("link", { name: "Flags", exact: true }).count(), 0, "no project tabs");
 
         // A grant raised meanwhile: the next page shows it, without signing in again.
         await api("PUT", `/projects/${project}/access/${rita.id}`, { role: "write" });
@@ -241,7 +241,7 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
       await page.getByRole("button", { name: "Add person" }).click();
       const passwordError = page.locator("#person-password-error");
       await passwordError.waitFor();
-      assert.match(await passwordError.innerText(), /password/i);
+      assert.match(await passwordError.innerText(), /Password \(optional\) must be at least 12 characters/);
       await page.getByLabel("Password (optional)").fill(PASSWORD);
       await page.getByRole("button", { name: "Add person" }).click();
       await page.getByRole("status").getByText("bob@example.com was added").waitFor();
@@ -254,7 +254,7 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
       await page.getByLabel("E-mail").fill("BOB@example.com");
       await page.getByLabel("Name").fill("Bob Again");
       await page.getByRole("button", { name: "Add person" }).click();
-      await page.locator("#person-email-error").getByText("The e-mail is taken").waitFor();
+      await page.locator("#person-email-error").getByText("E-mail is taken").waitFor();
       assert.deepEqual(await axeViolations(page), []);
       await screenshot(page, "people-users.png");
 
@@ -294,7 +294,7 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
       await confirm.getByRole("textbox").fill("bob@example.com");
       await confirm.getByRole("button", { name: "Delete person" }).click();
       await waitFor("bob is gone", async () => (await api("GET", `/users/${bob.id}`)).status === 404);
-      await page.getByRole("cell", { name: "bob@example.com" }).waitFor({ state: "detached" });
+      await page.getByRole("cell", { name: "bob@example.com", exact: true }).waitFor({ state: "detached" });
     });
   });
 
@@ -308,10 +308,10 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
         await passwordSignIn(page, admin.email);
         await page.goto(`${url()}/console/p/${project}/access`);
         await page.getByRole("heading", { name: "Access", level: 1 }).waitFor();
-        await page.getByLabel("Person").selectOption({ label: `${carl.email} (${carl.name})` });
+        await page.getByLabel("Person", { exact: true }).selectOption({ label: `${carl.email} (${carl.name})` });
         await page.getByLabel("Role", { exact: true }).selectOption("write");
         await page.getByRole("button", { name: "Grant access" }).click();
-        await page.getByRole("cell", { name: carl.email }).waitFor();
+        await page.getByRole("cell", { name: carl.email, exact: true }).waitFor();
         const grants = async () => (await api("GET", `/projects/${project}/access`)).body.data as any[];
         assert.equal((await grants()).find((g) => g.userId === carl.id)?.role, "write");
         assert.deepEqual(await axeViolations(page), []);
@@ -322,14 +322,14 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
         await page.getByRole("button", { name: `Remove ${carl.email}` }).click();
         await page.getByRole("dialog").getByRole("button", { name: "Remove access" }).click();
         await waitFor("carl removed", async () => !(await grants()).some((g) => g.userId === carl.id));
-        await page.getByRole("cell", { name: carl.email }).waitFor({ state: "detached" });
+        await page.getByRole("cell", { name: carl.email, exact: true }).waitFor({ state: "detached" });
       });
       await withTab(async (page) => {
         // Pam administers the project but is no admin: she cannot list people, so no picker; roles she may change.
         await passwordSignIn(page, pam.email);
         await page.getByRole("link", { name: "Access" }).click();
         await page.getByText("An admin adds people to a project").waitFor();
-        assert.equal(await page.getByLabel("Person").count(), 0);
+        assert.equal(await page.getByLabel("Person", { exact: true }).count(), 0);
         await page.getByRole("link", { name: "Keys" }).waitFor();
         await page.getByRole("link", { name: "Webhooks" }).waitFor();
         await screenshot(page, "people-access-project-admin.png");
@@ -344,7 +344,7 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
       await passwordSignIn(page, wes.email);
       await page.goto(`${url()}/console/p/${project}/flags/wes-flag`);
       const status = page.getByRole("radiogroup", { name: "Status" });
-      await status.getByRole("radio", { name: /Enabled/ }).check();
+      await status.getByRole("radio", { name: /Enabled/ }).click();
       await page.getByRole("dialog").getByRole("button", { name: "Make it enabled" }).click();
       await waitFor(
         "wes-flag enabled",
@@ -372,6 +372,48 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
       await events.getByText("by the admin key").waitFor();
     });
   });
+
+  test(
+    "a protected environment: a writer's configuration controls are disabled with the reason, the definition is not",
+    T,
+    async () => {
+      const vault = await createProject(server, "vault");
+      assert.equal(
+        (await api("POST", `/projects/${vault}/environments`, { id: "staging", name: "Staging" })).status,
+        201,
+      );
+      const made = await api("PATCH", `/projects/${vault}/environments/production`, { protected: true });
+      assert.equal(made.status, 200, made.text);
+      await api("POST", `/projects/${vault}/flags/guarded`, {});
+      const vic = await person("vic@example.com", "Vic Writer", "member", { project: vault, role: "write" });
+      await withTab(async (page) => {
+        await passwordSignIn(page, vic.email, PASSWORD, `/p/${vault}/flags/guarded?environment=production`);
+        const status = page.getByRole("radiogroup", { name: "Status" });
+        await status.waitFor();
+        assert.equal(await status.getByRole("radio", { name: /Enabled/ }).isDisabled(), true);
+        await page.locator("#status-ro").getByText("Production is protected: only admins of this project").waitFor();
+        await page.getByTestId("protected-note").waitFor();
+        assert.equal(await page.getByLabel("Add actors").isDisabled(), true);
+        assert.equal(await page.getByRole("button", { name: "Add rule" }).isDisabled(), true);
+        // The definition belongs to every environment: still the writer's.
+        assert.equal(await page.getByLabel("Description", { exact: true }).isEditable(), true);
+        await page.getByLabel("Description", { exact: true }).fill("Vic's words");
+        await page.getByRole("button", { name: "Save description" }).click();
+        await waitFor(
+          "the description saved",
+          async () => (await api("GET", `/projects/${vault}/flags/guarded`)).body.description === "Vic's words",
+        );
+        assert.deepEqual(await axeViolations(page), []);
+        await screenshot(page, "people-protected.png", false);
+
+        // In staging everything is open, but Copy to… has nowhere to go: production is protected.
+        await page.getByLabel("Environment", { exact: true }).selectOption("staging");
+        await waitFor("status enabled in staging", () => status.getByRole("radio", { name: /Enabled/ }).isEnabled());
+        assert.equal(await page.getByRole("button", { name: "Copy to…" }).isDisabled(), true);
+        await page.locator("#copy-blocked").getByText("The other environments are protected").waitFor();
+      });
+    },
+  );
 
   test("Me: personal keys (secret once, sign in with one, revoke) and sign out everywhere", T, async () => {
     const kim = await person("kim@example.com", "Kim Keys", "member", { project, role: "write" });

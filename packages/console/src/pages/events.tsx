@@ -155,7 +155,7 @@ export function ActorCell(props: { actor: unknown }) {
 /** Where the changed thing lives in the console, when it has a page this key may open. */
 function targetLink(e: FlagstaffEvent, project: string, isAdmin: boolean): string | undefined {
   const p = `/p/${enc(project)}`;
-  switch (e.target.kind as string) {
+  switch (e.target.kind) {
     case "flag":
       return `${p}/flags/${enc(e.target.name)}`;
     case "segment":

@@ -118,18 +118,27 @@ function unchanged(found: Difference[]): string[] {
 }
 
 /** Why "Copy to…" cannot be used, or undefined when it can. */
-function copyBlocked(readOnly: string | undefined, bound: boolean, targets: number): string | undefined {
+function copyBlocked(
+  readOnly: string | undefined,
+  bound: boolean,
+  targets: number,
+  writable: number,
+): string | undefined {
   if (readOnly !== undefined) return readOnly;
   if (bound) return "This key is bound to one environment: it cannot copy to another.";
   if (targets === 0) return "The project has one environment: there is nowhere to copy to.";
+  if (writable === 0) return "The other environments are protected: only admins of this project copy into them.";
   return undefined;
 }
 
 export function CopyTo(props: { flag: Flag; changed: () => void }) {
-  const { conn, project, environment, environments, session, readOnlyReason } = useApp();
+  const { conn, project, environment, environments, session, readOnlyReason, isProjectAdmin } = useApp();
   const source = environment as Environment;
-  const targets = environments.filter((e) => e.id !== source.id);
-  const blocked = copyBlocked(readOnlyReason, Boolean(session.environment), targets.length);
+  const others = environments.filter((e) => e.id !== source.id);
+  // A protected environment's configurations are its project admins' to change: a copy into one is theirs too.
+  const targets = isProjectAdmin ? others : others.filter((e) => !e.protected);
+  const left = others.filter((e) => !targets.includes(e));
+  const blocked = copyBlocked(readOnlyReason, Boolean(session.environment), others.length, targets.length);
   const [open, setOpen] = useState(false);
   // The target chosen, kept while the dialog is open even if it leaves the project's list meanwhile (the
   // copy then says why it failed): never swapped for another under the person's eyes.
@@ -218,6 +227,8 @@ export function CopyTo(props: { flag: Flag; changed: () => void }) {
           <span id="copy-target-help" className="help">
             The copy replaces {targetName}'s status, percentages, attached actors and attached segments with{" "}
             {source.name}'s. The description is shared by every environment.
+            {left.length > 0 &&
+              ` Protected environments (${left.map((e) => e.name).join(", ")}) are not offered: only admins of this project change them.`}
           </span>
         </div>
         <ErrorText error={action.error} />

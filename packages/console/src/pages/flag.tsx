@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from "react";
 import { baseUrl } from "../api/session.js";
 import {
   type Cursor,
+  ConfigurationRights,
   Confirm,
   CopyButton,
   DeleteZone,
@@ -43,7 +44,7 @@ const STATUS_LABELS: [FlagStatus, string, string][] = [
 ];
 
 export function FlagPage(props: { name: string }) {
-  const { conn, project, canWrite, environment, environments } = useApp();
+  const { conn, project, canWrite, environment, environments, protectedReason } = useApp();
   const {
     data: flag,
     etag,
@@ -90,6 +91,13 @@ export function FlagPage(props: { name: string }) {
           Editing <strong>{environment?.name}</strong>: the status, percentages, targeting and attached actors and
           segments below are {environment?.name}'s only. The description and the variants are shared by every
           environment.
+          {canWrite && protectedReason && (
+            <>
+              {" "}
+              <strong data-testid="protected-note">{environment?.name} is protected</strong>: only admins of this
+              project change its configurations.
+            </>
+          )}
         </p>
         <CopyTo flag={f} changed={() => void flag.reload()} />
       </div>
@@ -108,23 +116,27 @@ export function FlagPage(props: { name: string }) {
         {when(f.updatedAt)} · last checked {when(f.latestCheckedAt)}
       </p>
       <Description flag={f} patch={patch} etag={etag} />
-      <StatusControl flag={f} patch={patch} etag={etag} />
-      <Percentages flag={f} patch={patch} etag={etag} />
+      <ConfigurationRights>
+        <StatusControl flag={f} patch={patch} etag={etag} />
+        <Percentages flag={f} patch={patch} etag={etag} />
+      </ConfigurationRights>
       {/* The attribute names offered by the rules' and the Evaluate panel's attribute boxes. */}
       <AttributeSuggestions />
       <VariantsPanel flag={f} patch={patch} etag={etag} />
-      <TargetingPanel flag={f} patch={patch} etag={etag} />
-      <MembersPanel
-        id="flag-actors"
-        title="Attached actors"
-        noun="actor"
-        count={f.actorsCount}
-        load={(q, page) => conn.client.flags.actors(project, f.name, { q }).page(page)}
-        add={(ids) => patch({ addActors: ids })}
-        remove={(id) => patch({ removeActors: [id] })}
-        changed={() => void flag.reload()}
-      />
-      <SegmentsPanel flag={f} patch={patch} />
+      <ConfigurationRights>
+        <TargetingPanel flag={f} patch={patch} etag={etag} />
+        <MembersPanel
+          id="flag-actors"
+          title="Attached actors"
+          noun="actor"
+          count={f.actorsCount}
+          load={(q, page) => conn.client.flags.actors(project, f.name, { q }).page(page)}
+          add={(ids) => patch({ addActors: ids })}
+          remove={(id) => patch({ removeActors: [id] })}
+          changed={() => void flag.reload()}
+        />
+        <SegmentsPanel flag={f} patch={patch} />
+      </ConfigurationRights>
       <EvaluatePanel flag={f} />
       <Snippets flag={f} />
       <FlagHistory flag={f} />

@@ -36,7 +36,7 @@ export function MePage(props: { onSignedOutEverywhere: () => void }) {
   return (
     <section aria-labelledby="me-title">
       <h1 id="me-title">{user.name || user.email}</h1>
-      <dl className="pairs">
+      <dl className="pairs facts">
         <dt>E-mail</dt>
         <dd>{user.email}</dd>
         <dt>Role</dt>
@@ -252,7 +252,7 @@ function NewPersonalKey(props: { blocked: string | undefined; onCreated: (key: C
             error={action.error}
             required
           />
-          <p>
+          <div className="field">
             <label htmlFor="personal-key-project">Project</label>
             <select id="personal-key-project" value={project} onChange={(e) => setProject(e.target.value)}>
               <option value="">Every project you reach</option>
@@ -262,8 +262,8 @@ function NewPersonalKey(props: { blocked: string | undefined; onCreated: (key: C
                 </option>
               ))}
             </select>
-          </p>
-          <p>
+          </div>
+          <div className="field">
             <label htmlFor="personal-key-role">Role</label>
             <select
               id="personal-key-role"
@@ -283,7 +283,7 @@ function NewPersonalKey(props: { blocked: string | undefined; onCreated: (key: C
                 ? "You hold no role there."
                 : `You hold ${held}${project ? ` on ${project}` : admin ? "" : " at most"}: a key cannot have more.`}
             </span>
-          </p>
+          </div>
         </div>
         <ErrorText error={action.error} shownFields={["name"]} />
         <button type="submit" className="primary" disabled={action.busy || tooMuch(role)}>

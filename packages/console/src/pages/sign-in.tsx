@@ -18,9 +18,10 @@ const SSO_ERRORS: Record<string, string> = {
   email_unverified: "The identity provider has not verified your e-mail address, so Flagstaff cannot trust it.",
   domain_not_allowed: "Your e-mail address's domain may not sign in to this Flagstaff. Ask an admin.",
   // The server's own, around it.
-  user_disabled: "Your account is disabled. Ask an admin.",
+  account_disabled: "Your account is disabled. Ask an admin.",
   attempt_expired: "The sign-in took too long (more than 10 minutes). Try again.",
-  link_invalid: "This sign-in link is not valid: it was used already, or is more than 24 hours old. Ask an admin for a new one.",
+  link_invalid:
+    "This sign-in link is not valid: it was used already, or is more than 24 hours old. Ask an admin for a new one.",
 };
 
 export function ssoErrorText(code: string): string {
@@ -138,7 +139,6 @@ function PasswordForm(props: { onSignedIn: (session: Session) => void }) {
   const [busy, setBusy] = useState(false);
   return (
     <form
-      aria-label="Sign in with a password"
       onSubmit={async (event) => {
         event.preventDefault();
         setBusy(true);
@@ -193,7 +193,6 @@ function KeyForm(props: { onSignedIn: (session: Session) => void }) {
   const [busy, setBusy] = useState(false);
   return (
     <form
-      aria-label="Sign in with a key"
       onSubmit={async (event) => {
         event.preventDefault();
         setBusy(true);

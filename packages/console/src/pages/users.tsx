@@ -267,13 +267,13 @@ function NewPerson(props: { onCreated: () => void }) {
           required
         />
         <TextField id="person-name" label="Name" field="name" value={name} onChange={setName} error={error} required />
-        <p>
+        <div className="field">
           <label htmlFor="person-role">Role</label>
           <select id="person-role" value={role} onChange={(e) => setRole(e.target.value as PersonRole)}>
             <option value="member">member: the projects granted to them</option>
             <option value="admin">admin: every project, and the people</option>
           </select>
-        </p>
+        </div>
         <PasswordField id="person-password" value={password} onChange={setPassword} error={error} optional />
       </div>
       <ErrorText error={error} shownFields={["email", "name", "password"]} />
