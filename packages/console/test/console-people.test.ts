@@ -2,8 +2,20 @@
 // refusals, a member's rights (a read grant, no grant), the People and Access pages of admins, personal
 // keys, and a history that names people. Every change made on screen is checked through the API.
 import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { createProject, DIALECTS, startServer, type TestServer, waitFor } from "@flagstaff/test-harness";
+import {
+  createProject,
+  DIALECTS,
+  freePort,
+  type OidcTestProvider,
+  signInInBrowser,
+  startOidcProvider,
+  startServer,
+  type TestServer,
+  waitFor,
+} from "@flagstaff/test-harness";
 import type { Browser, Page } from "playwright-core";
 import {
   axeViolations,
@@ -459,5 +471,120 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
       await page.getByText("You were signed out").waitFor();
       assert.equal((await api("GET", "/whoami", undefined, secret)).status, 401);
     });
+  });
+});
+
+describe(`single sign-on in the web console in Chromium [${dialect}]`, { skip: browserSkip }, () => {
+  let provider: OidcTestProvider;
+  let server: TestServer;
+  let browser: Browser;
+  let front: Server | undefined;
+  const frontSockets = new Set<Socket>();
+  /** PUBLIC_URL: the provider sends the browser back there, so it is known before the server starts. */
+  let publicUrl: string;
+
+  before(
+    async () => {
+      const port = await freePort();
+      publicUrl = `http://127.0.0.1:${port}`;
+      const client = {
+        clientId: "flagstaff",
+        clientSecret: "a-client-secret-of-some-length",
+        redirectUris: [`${publicUrl}/auth/oidc/callback`],
+      };
+      provider = await startOidcProvider({
+        accounts: [
+          { id: "ada", email: "ada@example.com", emailVerified: true, name: "Ada Lovelace" },
+          { id: "olga", email: "olga@elsewhere.org", emailVerified: true, name: "Olga Outside" },
+        ],
+        clients: [client],
+      });
+      server = await startServer({
+        dialect,
+        env: {
+          PUBLIC_URL: publicUrl,
+          OIDC_ISSUER: provider.issuer,
+          OIDC_CLIENT_ID: client.clientId,
+          OIDC_CLIENT_SECRET: client.clientSecret,
+          OIDC_ALLOWED_DOMAINS: "example.com",
+          OIDC_NAME: "Keycloak",
+        },
+      });
+      // The harness's server listens on a port of its own choosing: PUBLIC_URL's port forwards to it.
+      const target = new URL(server.url);
+      front = createServer((socket) => {
+        const upstream = createConnection({ host: target.hostname, port: Number(target.port) });
+        frontSockets.add(socket).add(upstream);
+        const close = () => {
+          socket.destroy();
+          upstream.destroy();
+          frontSockets.delete(socket);
+          frontSockets.delete(upstream);
+        };
+        socket.on("error", close).on("close", close);
+        upstream.on("error", close).on("close", close);
+        socket.pipe(upstream).pipe(socket);
+      }).listen(port, "127.0.0.1");
+      await once(front, "listening");
+      await createProject(server, "shop");
+      const ada = await server.request("POST", "/users", {
+        body: { email: "ada@example.com", name: "Ada Lovelace", role: "admin" },
+      });
+      assert.equal(ada.status, 201, ada.text);
+      browser = await launchChromium();
+    },
+    { timeout: 60_000 },
+  );
+  after(
+    async () => {
+      await closeBrowser(browser);
+      for (const socket of frontSockets) socket.destroy();
+      await new Promise<void>((resolve) => (front ? front.close(() => resolve()) : resolve()));
+      await Promise.allSettled([server?.close(), provider?.close()]);
+    },
+    { timeout: 30_000 },
+  );
+
+  test("Sign in with Keycloak: the provider, and back on the page the tab was opened on", T, async () => {
+    const tab = await openTab(browser);
+    try {
+      await tab.page.goto(`${publicUrl}/console/p/shop/history`);
+      const button = tab.page.getByRole("link", { name: "Sign in with Keycloak" });
+      await button.waitFor();
+      assert.equal(
+        await button.getAttribute("href"),
+        `/auth/oidc/login?returnTo=${encodeURIComponent("/console/p/shop/history")}`,
+      );
+      await tab.page.getByLabel("E-mail").waitFor();
+      assert.deepEqual(await axeViolations(tab.page), []);
+      await screenshot(tab.page, "people-sign-in-sso.png");
+      await button.click();
+      await tab.page.waitForURL((url) => url.origin === provider.issuer);
+      await signInInBrowser(tab.page, "ada");
+      await tab.page.waitForURL(`${publicUrl}/console/p/shop/history`);
+      await tab.page.getByTestId("signed-in").getByText("Ada Lovelace").waitFor();
+      await tab.page.getByRole("heading", { name: "History", level: 1 }).waitFor();
+      assert.deepEqual(tab.problems, [], "no errors in the page");
+    } finally {
+      await tab.context.close();
+    }
+  });
+
+  test("a refused single sign-on comes back with the reason in words", T, async () => {
+    const tab = await openTab(browser);
+    try {
+      await tab.page.goto(`${publicUrl}/console/`);
+      await tab.page.getByRole("link", { name: "Sign in with Keycloak" }).click();
+      await tab.page.waitForURL((url) => url.origin === provider.issuer);
+      await signInInBrowser(tab.page, "olga");
+      await tab.page.getByRole("alert").getByText("domain may not sign in").waitFor();
+      assert.equal(await tab.page.getByTestId("signed-in").count(), 0);
+      assert.doesNotMatch(tab.page.url(), /signInError/);
+      const users = (await server.request("GET", "/users")).body.data as { email: string }[];
+      assert.ok(!users.some((u) => u.email === "olga@elsewhere.org"), "nobody was created");
+      assert.deepEqual(tab.problems, [], "no errors in the page");
+    } finally {
+      await tab.context.close();
+    }
   });
 });

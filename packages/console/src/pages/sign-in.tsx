@@ -122,7 +122,7 @@ export function SignIn(props: {
           {offered && (
             <p>
               <button type="button" className="link" onClick={() => setWithKey(false)}>
-                Sign in with your account instead
+                Use your account instead
               </button>
             </p>
           )}

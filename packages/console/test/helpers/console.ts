@@ -68,7 +68,7 @@ export async function signIn(page: Page, baseUrl: string, key: string): Promise<
   await page.goto(`${baseUrl}/console/`);
   await showKeyForm(page);
   await page.getByLabel("API key").fill(key);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.getByTestId("signed-in").waitFor();
 }
 
