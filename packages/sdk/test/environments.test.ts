@@ -117,6 +117,7 @@ for (const dialect of DIALECTS) {
           name: "Development",
           description: "Laptops",
           default: false,
+          protected: false,
           createdAt: undefined,
           updatedAt: undefined,
         },

@@ -56,6 +56,7 @@ const DEFAULT_PARAMS: Params = {
   webhookId: "wh_doesnotexist00000000",
   deliveryId: "dlv_doesnotexist00000000",
   environmentId: "no-such-environment",
+  userId: "usr_doesnotexist00000000",
 };
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString("hex")}`;
@@ -101,6 +102,15 @@ const withFlagAndStaging = async (server: TestServer, projectId: string): Promis
   await admin(server, "POST", `/projects/${projectId}/environments`, { id: "staging", name: "Staging" });
   return withFlag(server, projectId);
 };
+const withUser = async (server: TestServer): Promise<Params> => {
+  const res = await admin(server, "POST", "/users", { email: `${unique("person")}@example.com`, name: "Person" });
+  return { userId: res.body.id as string };
+};
+const withGrant = async (server: TestServer, projectId: string): Promise<Params> => {
+  const { userId } = await withUser(server);
+  await admin(server, "PUT", `/projects/${projectId}/access/${userId}`, { role: "read" });
+  return { userId: userId as string };
+};
 const withKey = async (server: TestServer, projectId: string): Promise<Params> => {
   const res = await admin(server, "POST", `/projects/${projectId}/keys`, { role: "check", name: "victim" });
   return { keyId: res.body.id as string };
@@ -141,6 +151,52 @@ const OPERATIONS: readonly Operation[] = [
     probe: (p) => `/projects/${p.projectId}/keys`,
   },
   { method: "GET", route: "/projects/:projectId/keys", roles: ADMIN_ONLY, success: 200 },
+  // People (extension): admin keys manage people and every project's access (people.test.ts covers people)
+  { method: "GET", route: "/users", roles: ADMIN_ONLY, success: 200 },
+  {
+    method: "POST",
+    route: "/users",
+    roles: ADMIN_ONLY,
+    success: 201,
+    setup: async () => ({ email: `${unique("new")}@example.com` }),
+    body: (p) => ({ email: p.email, name: "New person" }),
+  },
+  { method: "GET", route: "/users/:userId", roles: ADMIN_ONLY, success: 200, setup: withUser },
+  {
+    method: "PATCH",
+    route: "/users/:userId",
+    roles: ADMIN_ONLY,
+    success: 200,
+    setup: withUser,
+    body: () => ({ name: "Renamed" }),
+    probe: (p) => `/users/${p.userId}`,
+  },
+  {
+    method: "DELETE",
+    route: "/users/:userId",
+    roles: ADMIN_ONLY,
+    success: 204,
+    setup: withUser,
+    probe: (p) => `/users/${p.userId}`,
+  },
+  { method: "GET", route: "/projects/:projectId/access", roles: ADMIN_ONLY, success: 200 },
+  {
+    method: "PUT",
+    route: "/projects/:projectId/access/:userId",
+    roles: ADMIN_ONLY,
+    success: 200,
+    setup: withUser,
+    body: () => ({ role: "write" }),
+    probe: (p) => `/projects/${p.projectId}/access`,
+  },
+  {
+    method: "DELETE",
+    route: "/projects/:projectId/access/:userId",
+    roles: ADMIN_ONLY,
+    success: 204,
+    setup: withGrant,
+    probe: (p) => `/projects/${p.projectId}/access`,
+  },
   {
     method: "DELETE",
     route: "/projects/:projectId/keys/:keyId",
@@ -446,6 +502,9 @@ for (const dialect of DIALECTS) {
         if (path.startsWith("/ofrep/")) continue;
         // A stream's answer never ends; stream.test.ts covers its authentication.
         if (path.endsWith("/stream")) continue;
+        // A person's own routes (no key may use them) and sign-in (no key at all): people.test.ts and
+        // sessions.test.ts cover them; below, every key is refused them.
+        if (path.startsWith("/users/me/") || path.startsWith("/auth/")) continue;
         for (const method of Object.keys(item)) {
           if (["get", "put", "post", "delete", "patch", "head", "options"].includes(method)) {
             documented.push(`${method.toUpperCase()} ${path}`);
@@ -456,6 +515,24 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([...documented].sort(), [...listed].sort());
       for (const op of MATRIX) {
         assert.ok(server.service.app.hasRoute({ method: op.method, url: op.route }), `${display(op)} is registered`);
+      }
+    });
+
+    test("no key, the admin key included, may use a person's own routes (403: sign in, or a personal key)", async () => {
+      const home = await createProject(server);
+      for (const key of [ADMIN_KEY, (await createKey(server, home, "write")).key]) {
+        for (const [method, path] of [
+          ["GET", "/users/me/keys"],
+          ["POST", "/users/me/keys"],
+          ["DELETE", "/users/me/keys/key_x"],
+          ["DELETE", "/users/me/sessions"],
+        ] as const) {
+          const res = await server.request(method, path, {
+            key,
+            ...(method === "POST" ? { body: { name: "k" } } : {}),
+          });
+          expectProblem(res, 403, "forbidden");
+        }
       }
     });
 

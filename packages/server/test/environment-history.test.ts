@@ -86,13 +86,15 @@ for (const dialect of DIALECTS) {
       ]);
       const [, renamed, stagingUpdate, , , unboundCreated, , , , created] = events;
       assert.deepEqual(renamed.target, { kind: "environment", id: "staging", name: "Pre-production" });
-      assert.deepEqual(renamed.before, { id: "staging", name: "Staging", description: "", default: false });
-      assert.deepEqual(renamed.after, { id: "staging", name: "Pre-production", description: "", default: false });
+      const state = { id: "staging", description: "", default: false, protected: false };
+      assert.deepEqual(renamed.before, { ...state, name: "Staging" });
+      assert.deepEqual(renamed.after, { ...state, name: "Pre-production" });
       assert.deepEqual(created.after, {
         id: "staging",
         name: "Staging",
         description: "",
         default: false,
+        protected: false,
         copyFrom: "production",
       });
       assert.equal(created.before, null);

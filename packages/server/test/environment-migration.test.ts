@@ -427,6 +427,7 @@ for (const dialect of DIALECTS) {
             name: "Production",
             description: "",
             default: true,
+            protected: false,
             createdAt: AT,
             updatedAt: AT,
           },

@@ -56,6 +56,7 @@ for (const dialect of DIALECTS) {
         name: "Production",
         description: "",
         default: true,
+        protected: false,
         createdAt: iso(clock),
         updatedAt: iso(clock),
       };
@@ -88,6 +89,7 @@ for (const dialect of DIALECTS) {
         name: "Staging",
         description: "Pre-production",
         default: false,
+        protected: false,
         createdAt: iso(clock),
         updatedAt: iso(clock),
       });
@@ -312,7 +314,13 @@ for (const dialect of DIALECTS) {
       assert.equal(first.type, "environment.deleted");
       assert.equal(first.environment, "doomed");
       assert.deepEqual(first.target, { kind: "environment", id: "doomed", name: "Doomed" });
-      assert.deepEqual(first.before, { id: "doomed", name: "Doomed", description: "", default: false });
+      assert.deepEqual(first.before, {
+        id: "doomed",
+        name: "Doomed",
+        description: "",
+        default: false,
+        protected: false,
+      });
       assert.equal(first.after, null);
       assert.equal(first.createdAt, iso(clock));
       assert.deepEqual(

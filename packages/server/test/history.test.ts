@@ -206,7 +206,7 @@ for (const dialect of DIALECTS) {
       assert.equal(data[0].id, rows[0]!.id, "the newest event is listed first");
       return data[0];
     };
-    const writerActor = () => ({ keyId: writer.id, keyName: "write key", role: "write" });
+    const writerActor = () => ({ type: "key", keyId: writer.id, keyName: "write key", role: "write" });
 
     test("every write produces exactly one event with the caller, target, before and after", async () => {
       clock.advance(1000);
@@ -451,7 +451,16 @@ for (const dialect of DIALECTS) {
       const bad = await server.request("GET", `/projects/${p}/events?type=flag.renamed`);
       expectProblem(bad, 400, "invalid_request");
       expectProblem(await server.request("GET", `/projects/${p}/events?since=yesterday`), 400, "invalid_request");
-      expectProblem(await server.request("GET", `/projects/${p}/events?actor=x`), 400, "invalid_request");
+      expectProblem(await server.request("GET", `/projects/${p}/events?author=x`), 400, "invalid_request");
+      // actor: the changes one key (or person) made; an unknown id finds none.
+      const other = await createKey(server, p, "write");
+      await ok("PATCH", `/projects/${p}/flags/b`, { description: "by the other key" }, other.key);
+      const byOther = (await server.request("GET", `/projects/${p}/events?actor=${other.id}`)).body.data;
+      assert.deepEqual(
+        byOther.map((e: any) => [e.type, e.target.name, e.actor.keyId]),
+        [["flag.updated", "b", other.id]],
+      );
+      assert.deepEqual((await server.request("GET", `/projects/${p}/events?actor=key_nobody`)).body.data, []);
     });
 
     test("pagination: newest first, before and after, limit bounds, bad cursors", async () => {
@@ -565,7 +574,7 @@ for (const dialect of DIALECTS) {
       const rows = await server.database.db.selectFrom("events").selectAll().where("project_id", "is", null).execute();
       assert.equal(rows.length, 1);
       assert.equal(rows[0]!.type, "key.created");
-      assert.deepEqual(JSON.parse(rows[0]!.actor), { system: "startup" });
+      assert.deepEqual(JSON.parse(rows[0]!.actor), { type: "system", system: "startup" });
       assert.equal(rows[0]!.request_id, null);
       assert.deepEqual(Object.keys(JSON.parse(rows[0]!.after!)), ["id", "name", "role", "environment"]);
     });
@@ -588,8 +597,8 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(
         rows.slice(1).map((r) => [r.type, r.target_name, JSON.parse(r.actor)]),
         [
-          ["key.created", "recovered", { system: "admin-key-command" }],
-          ["key.revoked", "recovered", { system: "admin-key-command" }],
+          ["key.created", "recovered", { type: "system", system: "admin-key-command" }],
+          ["key.revoked", "recovered", { type: "system", system: "admin-key-command" }],
         ],
       );
       await createProject(server, "metered");

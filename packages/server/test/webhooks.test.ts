@@ -405,7 +405,7 @@ for (const dialect of DIALECTS) {
         );
         assert.match(disabled.disabledReason, /Every delivery failed for .* HTTP 500/);
         const event = (await server.request("GET", `${base()}/events?type=webhook.updated&limit=1`)).body.data[0];
-        assert.deepEqual(event.actor, { system: "webhook-dispatcher" });
+        assert.deepEqual(event.actor, { type: "system", system: "webhook-dispatcher" });
         assert.equal(event.target.id, hook.id);
         assert.equal(event.after.enabled, false);
 
@@ -479,7 +479,7 @@ for (const dialect of DIALECTS) {
       assert.equal(ping.type, "ping");
       assert.equal(ping.id, res.body.eventId);
       assert.equal(ping.target.id, hook.id);
-      assert.deepEqual(ping.actor, { keyId: ping.actor.keyId, keyName: "ADMIN_API_KEY", role: "admin" });
+      assert.deepEqual(ping.actor, { type: "key", keyId: ping.actor.keyId, keyName: "ADMIN_API_KEY", role: "admin" });
       assert.equal((await newestEvent()).id, before.id, "a ping is not a change");
 
       receiver.answer = (r) => (r.path === hook.path ? { status: 500 } : { status: 200 });

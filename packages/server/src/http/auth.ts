@@ -224,19 +224,26 @@ export function authenticate(
   // Callback style, not async: the check path then creates no promise for authentication.
   return function authHook(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
     const access = request.routeOptions.config.access;
-    if (access === undefined || access === "public") return done();
-    let byKey: { principal: Principal | undefined } | undefined;
+    if (access === undefined || access === "public") {
+      done();
+      return;
+    }
+    let sessionId: string | undefined;
     try {
-      byKey = keyPrincipal(request);
-      if (byKey !== undefined) {
-        request.principal = authorize(request, byKey.principal, "key");
-        return done();
+      const byKey = keyPrincipal(request);
+      if (byKey !== undefined) request.principal = authorize(request, byKey.principal, "key");
+      else {
+        sessionId = sessions?.presented(request);
+        if (sessionId === undefined) throw missingKeyProblem(request.headers);
       }
     } catch (error) {
-      return done(error as Error);
+      done(error as Error);
+      return;
     }
-    const sessionId = sessions?.presented(request);
-    if (sessionId === undefined || sessions === undefined) return done(missingKeyProblem(request.headers));
+    if (sessionId === undefined || sessions === undefined) {
+      done();
+      return;
+    }
     sessions.principalOf(sessionId).then(
       (principal) => {
         try {
@@ -245,7 +252,8 @@ export function authenticate(
           if (ownOrigin) refuseCrossSite(request, ownOrigin(request));
           request.principal = authorize(request, principal, "session");
         } catch (error) {
-          return done(error as Error);
+          done(error as Error);
+          return;
         }
         done();
       },

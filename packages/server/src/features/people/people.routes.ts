@@ -93,7 +93,7 @@ export function peopleRoutes(app: TypedApp, people: PeopleService, sessions: Ses
         tags,
         summary: "Delete a person, with their grants, sessions and keys (admin)",
         params: UserParams,
-        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503) },
+        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -143,7 +143,7 @@ export function peopleRoutes(app: TypedApp, people: PeopleService, sessions: Ses
         tags,
         summary: "Remove a person's grant on the project (project admin)",
         params: GrantParams,
-        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -205,7 +205,7 @@ export function peopleRoutes(app: TypedApp, people: PeopleService, sessions: Ses
         tags,
         summary: "Revoke one of your personal keys",
         params: Type.Object({ keyId: Type.String() }),
-        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+        response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -221,7 +221,7 @@ export function peopleRoutes(app: TypedApp, people: PeopleService, sessions: Ses
       schema: {
         tags,
         summary: "Sign out everywhere: end every one of your sessions",
-        response: { 204: NoContent, ...errorResponses(400, 401, 403, 429, 500, 503) },
+        response: { 204: NoContent, ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
