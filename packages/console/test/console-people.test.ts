@@ -214,7 +214,7 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
         assert.equal(await page.getByRole("link", { name: "Access" }).count(), 0, "no access page for read");
         assert.equal(await page.getByRole("link", { name: "People" }).count(), 0, "no people page for a member");
         assert.deepEqual(await axeViolations(page), []);
-        await screenshot(page, "people-member-read.png");
+        await screenshot(page, "people-member-read.png", false);
 
         // The project list holds the granted project only; walk is not there, and its link says so.
         await page.getByRole("link", { name: "Projects" }).click();
