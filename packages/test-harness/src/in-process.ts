@@ -38,7 +38,7 @@ export interface StartOptions {
   logger?: AppDeps["logger"];
 }
 
-/** Starts a real server in this process on 127.0.0.1 (random port) over a fresh database of the given dialect. */
+/** Starts a real server in this process on 127.0.0.1 (a random port, or env.PORT) over a fresh database of the given dialect. */
 export async function startServer(options: StartOptions): Promise<TestServer> {
   const database = options.database ?? (await freshDatabase(options.dialect));
   const config = loadConfig({
@@ -61,7 +61,9 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
       logger: options.logger ?? false,
     });
     try {
-      address = await service.app.listen({ host: "127.0.0.1", port: 0 });
+      // PORT 0 (the default here): any free port. A test may reserve one (freePort) and pass PORT when the
+      // server must know its own address before it starts (PUBLIC_URL, a provider's redirect URI).
+      address = await service.app.listen({ host: "127.0.0.1", port: config.port });
     } catch (error) {
       await service.close();
       throw error;

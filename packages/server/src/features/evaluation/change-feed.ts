@@ -216,17 +216,7 @@ export class ChangeFeed {
           .where((eb) => eb.or([eb("project_id", "is", null), eb("user_id", "is not", null)]))
           .execute();
         this.snapshot.dropGlobalKeys();
-        for (const key of keys) {
-          this.snapshot.putKey(
-            key.id,
-            key.key_hash,
-            key.role as Role,
-            key.project_id,
-            key.name,
-            key.environment_id,
-            key.user_id,
-          );
-        }
+        for (const key of keys) this.putKeyRow(key);
         this.snapshot.people.clear();
         this.fillPeople(await readPeopleRows(trx));
       } else {
@@ -239,6 +229,18 @@ export class ChangeFeed {
     });
     this.snapshot.reloaded(stream);
     this.drain(stream);
+  }
+
+  private putKeyRow(key: EvaluationRows["keys"][number]): void {
+    this.snapshot.putKey(
+      key.id,
+      key.key_hash,
+      key.role as Role,
+      key.project_id,
+      key.name,
+      key.environment_id,
+      key.user_id,
+    );
   }
 
   private fillPeople(rows: Awaited<ReturnType<typeof readPeopleRows>>): void {
@@ -269,17 +271,7 @@ export class ChangeFeed {
       const ids = environments.get(project.id) ?? [];
       snapshot.projects.set(project.id, new ProjectEnvironments(ids, defaults.get(project.id) ?? ids[0] ?? ""));
     }
-    for (const key of rows.keys) {
-      snapshot.putKey(
-        key.id,
-        key.key_hash,
-        key.role as Role,
-        key.project_id,
-        key.name,
-        key.environment_id,
-        key.user_id,
-      );
-    }
+    for (const key of rows.keys) this.putKeyRow(key);
     const flagsByConfig = new Map<string, FlagState>();
     for (const row of rows.flags) {
       const state = snapshot.projects.get(row.project_id)?.environments.get(row.environment_id);

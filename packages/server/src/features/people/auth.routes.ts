@@ -1,5 +1,5 @@
 import { AuthMethodsSchema, LoginBody, UserSchema } from "@flagstaff/core/schemas";
-import { fastifyCookie } from "@fastify/cookie";
+import { parseCookie, stringifySetCookie } from "cookie";
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
@@ -171,7 +171,9 @@ export function oidcRoutes(app: TypedApp, options: OidcRouteOptions): void {
     return discovered;
   };
   const cookie = (value: string, maxAge: number) =>
-    fastifyCookie.serialize(OIDC_COOKIE, value, {
+    stringifySetCookie({
+      name: OIDC_COOKIE,
+      value,
       httpOnly: true,
       // Lax: the provider's redirect back is a top-level GET, which carries it.
       sameSite: "lax",
@@ -240,7 +242,7 @@ export function oidcRoutes(app: TypedApp, options: OidcRouteOptions): void {
       const query = request.query as Record<string, unknown>;
       const state = typeof query.state === "string" ? query.state : undefined;
       const header = request.headers.cookie;
-      const bound = header === undefined ? undefined : fastifyCookie.parse(header)[OIDC_COOKIE];
+      const bound = header === undefined ? undefined : parseCookie(header)[OIDC_COOKIE];
       // The state must be the one this browser was sent with: a callback made for another browser (a
       // forged or replayed link) stops here.
       if (state === undefined || bound === undefined || bound !== state)

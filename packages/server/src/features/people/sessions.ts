@@ -1,4 +1,4 @@
-import { fastifyCookie } from "@fastify/cookie";
+import { parseCookie, type SetCookie, stringifySetCookie } from "cookie";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
@@ -8,9 +8,11 @@ import { hashToken, newSecretToken } from "../../ids.js";
 import type { Principal } from "../evaluation/snapshot.js";
 import type { PeopleState } from "./people-state.js";
 
-// The cookie codec of Fastify's cookie plugin (RFC 6265), used directly: registering the plugin would add
-// a hook to every request, the check's included.
-const { parse, serialize } = fastifyCookie;
+// The cookie codec (RFC 6265) that Fastify's cookie plugin wraps, used directly: registering the plugin
+// would add a hook to every request, the check's included (and its own codec works only once registered).
+const parse = (header: string) => parseCookie(header);
+const serialize = (name: string, value: string, options: Omit<SetCookie, "name" | "value">) =>
+  stringifySetCookie({ name, value, ...options });
 
 export interface SessionOptions {
   /** A session unused this long ends. */

@@ -1,0 +1,489 @@
+// Sessions and password sign-in (docs/people.md, "Signing in"): the cookie and its attributes, the one
+// answer for every refused password, lockout and the per-address limit, fixation, cross-site requests,
+// sign-out, expiry (a ManualClock moves the server's time), personal keys made only in a session,
+// PASSWORD_SIGN_IN=false, and the one-time link of `admin-key user create`. Real servers, every dialect.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { after, before, describe, test } from "node:test";
+import {
+  type ApiResponse,
+  createProject,
+  DIALECTS,
+  expectProblem,
+  ManualClock,
+  type RequestOptions,
+  startServer,
+  type TestServer,
+  waitFor,
+} from "@flagstaff/test-harness";
+import { runAdminKeyCommand } from "../src/admin-key-command.js";
+import {
+  asKey,
+  asSession,
+  createPerson,
+  grant,
+  PASSWORD,
+  personalKey,
+  sessionCookieOf,
+  signIn,
+  uniqueEmail,
+} from "./helpers/people.js";
+
+const login = (server: TestServer, email: string, password: string, more: RequestOptions = {}) =>
+  server.request("POST", "/auth/login", { ...more, key: null, body: { email, password } });
+
+type Headers = Record<string, string | undefined>;
+/** Only the headers given (a list of header sets mixes them). */
+const only = (headers: Headers): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).filter((e): e is [string, string] => e[1] !== undefined));
+
+const whoami = (server: TestServer, cookie: string) => server.request("GET", "/whoami", asSession(cookie));
+
+/** Moves a server's ManualClock on by minutes. */
+const minutes = (clock: ManualClock, n: number) => clock.advance(n * 60_000);
+
+/** A problem's answer without what differs from request to request. */
+const problemOf = (res: ApiResponse) => ({
+  status: res.status,
+  type: res.headers.get("content-type"),
+  body: { ...res.body, instance: undefined, requestId: undefined },
+  setCookie: res.headers.getSetCookie(),
+});
+
+for (const dialect of DIALECTS) {
+  describe(`sessions [${dialect}]`, () => {
+    let server: TestServer;
+    let clock: ManualClock;
+    before(async () => {
+      clock = new ManualClock();
+      server = await startServer({ dialect, clock, env: { SESSION_IDLE_MINUTES: "5", SESSION_MAX_HOURS: "1" } });
+    });
+    after(() => server.close());
+
+    test("sign-in answers the person and sets the cookie: HttpOnly, SameSite=Lax, Path=/, Max-Age, not Secure", async () => {
+      const person = await createPerson(server);
+      const res = await login(server, person.email, PASSWORD);
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.user.id, person.id);
+      assert.equal(res.body.user.lastSignInAt, new Date(clock.now()).toISOString());
+      assert.ok(!res.text.includes(PASSWORD));
+      const lines = res.headers.getSetCookie();
+      assert.equal(lines.length, 1, JSON.stringify(lines));
+      const [pair, ...attributes] = lines[0]!.split(";").map((a) => a.trim());
+      assert.match(pair!, /^flagstaff_session=[A-Za-z0-9_-]{43}$/, "256 random bits");
+      const lower = attributes.map((a) => a.toLowerCase());
+      for (const wanted of ["httponly", "samesite=lax", "path=/", `max-age=${3600}`]) {
+        assert.ok(lower.includes(wanted), `${wanted} in ${lines[0]}`);
+      }
+      assert.ok(!lower.includes("secure"), "plain HTTP: not Secure");
+      assert.ok(!lower.some((a) => a.startsWith("domain")), "no Domain: this host only");
+      assert.equal((await whoami(server, pair!)).body.user.id, person.id);
+      assert.equal((await server.request("GET", `/users/${person.id}`)).body.lastSignInAt, res.body.user.lastSignInAt);
+    });
+
+    test("a wrong password, an unknown e-mail, a disabled person and one without a password: one same 401", async () => {
+      const right = await createPerson(server);
+      const disabled = await createPerson(server);
+      await server.request("PATCH", `/users/${disabled.id}`, { body: { disabled: true } });
+      const passwordless = await createPerson(server, { password: null });
+      const answers = [
+        await login(server, right.email, "not the password at all"),
+        await login(server, uniqueEmail("nobody"), PASSWORD),
+        await login(server, disabled.email, PASSWORD),
+        await login(server, passwordless.email, PASSWORD),
+        await login(server, passwordless.email, ""),
+      ];
+      expectProblem(answers[0]!, 401, "invalid_credentials");
+      for (const res of answers.slice(1, 4)) assert.deepEqual(problemOf(res), problemOf(answers[0]!));
+      expectProblem(answers[4]!, 400, "invalid_request");
+      for (const res of answers) assert.equal(sessionCookieOf(res), undefined);
+      // The right one still signs in: three failures lock nothing.
+      await signIn(server, right.email);
+      for (const body of [
+        { email: right.email },
+        { password: PASSWORD },
+        { email: right.email, password: PASSWORD, x: 1 },
+      ]) {
+        expectProblem(await server.request("POST", "/auth/login", { key: null, body }), 400, "invalid_request");
+      }
+    });
+
+    test("five failures lock the account for a minute, then two…; a success resets; a new password lifts it", async () => {
+      minutes(clock, 16); // a fresh window for the address: its own limit is tested apart
+      const person = await createPerson(server);
+      for (let i = 1; i <= 5; i++)
+        expectProblem(await login(server, person.email, `wrong ${i}`), 401, "invalid_credentials");
+      // Locked: even the right password is refused, with when to come back.
+      let res = await login(server, person.email, PASSWORD);
+      expectProblem(res, 429, "too_many_attempts");
+      assert.equal(res.headers.get("retry-after"), "60");
+      minutes(clock, 0.5);
+      res = await login(server, person.email, PASSWORD);
+      expectProblem(res, 429, "too_many_attempts");
+      assert.equal(res.headers.get("retry-after"), "30");
+      // Other people are not locked with it.
+      await signIn(server, (await createPerson(server)).email);
+
+      minutes(clock, 0.5);
+      expectProblem(await login(server, person.email, "wrong 6"), 401, "invalid_credentials");
+      res = await login(server, person.email, PASSWORD);
+      expectProblem(res, 429, "too_many_attempts");
+      assert.equal(res.headers.get("retry-after"), "120", "the second lock is twice as long");
+      minutes(clock, 2);
+      await signIn(server, person.email);
+      // Reset: four failures lock nothing.
+      for (let i = 1; i <= 4; i++)
+        expectProblem(await login(server, person.email, `wrong ${i}`), 401, "invalid_credentials");
+      await signIn(server, person.email);
+
+      for (let i = 1; i <= 5; i++) await login(server, person.email, `again ${i}`);
+      expectProblem(await login(server, person.email, PASSWORD), 429, "too_many_attempts");
+      const NEW = "a brand new long password";
+      assert.equal((await server.request("PATCH", `/users/${person.id}`, { body: { password: NEW } })).status, 200);
+      await signIn(server, person.email, NEW);
+      minutes(clock, 16); // past the address's window, for the tests that follow
+    });
+
+    test("an address may fail 20 times in 15 minutes across accounts, then gets 429 until the window ends", async () => {
+      // A server of its own: the address's counter is the instance's.
+      const own = await startServer({ dialect, clock });
+      try {
+        const person = await createPerson(own);
+        // Five on one account (its fifth locks it), fifteen on e-mails that do not exist.
+        for (let i = 0; i < 20; i++) {
+          const res = await login(own, i % 4 === 0 ? person.email : uniqueEmail("guess"), `guess ${i}`);
+          expectProblem(res, 401, "invalid_credentials");
+        }
+        const other = await createPerson(own);
+        const res = await login(own, other.email, PASSWORD);
+        expectProblem(res, 429, "too_many_attempts");
+        assert.equal(res.headers.get("retry-after"), "900");
+        minutes(clock, 15);
+        await signIn(own, other.email);
+      } finally {
+        await own.close();
+      }
+    });
+
+    test("no fixation: a cookie sent before sign-in is not the one set after; a made-up one is 401", async () => {
+      const person = await createPerson(server);
+      const planted = `flagstaff_session=${randomBytes(32).toString("base64url")}`;
+      const res = await login(server, person.email, PASSWORD, { headers: { cookie: planted } });
+      assert.equal(res.status, 200, res.text);
+      const set = sessionCookieOf(res);
+      assert.ok(set && set !== planted);
+      expectProblem(await whoami(server, planted), 401, "unauthorized");
+      assert.equal((await whoami(server, set)).status, 200);
+      // Signing in again with a valid session makes yet another.
+      const again = await login(server, person.email, PASSWORD, { headers: { cookie: set } });
+      assert.notEqual(sessionCookieOf(again), set);
+      for (const junk of ["flagstaff_session=", "flagstaff_session=x", `flagstaff_session=${"A".repeat(43)}`]) {
+        const answer = await whoami(server, junk);
+        assert.equal(answer.status, 401, `${junk}: ${answer.text}`);
+      }
+    });
+
+    describe("cross-site requests", () => {
+      let project: string;
+      let cookie: string;
+      before(async () => {
+        project = await createProject(server);
+        await server.request("POST", `/projects/${project}/flags/csrf`, { body: {} });
+        const person = await createPerson(server);
+        await grant(server, project, person.id, "write");
+        cookie = await signIn(server, person.email);
+      });
+      const patch = (headers: Headers, key?: string) =>
+        server.request("PATCH", `/projects/${project}/flags/csrf`, {
+          key: key ?? null,
+          headers: key === undefined ? { cookie, ...only(headers) } : only(headers),
+          body: { description: `from ${JSON.stringify(headers)}` },
+        });
+
+      test("a change with the cookie from another site, or from who knows where, is 403 cross_site_request", async () => {
+        for (const headers of [
+          { "sec-fetch-site": "cross-site" },
+          { "sec-fetch-site": "same-site" },
+          { "sec-fetch-site": "cross-site", origin: server.url },
+          { origin: "https://evil.example" },
+          { origin: "null" },
+          { origin: server.url.replace("127.0.0.1", "localhost") },
+          {},
+        ]) {
+          expectProblem(await patch(headers), 403, "cross_site_request");
+        }
+        const flag = await server.request("GET", `/projects/${project}/flags/csrf`);
+        assert.equal(flag.body.description, "", "nothing changed");
+        // Other changes too: creating, deleting, signing out everywhere, making a key.
+        const cross = { cookie, "sec-fetch-site": "cross-site" };
+        for (const [method, path] of [
+          ["POST", `/projects/${project}/flags/other`],
+          ["DELETE", `/projects/${project}/flags/csrf`],
+          ["DELETE", "/users/me/sessions"],
+          ["POST", "/users/me/keys"],
+          ["POST", "/auth/logout"],
+        ] as const) {
+          const body = method === "POST" ? (path === "/users/me/keys" ? { name: "k" } : {}) : undefined;
+          const res = await server.request(method, path, { key: null, headers: cross, ...(body && { body }) });
+          expectProblem(res, 403, "cross_site_request");
+        }
+        assert.equal((await whoami(server, cookie)).status, 200, "the session lives on");
+      });
+
+      test("from the console's own origin it is fine; reads from anywhere are; keys are never affected", async () => {
+        for (const headers of [
+          { "sec-fetch-site": "same-origin" },
+          { "sec-fetch-site": "none" },
+          { "sec-fetch-site": "same-origin", origin: server.url },
+          { origin: server.url },
+        ]) {
+          const res = await patch(headers);
+          assert.equal(res.status, 200, `${JSON.stringify(headers)}: ${res.text}`);
+        }
+        const read = await server.request("GET", `/projects/${project}/flags/csrf`, {
+          key: null,
+          headers: { cookie, "sec-fetch-site": "cross-site", origin: "https://evil.example" },
+        });
+        assert.equal(read.status, 200, read.text);
+        const writeKey = (
+          await server.request("POST", `/projects/${project}/keys`, { body: { role: "write", name: "w" } })
+        ).body.key as string;
+        for (const headers of [{ "sec-fetch-site": "cross-site" }, { origin: "https://evil.example" }, {}]) {
+          assert.equal((await patch(headers, writeKey)).status, 200);
+        }
+      });
+
+      test("signing in from another site's page is refused; a program's sign-in (no such headers) is not", async () => {
+        const person = await createPerson(server);
+        for (const headers of [{ "sec-fetch-site": "cross-site" }, { origin: "https://evil.example" }]) {
+          expectProblem(
+            await login(server, person.email, PASSWORD, { headers: only(headers) }),
+            403,
+            "cross_site_request",
+          );
+        }
+        assert.equal((await login(server, person.email, PASSWORD, { headers: { origin: server.url } })).status, 200);
+      });
+    });
+
+    test("logout ends this session and clears the cookie; without a cookie it is fine too", async () => {
+      const person = await createPerson(server);
+      const cookie = await signIn(server, person.email);
+      const other = await signIn(server, person.email);
+      const res = await server.request("POST", "/auth/logout", asSession(cookie));
+      assert.equal(res.status, 204, res.text);
+      const cleared = res.headers.getSetCookie()[0] ?? "";
+      assert.match(cleared, /^flagstaff_session=;/);
+      assert.match(cleared, /Max-Age=0/i);
+      expectProblem(await whoami(server, cookie), 401, "unauthorized");
+      assert.equal((await whoami(server, other)).status, 200, "only this session ended");
+      assert.equal((await server.request("POST", "/auth/logout", { key: null })).status, 204);
+    });
+
+    test("DELETE /users/me/sessions ends every session of the person, by session or by personal key", async () => {
+      const person = await createPerson(server);
+      const a = await signIn(server, person.email);
+      const b = await signIn(server, person.email);
+      const bystander = await signIn(server, (await createPerson(server)).email);
+      const res = await server.request("DELETE", "/users/me/sessions", asSession(a));
+      assert.equal(res.status, 204, res.text);
+      assert.match(res.headers.getSetCookie()[0] ?? "", /Max-Age=0/i);
+      for (const cookie of [a, b]) expectProblem(await whoami(server, cookie), 401, "unauthorized");
+      assert.equal((await whoami(server, bystander)).status, 200);
+
+      const c = await signIn(server, person.email);
+      const key = await personalKey(server, c, { role: "read" });
+      assert.equal((await server.request("DELETE", "/users/me/sessions", asKey(key.key))).status, 204);
+      expectProblem(await whoami(server, c), 401, "unauthorized");
+      assert.equal((await server.request("GET", "/whoami", asKey(key.key))).status, 200, "the key is not a session");
+      // A service key is no person.
+      expectProblem(await server.request("DELETE", "/users/me/sessions"), 403, "forbidden");
+    });
+
+    test("a session ends after SESSION_IDLE_MINUTES unused, and SESSION_MAX_HOURS after sign-in", async () => {
+      const person = await createPerson(server);
+      const idle = await signIn(server, person.email);
+      minutes(clock, 4);
+      assert.equal((await whoami(server, idle)).status, 200);
+      minutes(clock, 4);
+      assert.equal((await whoami(server, idle)).status, 200, "8 minutes old, but used 4 minutes ago");
+      minutes(clock, 5);
+      expectProblem(await whoami(server, idle), 401, "unauthorized");
+
+      const busy = await signIn(server, person.email);
+      for (let elapsed = 0; elapsed < 56; elapsed += 4) {
+        minutes(clock, 4);
+        assert.equal((await whoami(server, busy)).status, 200, `at ${elapsed + 4} minutes`);
+      }
+      minutes(clock, 4);
+      expectProblem(await whoami(server, busy), 401, "unauthorized");
+    });
+
+    test("only a session makes a personal key: a personal key and a service key are refused", async () => {
+      const person = await createPerson(server, { role: "admin" });
+      const cookie = await signIn(server, person.email);
+      const key = await personalKey(server, cookie, { role: "admin" });
+      for (const options of [asKey(key.key), {}]) {
+        expectProblem(
+          await server.request("POST", "/users/me/keys", { ...options, body: { name: "minted" } }),
+          403,
+          "forbidden",
+        );
+      }
+      const listed = await server.request("GET", "/users/me/keys", asKey(key.key));
+      assert.deepEqual(
+        listed.body.data.map((k: { id: string }) => k.id),
+        [key.id],
+      );
+      expectProblem(await server.request("GET", "/users/me/keys"), 403, "forbidden");
+      // Revoking: one's own only.
+      const other = await createPerson(server, { role: "admin" });
+      const otherCookie = await signIn(server, other.email);
+      expectProblem(
+        await server.request("DELETE", `/users/me/keys/${key.id}`, asSession(otherCookie)),
+        404,
+        "key_not_found",
+      );
+      assert.equal((await server.request("DELETE", `/users/me/keys/${key.id}`, asSession(cookie))).status, 204);
+      expectProblem(await server.request("GET", "/whoami", asKey(key.key)), 401, "unauthorized");
+    });
+
+    test("/auth/methods offers the password", async () => {
+      const res = await server.request("GET", "/auth/methods", { key: null });
+      assert.deepEqual(res.body, { password: true, oidc: null });
+    });
+  });
+
+  describe(`sessions over https [${dialect}]`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startServer({ dialect, env: { PUBLIC_URL: "https://flags.example.com" } });
+    });
+    after(() => server.close());
+
+    test("the cookie is Secure and named __Host-flagstaff_session; the own origin is PUBLIC_URL's", async () => {
+      const person = await createPerson(server);
+      const res = await login(server, person.email, PASSWORD);
+      assert.equal(res.status, 200, res.text);
+      const line = res.headers.getSetCookie()[0] ?? "";
+      assert.match(line, /^__Host-flagstaff_session=[A-Za-z0-9_-]{43};/);
+      const attributes = line.split(";").map((a) => a.trim().toLowerCase());
+      for (const wanted of ["secure", "httponly", "path=/", "samesite=lax", `max-age=${7 * 24 * 3600}`]) {
+        assert.ok(attributes.includes(wanted), `${wanted} in ${line}`);
+      }
+      assert.ok(!attributes.some((a) => a.startsWith("domain")), "__Host- cookies have no Domain");
+      const cookie = sessionCookieOf(res) as string;
+      assert.equal((await whoami(server, cookie)).status, 200);
+      // The plain name is not this server's cookie.
+      expectProblem(await whoami(server, cookie.replace("__Host-", "")), 401, "unauthorized");
+
+      const change = (origin: string) =>
+        server.request("PATCH", `/users/${person.id}`, {
+          key: null,
+          headers: { cookie, origin },
+          body: { name: "x" },
+        });
+      // The origin is checked first; past it, a member may not change people anyway.
+      expectProblem(await change(server.url), 403, "cross_site_request");
+      expectProblem(await change("https://flags.example.com"), 403, "forbidden");
+      const logout = await server.request("POST", "/auth/logout", {
+        key: null,
+        headers: { cookie, origin: "https://flags.example.com" },
+      });
+      assert.equal(logout.status, 204);
+      assert.match(logout.headers.getSetCookie()[0] ?? "", /^__Host-flagstaff_session=;.*Secure/i);
+    });
+  });
+
+  describe(`without password sign-in [${dialect}]`, () => {
+    test("PASSWORD_SIGN_IN=false: /auth/login is 404 and /auth/methods says so", async () => {
+      const server = await startServer({ dialect, env: { PASSWORD_SIGN_IN: "false" } });
+      try {
+        const person = await createPerson(server);
+        const res = await login(server, person.email, PASSWORD);
+        expectProblem(res, 404, "not_found");
+        assert.equal(sessionCookieOf(res), undefined);
+        assert.deepEqual((await server.request("GET", "/auth/methods", { key: null })).body, {
+          password: false,
+          oidc: null,
+        });
+      } finally {
+        await server.close();
+      }
+    });
+  });
+
+  describe(`one-time sign-in links [${dialect}]`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startServer({ dialect });
+    });
+    after(() => server.close());
+
+    /** Runs `admin-key user create` in this process on the server's database; answers its JSON. */
+    async function userCreate(email: string, ...more: string[]) {
+      let stdout = "";
+      let stderr = "";
+      const code = await runAdminKeyCommand(["user", "create", "--email", email, "--json", ...more], {
+        env: { DATABASE_URL: server.databaseUrl, PUBLIC_URL: server.url },
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: (text: string) => (stderr += text) },
+      });
+      assert.equal(code, 0, stderr);
+      return JSON.parse(stdout);
+    }
+
+    test("the link of `user create` signs in once; its second use, or a made-up one, redirects with link_invalid", async () => {
+      const email = uniqueEmail("linked");
+      const created = await userCreate(email, "--name", "Linked Admin", "--admin");
+      assert.equal(created.role, "admin");
+      assert.equal(created.hasPassword, false);
+      const link = new URL(created.signInLink);
+      assert.equal(link.origin, server.url);
+      assert.equal(link.pathname, "/auth/link");
+
+      const first = await fetch(link, { redirect: "manual" });
+      assert.equal(first.status, 302);
+      assert.equal(first.headers.get("location"), "/console/");
+      const cookie = first.headers
+        .getSetCookie()
+        .map((l) => l.split(";")[0])
+        .find((p) => p?.startsWith("flagstaff_session="));
+      assert.ok(cookie, "a session cookie");
+      // The person was added beside the running server: it learns of them from the database.
+      const me = await waitFor("the linked person's session", () => whoami(server, cookie), {
+        until: (res) => res.status === 200,
+      });
+      assert.equal(me.body.user.email, email);
+      assert.equal(me.body.user.role, "admin");
+      assert.equal(me.body.via, "session");
+
+      for (const url of [link.href, `${server.url}/auth/link?token=${randomBytes(32).toString("base64url")}`]) {
+        const again = await fetch(url, { redirect: "manual" });
+        assert.equal(again.status, 302);
+        assert.equal(again.headers.get("location"), "/console/?signInError=link_invalid");
+        assert.ok(!again.headers.getSetCookie().some((l) => l.startsWith("flagstaff_session=")), "no session");
+      }
+      const noToken = await server.request("GET", "/auth/link", { key: null, conformance: false });
+      expectProblem(noToken, 400, "invalid_request");
+    });
+
+    test("with --password-stdin there is no link, and the password signs in", async () => {
+      const email = uniqueEmail("stdin");
+      let stdout = "";
+      const code = await runAdminKeyCommand(["user", "create", "--email", email, "--json", "--password-stdin"], {
+        env: { DATABASE_URL: server.databaseUrl },
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: () => true },
+        readStdin: async () => `${PASSWORD}\n`,
+      });
+      assert.equal(code, 0);
+      const created = JSON.parse(stdout);
+      assert.equal(created.signInLink, undefined);
+      assert.equal(created.hasPassword, true);
+      assert.equal(created.role, "member");
+      const cookie = await signIn(server, email);
+      await waitFor("the person's session", () => whoami(server, cookie), { until: (res) => res.status === 200 });
+    });
+  });
+}
