@@ -15,6 +15,7 @@ import {
   startServer,
   type TestServer,
   waitFor,
+  WebhookReceiver,
 } from "@flagstaff/test-harness";
 import type { Browser, Page } from "playwright-core";
 import {
@@ -477,6 +478,7 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
 describe(`single sign-on in the web console in Chromium [${dialect}]`, { skip: browserSkip }, () => {
   let provider: OidcTestProvider;
   let server: TestServer;
+  let receiver: WebhookReceiver;
   let browser: Browser;
   let front: Server | undefined;
   const frontSockets = new Set<Socket>();
@@ -508,8 +510,10 @@ describe(`single sign-on in the web console in Chromium [${dialect}]`, { skip: b
           OIDC_CLIENT_SECRET: client.clientSecret,
           OIDC_ALLOWED_DOMAINS: "example.com",
           OIDC_NAME: "Keycloak",
+          WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
         },
       });
+      receiver = await WebhookReceiver.start();
       // The harness's server listens on a port of its own choosing: PUBLIC_URL's port forwards to it.
       const target = new URL(server.url);
       front = createServer((socket) => {
@@ -527,6 +531,11 @@ describe(`single sign-on in the web console in Chromium [${dialect}]`, { skip: b
       }).listen(port, "127.0.0.1");
       await once(front, "listening");
       await createProject(server, "shop");
+      assert.equal((await server.request("POST", "/projects/shop/flags/checkout", { body: {} })).status, 201);
+      const hook = await server.request("POST", "/projects/shop/webhooks", {
+        body: { url: `${receiver.url}/hook`, events: ["flag.updated"] },
+      });
+      assert.equal(hook.status, 201, hook.text);
       const ada = await server.request("POST", "/users", {
         body: { email: "ada@example.com", name: "Ada Lovelace", role: "admin" },
       });
@@ -540,7 +549,7 @@ describe(`single sign-on in the web console in Chromium [${dialect}]`, { skip: b
       await closeBrowser(browser);
       for (const socket of frontSockets) socket.destroy();
       await new Promise<void>((resolve) => (front ? front.close(() => resolve()) : resolve()));
-      await Promise.allSettled([server?.close(), provider?.close()]);
+      await Promise.allSettled([server?.close(), provider?.close(), receiver?.close()]);
     },
     { timeout: 30_000 },
   );
@@ -564,6 +573,30 @@ describe(`single sign-on in the web console in Chromium [${dialect}]`, { skip: b
       await tab.page.waitForURL(`${publicUrl}/console/p/shop/history`);
       await tab.page.getByTestId("signed-in").getByText("Ada Lovelace").waitFor();
       await tab.page.getByRole("heading", { name: "History", level: 1 }).waitFor();
+
+      // Ada changes a flag: the history and the webhook's payload name her.
+      await tab.page.goto(`${publicUrl}/console/p/shop/flags/checkout`);
+      const status = tab.page.getByRole("radiogroup", { name: "Status" });
+      await status.getByRole("radio", { name: /Conditional/ }).click();
+      await tab.page
+        .getByRole("dialog")
+        .getByRole("button", { name: /Make it conditional/ })
+        .click();
+      await waitFor(
+        "the flag conditional",
+        async () => (await server.request("GET", "/projects/shop/flags/checkout")).body.status === "conditional",
+      );
+      await tab.page.goto(`${publicUrl}/console/p/shop/history`);
+      await tab.page.getByRole("row").filter({ hasText: "flag.updated" }).getByText("Ada Lovelace").waitFor();
+      await screenshot(tab.page, "people-history-sso.png");
+      const [delivery] = await waitFor("the flag.updated webhook", () => receiver.at("/hook"), {
+        until: (r) => r.length > 0,
+      });
+      const actor = JSON.parse(delivery!.body).actor;
+      assert.equal(actor.type, "user");
+      assert.equal(actor.email, "ada@example.com");
+      assert.equal(actor.name, "Ada Lovelace");
+      assert.equal(actor.via, "session");
       assert.deepEqual(tab.problems, [], "no errors in the page");
     } finally {
       await tab.context.close();
