@@ -66,7 +66,7 @@ import { ownOriginOf } from "./http/same-origin.js";
 import { authRoutes, oidcRoutes } from "./features/people/auth.routes.js";
 import { PeopleService } from "./features/people/people.service.js";
 import { peopleRoutes } from "./features/people/people.routes.js";
-import { Sessions } from "./features/people/sessions.js";
+import { pruneSignIns, Sessions } from "./features/people/sessions.js";
 import { SignInService } from "./features/people/sign-in.service.js";
 import { registerConsole } from "./http/console.js";
 import { registerCors } from "./http/cors.js";
@@ -422,6 +422,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     await pruneChangeSets(db, isoTime(now - FEED_RETENTION_MS));
     if (config.historyRetentionDays > 0) await pruneEvents(db, isoTime(now - config.historyRetentionDays * DAY_MS));
     await pruneDeliveries(db, isoTime(now - DELIVERY_RETENTION_MS));
+    await pruneSignIns(db, isoTime(now), isoTime(now - config.sessionIdleMs));
   };
 
   // The safety net under notifications: compare versions with the database; prune the change log and history.

@@ -319,6 +319,38 @@ for (const dialect of DIALECTS) {
       expectProblem(await whoami(server, busy), 401, "unauthorized");
     });
 
+    test("pruning deletes ended sessions and stale single sign-on attempts, and keeps live sessions", async () => {
+      const person = await createPerson(server);
+      const stale = await signIn(server, person.email);
+      const rows = async () =>
+        (await server.database.db.selectFrom("sessions").select("user_id").where("user_id", "=", person.id).execute())
+          .length;
+      minutes(clock, 20);
+      const live = await signIn(server, person.email);
+      assert.equal(await rows(), 2);
+      await server.service.prune();
+      assert.equal(await rows(), 1, "the session idle past SESSION_IDLE_MINUTES is gone");
+      assert.equal((await whoami(server, live)).status, 200);
+      expectProblem(await whoami(server, stale), 401, "unauthorized");
+      await server.database.db
+        .insertInto("sign_in_tokens")
+        .values({
+          id_hash: `stale-${person.id}`,
+          kind: "oidc",
+          user_id: null,
+          data: "{}",
+          expires_at: "2000-01-01T00:00:00.000Z",
+        })
+        .execute();
+      await server.service.prune();
+      const left = await server.database.db
+        .selectFrom("sign_in_tokens")
+        .select("id_hash")
+        .where("id_hash", "=", `stale-${person.id}`)
+        .execute();
+      assert.deepEqual(left, []);
+    });
+
     test("only a session makes a personal key: a personal key and a service key are refused", async () => {
       const person = await createPerson(server, { role: "admin" });
       const cookie = await signIn(server, person.email);

@@ -134,3 +134,16 @@ export class Sessions implements SessionVerifier {
     await db.deleteFrom("sessions").where("user_id", "=", userId).execute();
   }
 }
+
+/**
+ * Deletes what can no longer sign anyone in: sessions past their absolute end or idle since `idleBefore`,
+ * and one-time links and single sign-on attempts past theirs (an unauthenticated visitor can start the
+ * latter, so they must not pile up).
+ */
+export async function pruneSignIns(db: Kysely<Database>, now: string, idleBefore: string): Promise<void> {
+  await db
+    .deleteFrom("sessions")
+    .where((eb) => eb.or([eb("expires_at", "<=", now), eb("last_seen_at", "<=", idleBefore)]))
+    .execute();
+  await db.deleteFrom("sign_in_tokens").where("expires_at", "<=", now).execute();
+}
