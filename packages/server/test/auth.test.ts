@@ -9,8 +9,10 @@ import {
   DIALECTS,
   expectProblem,
   startServer,
+  type RequestOptions,
   type TestServer,
 } from "@flagstaff/test-harness";
+import { asSession, createPerson, grant, personalKey, signIn } from "./helpers/people.js";
 
 // Authentication and the role × operation matrix (decisions.md §2):
 //   admin  every project, everything (projects and keys included)
@@ -782,6 +784,97 @@ for (const dialect of DIALECTS) {
       const openapi = await server.request("GET", "/openapi.json", { key: null });
       assert.equal(openapi.status, 200);
       assert.match(String(openapi.body.openapi), /^3\.1\./);
+    });
+
+    describe("people × operation matrix: sessions and personal keys (docs/people.md)", () => {
+      // Who: an admin's session; members' sessions with an admin, write or read grant on the project, or
+      // none; a disabled person's session; a writer's personal key of no project (role write); an admin's
+      // personal key of no project with role read (a key never holds more than its role).
+      const CALLERS = [
+        "admin",
+        "project admin",
+        "writer",
+        "reader",
+        "member without a grant",
+        "disabled person",
+        "writer's write key",
+        "admin's read key",
+      ] as const;
+      type Caller = (typeof CALLERS)[number];
+      const GRANT: Partial<Record<Caller, "admin" | "write" | "read">> = {
+        "project admin": "admin",
+        writer: "write",
+        reader: "read",
+        "writer's write key": "write",
+      };
+      const callers = new Map<Caller, { userId: string; options: RequestOptions }>();
+
+      before(async () => {
+        const admin = await createPerson(server, { role: "admin" });
+        const adminCookie = await signIn(server, admin.email);
+        const writer = await createPerson(server);
+        const writerCookie = await signIn(server, writer.email);
+        const session = async () => {
+          const person = await createPerson(server);
+          return { userId: person.id, options: asSession(await signIn(server, person.email)) };
+        };
+        callers.set("admin", { userId: admin.id, options: asSession(adminCookie) });
+        callers.set("writer", { userId: writer.id, options: asSession(writerCookie) });
+        for (const caller of ["project admin", "reader", "member without a grant", "disabled person"] as const)
+          callers.set(caller, await session());
+        const disabled = callers.get("disabled person")!;
+        assert.equal(
+          (await server.request("PATCH", `/users/${disabled.userId}`, { body: { disabled: true } })).status,
+          200,
+        );
+        const writerKey = await personalKey(server, writerCookie, { role: "write" });
+        callers.set("writer's write key", { userId: writer.id, options: { key: writerKey.key } });
+        const adminKey = await personalKey(server, adminCookie, { role: "read" });
+        callers.set("admin's read key", { userId: admin.id, options: { key: adminKey.key } });
+      });
+
+      /** What the caller gets: the operation's success, or the refusal's status. */
+      const expected = (op: Operation, caller: Caller): number => {
+        if (caller === "disabled person") return 401;
+        const listing = op.route === "/projects" && (op.method === "GET" || op.method === "HEAD");
+        if (!scoped(op)) {
+          if (op.route === "/whoami" || listing) return op.success;
+          return caller === "admin" ? op.success : 403;
+        }
+        if (caller === "admin" || caller === "project admin") return op.success;
+        if (caller === "member without a grant") return 404;
+        const role = caller === "reader" || caller === "admin's read key" ? "read" : "write";
+        // A copy writes another environment than the one a project key is bound to, so it needs an
+        // unbound key; people and their keys of no project are bound to no environment.
+        if (op.route.endsWith("/copy")) return role === "write" ? op.success : 403;
+        return op.roles.includes(role) ? op.success : 403;
+      };
+
+      for (const op of MATRIX) {
+        for (const caller of CALLERS) {
+          const name = `${caller}: ${display(op)} → ${expected(op, caller)}`;
+          test(name, async () => {
+            const projectId = await createProject(server);
+            const who = callers.get(caller)!;
+            const role = GRANT[caller];
+            if (role !== undefined) await grant(server, projectId, who.userId, role);
+            const params: Params = { projectId, ...(op.setup ? await op.setup(server, projectId) : {}) };
+            const probePath = op.probe?.(params);
+            const before = probePath ? await server.request("GET", probePath) : undefined;
+            const res = await server.request(op.method, pathOf(op, params), {
+              ...who.options,
+              ...(op.body ? { body: op.body(params) } : {}),
+            });
+            const want = expected(op, caller);
+            assert.equal(res.status, want, `${name}: ${res.status} ${res.text}`);
+            if (want === 404 && op.method !== "HEAD") expectProblem(res, 404, "project_not_found");
+            if (want >= 400 && probePath && before) {
+              const afterwards = await server.request("GET", probePath);
+              assert.deepEqual(afterwards.body, before.body, `a refused ${display(op)} changed ${probePath}`);
+            }
+          });
+        }
+      }
     });
   });
 }
