@@ -10,6 +10,7 @@ import {
   DIALECTS,
   freePort,
   type OidcTestProvider,
+  signInAt,
   signInInBrowser,
   startOidcProvider,
   startServer,
@@ -496,7 +497,14 @@ describe(`single sign-on in the web console in Chromium [${dialect}]`, { skip: b
       };
       provider = await startOidcProvider({
         accounts: [
-          { id: "ada", email: "ada@example.com", emailVerified: true, name: "Ada Lovelace" },
+          {
+            id: "ada",
+            email: "ada@example.com",
+            emailVerified: true,
+            name: "Ada Lovelace",
+            groups: ["flagstaff-admins"],
+          },
+          { id: "grace", email: "grace@example.com", emailVerified: true, name: "Grace Hopper", groups: ["engineers"] },
           { id: "olga", email: "olga@elsewhere.org", emailVerified: true, name: "Olga Outside" },
         ],
         clients: [client],
@@ -510,6 +518,8 @@ describe(`single sign-on in the web console in Chromium [${dialect}]`, { skip: b
           OIDC_CLIENT_SECRET: client.clientSecret,
           OIDC_ALLOWED_DOMAINS: "example.com",
           OIDC_NAME: "Keycloak",
+          OIDC_ROLE_CLAIM: "groups",
+          OIDC_ADMIN_VALUES: "flagstaff-admins",
           WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
         },
       });
@@ -616,6 +626,85 @@ describe(`single sign-on in the web console in Chromium [${dialect}]`, { skip: b
       const users = (await server.request("GET", "/users")).body.data as { email: string }[];
       assert.ok(!users.some((u) => u.email === "olga@elsewhere.org"), "nobody was created");
       assert.deepEqual(tab.problems, [], "no errors in the page");
+    } finally {
+      await tab.context.close();
+    }
+  });
+
+  test("the groups claim decides the role: Grace (engineers) comes in a member and sees no project", T, async () => {
+    const tab = await openTab(browser);
+    try {
+      await tab.page.goto(`${publicUrl}/console/`);
+      await tab.page.getByRole("link", { name: "Sign in with Keycloak" }).click();
+      await tab.page.waitForURL((url) => url.origin === provider.issuer);
+      await signInInBrowser(tab.page, "grace");
+      await tab.page.getByTestId("signed-in").getByText("Grace Hopper").waitFor();
+      const grace = ((await server.request("GET", "/users")).body.data as { email: string; role: string }[]).find(
+        (u) => u.email === "grace@example.com",
+      );
+      assert.equal(grace?.role, "member", "created at her first sign-in, a member");
+      assert.equal(await tab.page.getByRole("link", { name: "People" }).count(), 0, "no People page for a member");
+      await tab.page.goto(`${publicUrl}/console/projects`);
+      await tab.page.getByRole("heading", { name: "Projects", level: 1 }).waitFor();
+      assert.equal(await tab.page.getByRole("link", { name: "shop" }).count(), 0, "no grant, no project");
+      assert.deepEqual(tab.problems, [], "no errors in the page");
+    } finally {
+      await tab.context.close();
+    }
+  });
+
+  test("a tampered state and a replayed callback are refused in words and sign nobody in", T, async () => {
+    const tab = await openTab(browser);
+    try {
+      await tab.page.goto(`${publicUrl}/console/`);
+      // The browser holds the attempt's cookie; the provider's answer is fetched apart, then tampered with.
+      const started = tab.page.waitForResponse((r) => r.url().startsWith(`${publicUrl}/auth/oidc/login`));
+      await tab.page.getByRole("link", { name: "Sign in with Keycloak" }).click();
+      const authorizationUrl = (await started).headers().location as string;
+      await tab.page.waitForURL((url) => url.origin === provider.issuer);
+      const callback = await signInAt(provider, authorizationUrl, "ada");
+      callback.searchParams.set("state", `${callback.searchParams.get("state")}x`);
+      await tab.page.goto(callback.href);
+      await tab.page.getByRole("alert").getByText("could not be checked").waitFor();
+      assert.equal(await tab.page.getByTestId("signed-in").count(), 0);
+
+      // A real sign-in in the browser, then its callback visited again after signing out.
+      let used: string | undefined;
+      tab.page.on("request", (r) => {
+        if (r.url().startsWith(`${publicUrl}/auth/oidc/callback`)) used = r.url();
+      });
+      await tab.page.goto(`${publicUrl}/console/`);
+      await tab.page.getByRole("link", { name: "Sign in with Keycloak" }).click();
+      await tab.page.waitForURL((url) => url.origin === provider.issuer);
+      await signInInBrowser(tab.page, "ada");
+      await tab.page.getByTestId("signed-in").getByText("Ada Lovelace").waitFor();
+      await tab.page.getByRole("button", { name: "Sign out" }).click();
+      await tab.page.getByRole("link", { name: "Sign in with Keycloak" }).waitFor();
+      assert.ok(used, "the callback was seen");
+      await tab.page.goto(used);
+      await tab.page.getByRole("alert").getByText("could not be checked").waitFor();
+      assert.equal(await tab.page.getByTestId("signed-in").count(), 0, "the replay signed nobody in");
+      await screenshot(tab.page, "people-sign-in-replayed.png");
+      assert.deepEqual(tab.problems, [], "no errors in the page");
+    } finally {
+      await tab.context.close();
+    }
+  });
+
+  test("an expired session sends the person back to the sign-in page with the reason", T, async () => {
+    const tab = await openTab(browser);
+    try {
+      await tab.page.goto(`${publicUrl}/console/p/shop/flags`);
+      await tab.page.getByRole("link", { name: "Sign in with Keycloak" }).click();
+      await tab.page.waitForURL((url) => url.origin === provider.issuer);
+      await signInInBrowser(tab.page, "ada");
+      await tab.page.getByTestId("signed-in").getByText("Ada Lovelace").waitFor();
+      // Unused for longer than SESSION_IDLE_MINUTES, as the server's clock sees it.
+      await server.database.db.updateTable("sessions").set({ last_seen_at: "2000-01-01T00:00:00.000Z" }).execute();
+      await tab.page.getByRole("link", { name: "History" }).click();
+      await tab.page.getByText("your session ended").waitFor();
+      await tab.page.getByRole("link", { name: "Sign in with Keycloak" }).waitFor();
+      assert.equal(await tab.page.getByTestId("signed-in").count(), 0);
     } finally {
       await tab.context.close();
     }

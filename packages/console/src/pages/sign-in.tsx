@@ -8,7 +8,7 @@ import { BASE, currentPath, ErrorText } from "../ui.js";
 
 /** Why single sign-on sent the browser back (`?signInError=<code>`), in words. */
 const SSO_ERRORS: Record<string, string> = {
-  // The codes of the server's OpenID Connect client (packages/server/src/features/auth/oidc-client.ts).
+  // The codes of the server's OpenID Connect client (packages/server/src/features/people/oidc-client.ts).
   provider_unreachable: "The identity provider cannot be reached. Try again later, or tell an admin.",
   provider_error: "The identity provider refused the sign-in, or it was cancelled there.",
   state_mismatch: "The sign-in could not be checked (it was tampered with, or started in another tab). Try again.",
@@ -19,7 +19,7 @@ const SSO_ERRORS: Record<string, string> = {
   domain_not_allowed: "Your e-mail address's domain may not sign in to this Flagstaff. Ask an admin.",
   // The server's own, around it.
   account_disabled: "Your account is disabled. Ask an admin.",
-  attempt_expired: "The sign-in took too long (more than 10 minutes). Try again.",
+  attempt_expired: "This sign-in was used already, or took more than 10 minutes. Try again.",
   link_invalid:
     "This sign-in link is not valid: it was used already, or is more than 24 hours old. Ask an admin for a new one.",
 };
