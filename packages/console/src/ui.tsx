@@ -468,6 +468,29 @@ export interface Cursor {
   after?: string;
 }
 
+/** A new key's secret, shown this once with a copy button, until the person says they stored it. */
+export function KeySecret(props: {
+  name: string;
+  secret: string;
+  headingId: string;
+  level: 2 | 3;
+  onDone: () => void;
+}) {
+  const Heading = props.level === 2 ? "h2" : "h3";
+  return (
+    <div className="card secret" role="alert" aria-labelledby={props.headingId}>
+      <Heading id={props.headingId}>Key "{props.name}" created</Heading>
+      <p className="warning">Copy the secret now: it is shown this once and can never be shown again.</p>
+      <p>
+        <code data-testid="secret">{props.secret}</code> <CopyButton text={props.secret} label="Copy secret" />
+      </p>
+      <button type="button" onClick={props.onDone}>
+        I stored it
+      </button>
+    </div>
+  );
+}
+
 export function CopyButton(props: { text: string; label: string }) {
   const [copied, setCopied] = useState(false);
   return (

@@ -701,8 +701,10 @@ describe(`single sign-on in the web console in Chromium [${dialect}]`, { skip: b
       await tab.page.getByTestId("signed-in").getByText("Ada Lovelace").waitFor();
       // Unused for longer than SESSION_IDLE_MINUTES, as the server's clock sees it.
       await server.database.db.updateTable("sessions").set({ last_seen_at: "2000-01-01T00:00:00.000Z" }).execute();
+      await tab.page.getByRole("heading", { name: "Flags", level: 1 }).waitFor();
       await tab.page.getByRole("link", { name: "History" }).click();
-      await tab.page.getByText("your session ended").waitFor();
+      // The history's first request is refused 401: the console signs out and says why.
+      await tab.page.getByText("your session ended").waitFor({ timeout: 30_000 });
       await tab.page.getByRole("link", { name: "Sign in with Keycloak" }).waitFor();
       assert.equal(await tab.page.getByTestId("signed-in").count(), 0);
     } finally {

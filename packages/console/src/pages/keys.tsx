@@ -1,17 +1,6 @@
 import type { ApiKey, CreatedApiKey, KeyRole } from "@flagstaff/sdk";
 import { useState } from "react";
-import {
-  Confirm,
-  CopyButton,
-  type Cursor,
-  ErrorText,
-  Loading,
-  Pager,
-  useAction,
-  useApp,
-  useData,
-  when,
-} from "../ui.js";
+import { Confirm, KeySecret, type Cursor, ErrorText, Loading, Pager, useAction, useApp, useData, when } from "../ui.js";
 
 export function KeysPage() {
   const { conn, project, environments } = useApp();
@@ -52,16 +41,13 @@ export function KeysPage() {
         />
       )}
       {created && (
-        <div className="card secret" role="alert" aria-labelledby="secret-title">
-          <h2 id="secret-title">Key "{created.name}" created</h2>
-          <p className="warning">Copy the secret now: it is shown this once and can never be shown again.</p>
-          <p>
-            <code data-testid="secret">{created.key}</code> <CopyButton text={created.key} label="Copy secret" />
-          </p>
-          <button type="button" onClick={() => setCreated(undefined)}>
-            I stored it
-          </button>
-        </div>
+        <KeySecret
+          name={created.name}
+          secret={created.key}
+          headingId="secret-title"
+          level={2}
+          onDone={() => setCreated(undefined)}
+        />
       )}
       <ErrorText error={list.error} />
       <ErrorText error={revoke.error} />

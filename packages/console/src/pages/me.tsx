@@ -6,7 +6,7 @@ import { isAdmin as isAdminOf } from "../api/access.js";
 import type { CreatedPersonalKey, GrantRole, PersonalKey } from "../api/people.js";
 import {
   Confirm,
-  CopyButton,
+  KeySecret,
   ErrorText,
   enc,
   Link,
@@ -116,16 +116,13 @@ function PersonalKeys() {
         }}
       />
       {created && (
-        <div className="card secret" role="alert" aria-labelledby="personal-secret-title">
-          <h3 id="personal-secret-title">Key "{created.name}" created</h3>
-          <p className="warning">Copy the secret now: it is shown this once and can never be shown again.</p>
-          <p>
-            <code data-testid="secret">{created.key}</code> <CopyButton text={created.key} label="Copy secret" />
-          </p>
-          <button type="button" onClick={() => setCreated(undefined)}>
-            I stored it
-          </button>
-        </div>
+        <KeySecret
+          name={created.name}
+          secret={created.key}
+          headingId="personal-secret-title"
+          level={3}
+          onDone={() => setCreated(undefined)}
+        />
       )}
       <ErrorText error={list.error} />
       <ErrorText error={revoke.error} />
