@@ -225,7 +225,7 @@ export function peopleRoutes(app: TypedApp, people: PeopleService, sessions: Ses
       },
     },
     async (request, reply) => {
-      await sessions.endAll(sessions.database, me(request));
+      await sessions.endAll(me(request));
       if (request.principal?.via === "session") sessions.clear(reply);
       return reply.code(204).send(null);
     },

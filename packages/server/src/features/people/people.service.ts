@@ -139,7 +139,7 @@ export class PeopleService {
       };
       const events: DomainEvent[] = [];
       const signOut = passwordHash !== undefined || (input.disabled === true && !before.disabled);
-      if (signOut) await this.sessions.endAll(trx, id);
+      if (signOut) await this.sessions.endAll(id, trx);
       if (input.disabled === true && !before.disabled) events.push(...(await this.revokeKeysOf(trx, id)));
       const changed =
         JSON.stringify(userRecord(after)) !== JSON.stringify(userRecord(before)) || passwordHash !== undefined;

@@ -36,7 +36,7 @@ export class Sessions implements SessionVerifier {
   readonly cookieName: string;
 
   constructor(
-    readonly database: Kysely<Database>,
+    private readonly database: Kysely<Database>,
     private readonly clock: Clock,
     private readonly people: PeopleState,
     private readonly options: SessionOptions,
@@ -129,8 +129,8 @@ export class Sessions implements SessionVerifier {
     await this.database.deleteFrom("sessions").where("id_hash", "=", hashToken(sessionId)).execute();
   }
 
-  /** Ends every session of a person. */
-  async endAll(db: Kysely<Database> | Transaction<Database>, userId: string): Promise<void> {
+  /** Ends every session of a person (in `db`, a write's transaction, when given). */
+  async endAll(userId: string, db: Kysely<Database> | Transaction<Database> = this.database): Promise<void> {
     await db.deleteFrom("sessions").where("user_id", "=", userId).execute();
   }
 }
