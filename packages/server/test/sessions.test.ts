@@ -327,7 +327,8 @@ for (const dialect of DIALECTS) {
           .length;
       minutes(clock, 20);
       const live = await signIn(server, person.email);
-      assert.equal(await rows(), 2);
+      // No request presents the stale session, so only pruning can delete its row: this call, or the
+      // server's own periodic one, which the clock's jump may have set off already.
       await server.service.prune();
       assert.equal(await rows(), 1, "the session idle past SESSION_IDLE_MINUTES is gone");
       assert.equal((await whoami(server, live)).status, 200);
