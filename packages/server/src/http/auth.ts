@@ -98,12 +98,16 @@ export class Credentials {
   }
 }
 
-/** Whether a principal may perform an operation of the given access level on a project. */
+/**
+ * Whether a principal may perform an operation of the given access level on a project. `held` is the
+ * principal's role on that project, when the caller has it already (authentication keeps it for the route).
+ */
 export function allows(
   principal: Principal,
   access: Exclude<Access, "public">,
   projectId: string | undefined,
   people: PeopleState,
+  held: ProjectRank | undefined = projectId === undefined ? undefined : roleOn(principal, projectId, people),
 ): boolean {
   switch (access) {
     case "identify":
@@ -118,7 +122,6 @@ export function allows(
       return principal.projectId !== null && roleOn(principal, principal.projectId, people) !== undefined;
     default: {
       if (projectId === undefined) return isAdmin(principal, people);
-      const held = roleOn(principal, projectId, people);
       return held !== undefined && RANK[held] >= RANK[access];
     }
   }
@@ -198,11 +201,13 @@ export function authenticate(
       );
     }
     const projectId = (request.params as { projectId?: string } | undefined)?.projectId;
-    if (!allows(principal, access, projectId, people)) throw refusal(principal, access, projectId, people);
+    // Decided once: the route's access check and the route itself (protected environments) both use it.
+    const held = projectId === undefined ? undefined : roleOn(principal, projectId, people);
+    if (!allows(principal, access, projectId, people, held)) throw refusal(principal, access, projectId, people);
     const environment = (request.query as { environment?: unknown } | undefined)?.environment;
     if (typeof environment === "string") refuseOtherEnvironment(principal, environment);
     if (principal.userId !== undefined) request.person = people.person(principal.userId);
-    if (projectId !== undefined) request.projectRole = roleOn(principal, projectId, people);
+    if (held !== undefined) request.projectRole = held;
     return principal;
   };
   /** The principal of a key or token the request presents (synchronous); undefined: it presents neither. */
