@@ -57,3 +57,42 @@ export const PREREQUISITE_DEPTH_MAX = 5;
 
 /** The number of split buckets: weights are percentages with up to three decimals, 1 bucket = 0.001 %. */
 export const SPLIT_BUCKETS = 100_000;
+
+// What `matches` may cost (issue 31): RE2 matches in linear time, but re2js's constant is large once a
+// pattern's automaton outgrows its DFA (see src/rules/regex.ts), so the automaton is bounded where the
+// pattern is written, and the text an evaluation matches is bounded where it is read.
+
+/**
+ * The largest `matches` pattern, in instructions once its bounded repetitions are expanded (`x{0,100}`
+ * counts x a hundred times), read from its text before it is compiled; and the most for the patterns of
+ * one configuration, or one segment, in all.
+ */
+export const PATTERN_SIZE_MAX = 500;
+export const PATTERN_SIZE_TOTAL_MAX = 5000;
+
+/** The most states one `matches` pattern's automaton may have (RE2's DFA, built when the pattern is written). */
+export const PATTERN_STATES_MAX = 1000;
+
+/** The most `matches` patterns one configuration (a flag in one environment), or one segment, holds. */
+export const PATTERNS_MAX = 100;
+
+/** The most automaton states the patterns of one configuration, or one segment, have in all. */
+export const PATTERN_STATES_TOTAL_MAX = 5000;
+
+/**
+ * The most work (NFA states visited) that building one pattern's automaton may take where it is written,
+ * and the patterns of one configuration or segment in all: what bounds a write's own cost.
+ */
+export const PATTERN_WORK_MAX = 100_000;
+export const PATTERN_WORK_TOTAL_MAX = 2_000_000;
+
+/**
+ * The most characters one evaluation matches against patterns, over all its `matches` conditions (each
+ * pattern tried on a value counts the value's length, and at least MATCHED_CHARACTERS_PER_TEST). Past it,
+ * the evaluation answers ERROR (GENERAL): an ordinary context, even with a 1,000-character attribute,
+ * stays far below it.
+ */
+export const MATCHED_CHARACTERS_MAX = 200_000;
+
+/** What one pattern tried on a value counts toward MATCHED_CHARACTERS_MAX at least (the call's own cost). */
+export const MATCHED_CHARACTERS_PER_TEST = 100;

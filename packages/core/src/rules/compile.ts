@@ -75,7 +75,8 @@ function build(flag: TargetedFlag): CompiledFlag {
     rulesCompiled: [],
     prerequisitesCompiled: [],
   };
-  const problem = validateConfiguration(flag)[0];
+  // Stored configurations were held to the pattern limits when written (see ValidationOptions).
+  const problem = validateConfiguration(flag, undefined, { patternCosts: false })[0];
   if (problem) {
     return { ...source, ...empty, error: errorAnswer("PARSE_ERROR", `flag ${flag.name}: ${problem.message}`) };
   }

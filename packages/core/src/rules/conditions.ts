@@ -1,6 +1,7 @@
 import { NOW_ATTRIBUTE } from "../contract/ids.js";
 import type { ConditionOperator } from "../contract/enums.js";
 import { NEGATED_TWIN } from "./operators.js";
+import { MATCHED_CHARACTERS_MAX, MATCHED_CHARACTERS_PER_TEST } from "../contract/limits.js";
 import { compilePattern, type Pattern } from "./regex.js";
 import { compareSemver, parseSemver, type SemVer } from "./semver.js";
 import type { Condition, TargetingResolver } from "./types.js";
@@ -23,10 +24,21 @@ export interface Scope {
   now: number;
   /** This evaluation's number (nextEvaluation), which stamps the attributes it has read. */
   readonly evaluation: number;
+  /** Characters matched against patterns so far in this evaluation (bounded by MATCHED_CHARACTERS_MAX). */
+  matched: number;
 }
 
 /** A configuration the validator refuses, met while evaluating: the evaluation answers ERROR / PARSE_ERROR. */
 export class ConfigurationError extends Error {}
+
+/** An evaluation that matched more than MATCHED_CHARACTERS_MAX characters: it answers ERROR / GENERAL. */
+export class MatchingBudgetExceeded extends Error {
+  constructor() {
+    super(
+      `the evaluation matched more than ${MATCHED_CHARACTERS_MAX.toLocaleString("en-US")} characters against patterns (matches): its context's values are too long for this flag's patterns`,
+    );
+  }
+}
 
 /** How a compiled condition reads its attribute: plainly, as an own property only, or as the clock. */
 const Read = { Plain: 0, Own: 1, Now: 2 } as const;
@@ -188,7 +200,7 @@ function readVersion(value: unknown): Version | null {
 // One value against the operator: 1 it holds, 0 it does not, -1 it cannot be read as the operator's kind.
 // One function per kind of operator, each small enough for the compiler to inline where it is called.
 
-function textHolds(c: Compiled, value: unknown): number {
+function textHolds(c: Compiled, value: unknown, scope: Scope): number {
   let text = toText(value);
   if (text === undefined) return -1;
   if (c.lower) text = text.toLowerCase();
@@ -210,7 +222,13 @@ function textHolds(c: Compiled, value: unknown): number {
       return 0;
     default: {
       const patterns = c.patterns;
-      for (let i = 0; i < patterns.length; i++) if ((patterns[i] as Pattern)(text)) return 1;
+      const cost = text.length > MATCHED_CHARACTERS_PER_TEST ? text.length : MATCHED_CHARACTERS_PER_TEST;
+      for (let i = 0; i < patterns.length; i++) {
+        // Counted before matching: no evaluation matches past its budget.
+        scope.matched += cost;
+        if (scope.matched > MATCHED_CHARACTERS_MAX) throw new MatchingBudgetExceeded();
+        if ((patterns[i] as Pattern)(text)) return 1;
+      }
       return 0;
     }
   }
@@ -257,9 +275,9 @@ function versionHolds(c: Compiled, v: Version): number {
   }
 }
 
-function operandHolds(c: Compiled, value: unknown): number {
+function operandHolds(c: Compiled, value: unknown, scope: Scope): number {
   const op = c.op;
-  if (op <= OP.matches) return textHolds(c, value);
+  if (op <= OP.matches) return textHolds(c, value, scope);
   if (op <= OP.lte) return numberHolds(c, value);
   if (op <= OP.after) return instantHolds(c, value);
   const v = readVersion(value);
@@ -368,7 +386,7 @@ function decide(c: Compiled, scope: Scope, attributes: Attributes): boolean {
   if (c.op === OP.present) return (raw !== undefined && raw !== null) !== c.negate;
   if (raw === undefined || raw === null) return false;
   if (Array.isArray(raw)) {
-    for (const element of raw) if (operandHolds(c, element) === 1) return !c.negate;
+    for (const element of raw) if (operandHolds(c, element, scope) === 1) return !c.negate;
     return c.negate;
   }
   let result: number;
@@ -384,7 +402,7 @@ function decide(c: Compiled, scope: Scope, attributes: Attributes): boolean {
       attributes.versionStamps[slot] = scope.evaluation;
     }
     result = version === null ? -1 : versionHolds(c, version);
-  } else result = operandHolds(c, raw);
+  } else result = operandHolds(c, raw, scope);
   return result >= 0 && (result === 1) !== c.negate;
 }
 
@@ -618,7 +636,7 @@ const segmentTests = new WeakMap<readonly Condition[], Conditions | Configuratio
 function segmentTest(segmentId: string, conditions: readonly Condition[]): Conditions {
   let compiled = segmentTests.get(conditions);
   if (compiled === undefined) {
-    const problem = validateSegmentConditions(conditions)[0];
+    const problem = validateSegmentConditions(conditions, undefined, { patternCosts: false })[0];
     compiled = problem
       ? new ConfigurationError(`segment ${segmentId}: ${problem.message}`)
       : new Conditions(conditions, new Attributes());

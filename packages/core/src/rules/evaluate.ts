@@ -2,7 +2,7 @@ import { actorBucket, inCallRollout } from "../bucketing.js";
 import { PREREQUISITE_DEPTH_MAX } from "../contract/limits.js";
 import type { SegmentMembership } from "../evaluation.js";
 import { type CompiledSplit, compiled, errorAnswer } from "./compile.js";
-import { ConfigurationError, inSegment, nextEvaluation, type Scope } from "./conditions.js";
+import { ConfigurationError, inSegment, MatchingBudgetExceeded, nextEvaluation, type Scope } from "./conditions.js";
 import { bucketingValue, splitBucket, weightIndex } from "./split.js";
 import type { EvaluationContext, FlagEvaluation, TargetedFlag, TargetingResolver } from "./types.js";
 
@@ -15,6 +15,12 @@ class EvaluationScope implements Scope {
   resolver: TargetingResolver;
   now = Number.NaN;
   evaluation = 0;
+  matched = 0;
+  /**
+   * The prerequisites evaluated so far in this evaluation, each once: flags that share prerequisites
+   * (20 of them, 5 levels deep) would otherwise evaluate them again for every path that reaches them.
+   */
+  prerequisites: Map<TargetedFlag, FlagEvaluation> | null = null;
   constructor(resolver: TargetingResolver) {
     this.resolver = resolver;
   }
@@ -45,7 +51,32 @@ function splitAnswer(flag: TargetedFlag, ruleId: string, split: CompiledSplit, s
 }
 
 /** Evaluates one flag within an evaluation (`depth` counts the prerequisites walked to reach it). */
-function evaluateIn(flag: TargetedFlag, scope: Scope, resolver: TargetingResolver, depth: number): FlagEvaluation {
+/** A prerequisite's answer within an evaluation: evaluated the first time it is reached, then remembered. */
+function prerequisiteAnswer(
+  flag: TargetedFlag,
+  scope: EvaluationScope,
+  resolver: TargetingResolver,
+  depth: number,
+): FlagEvaluation {
+  let seen = scope.prerequisites;
+  if (seen === null) {
+    seen = new Map();
+    scope.prerequisites = seen;
+  }
+  let result = seen.get(flag);
+  if (result === undefined) {
+    result = evaluateIn(flag, scope, resolver, depth);
+    seen.set(flag, result);
+  }
+  return result;
+}
+
+function evaluateIn(
+  flag: TargetedFlag,
+  scope: EvaluationScope,
+  resolver: TargetingResolver,
+  depth: number,
+): FlagEvaluation {
   const c = compiled(flag);
   if (c.error !== null) return c.error;
   // Nothing turns a disabled flag on, so its prerequisites are not even evaluated (as LaunchDarkly's "off").
@@ -60,7 +91,7 @@ function evaluateIn(flag: TargetedFlag, scope: Scope, resolver: TargetingResolve
     }
     const other = resolver.flag?.(prerequisite.flag);
     if (other === undefined) return prerequisite.failed;
-    const result = evaluateIn(other, scope, resolver, depth + 1);
+    const result = prerequisiteAnswer(other, scope, resolver, depth + 1);
     if (result.reason === "ERROR") return result;
     if (result.variant === null || !prerequisite.variants.has(result.variant)) return prerequisite.failed;
   }
@@ -134,14 +165,17 @@ export function evaluateFlag(
     scope.actorIds = context.actorIds ?? NO_ACTORS;
     scope.now = Number.NaN;
     scope.evaluation = nextEvaluation();
+    scope.matched = 0;
     return evaluateIn(flag, scope, project, 0);
   } catch (error) {
     if (error instanceof ConfigurationError) return errorAnswer("PARSE_ERROR", error.message);
+    if (error instanceof MatchingBudgetExceeded) return errorAnswer("GENERAL", error.message);
     return errorAnswer("GENERAL", error instanceof Error ? error.message : String(error));
   } finally {
     // Nothing of the context is kept past the evaluation.
     scope.attributes = undefined;
     scope.actorIds = NO_ACTORS;
+    scope.prerequisites = null;
     spare = scope;
   }
 }

@@ -7,6 +7,7 @@ export {
   type ConfigurationProblem,
   type ConfigurationProblemCode,
   type TargetingInput,
+  type ValidationOptions,
   type ValidationProject,
   validateConfiguration,
   validateSegmentConditions,
@@ -18,4 +19,5 @@ export { parseInstant } from "./values.js";
 export { splitBucket } from "./split.js";
 export { BOOLEAN_VARIANTS } from "./variants.js";
 export { OPERATOR_KIND, type OperatorKind } from "./operators.js";
+export { expandedSize, type PatternCost, patternCost } from "./regex.js";
 export type * from "./types.js";

@@ -5,6 +5,12 @@ import {
   CONDITION_VALUES_MAX,
   CONDITIONS_MAX,
   DESCRIPTION_MAX_LENGTH,
+  PATTERN_SIZE_MAX,
+  PATTERN_SIZE_TOTAL_MAX,
+  PATTERN_STATES_MAX,
+  PATTERN_STATES_TOTAL_MAX,
+  PATTERN_WORK_TOTAL_MAX,
+  PATTERNS_MAX,
   PREREQUISITES_MAX,
   RULES_MAX,
   SPLIT_BUCKETS,
@@ -13,6 +19,7 @@ import {
   VARIANTS_MIN,
 } from "../contract/limits.js";
 import { isOperator, OPERATOR_KIND, valueProblem } from "./operators.js";
+import { expandedSize, type PatternCost, patternCost } from "./regex.js";
 import { type PrerequisiteNode, prerequisiteGraphProblems } from "./prerequisites.js";
 import { BOOLEAN_VARIANTS } from "./variants.js";
 
@@ -95,6 +102,15 @@ const top = (key: string): Place => ({ path: `/${key}`, tail: key });
 
 class Problems {
   readonly list: ConfigurationProblem[] = [];
+  /** The distinct `matches` patterns met so far (case flag and source), with their costs; null: not counted. */
+  readonly patterns: Map<string, PatternCost> | null;
+  /** The expanded sizes of the distinct patterns met so far (see expandedSize), and which they were. */
+  patternSize = 0;
+  readonly sized = new Set<string>();
+
+  constructor(options: ValidationOptions) {
+    this.patterns = options.patternCosts === false ? null : new Map();
+  }
 
   add(code: ConfigurationProblemCode, place: Place, message: string): void {
     const { path, rule, condition, tail } = place;
@@ -244,6 +260,17 @@ function checkVariantKey(value: unknown, keys: ReadonlySet<string>, place: Place
   }
 }
 
+/** How much `validateConfiguration` and `validateSegmentConditions` check. */
+export interface ValidationOptions {
+  /**
+   * Whether `matches` patterns are held to what they cost (PATTERN_STATES_MAX and the limits in all),
+   * which takes building their automata: true (the default) where a configuration is written; false
+   * where one already stored is compiled for evaluation, so that a pattern stored before these limits
+   * keeps working, and loading costs nothing more.
+   */
+  readonly patternCosts?: boolean;
+}
+
 interface ConditionOptions {
   /** Conditions of a segment: in_segment and not_in_segment are refused there (no segment refers to another). */
   readonly segment: boolean;
@@ -309,6 +336,14 @@ function checkCondition(condition: unknown, place: Place, options: ConditionOpti
       problems.add("limit", at(vp, i), `is longer than ${CONDITION_VALUE_MAX_LENGTH} characters`);
       continue;
     }
+    if (operator === "matches" && typeof value === "string" && problems.patterns) {
+      // Before it is compiled (which expands repetitions, the slow part): see PATTERN_SIZE_MAX.
+      const tooLarge = sizeProblem(value, caseInsensitive === true, problems);
+      if (tooLarge) {
+        problems.add(tooLarge.code, at(vp, i), tooLarge.message);
+        continue;
+      }
+    }
     const problem = valueProblem(operator, value, caseInsensitive === true);
     if (problem) {
       problems.add(
@@ -318,9 +353,81 @@ function checkCondition(condition: unknown, place: Place, options: ConditionOpti
       );
       continue;
     }
+    if (operator === "matches" && problems.patterns) {
+      const costProblem = countPattern(value as string, caseInsensitive === true, problems.patterns);
+      if (costProblem) problems.add("invalid_regex", at(vp, i), costProblem);
+    }
     if (kind === "segment" && options.project?.segmentExists && !options.project.segmentExists(value as string)) {
       problems.add("unknown_segment", at(vp, i), `there is no segment ${show(value)}`);
     }
+  }
+}
+
+/** Why a pattern is too large to compile, alone or with the configuration's patterns before it; or null. */
+function sizeProblem(
+  source: string,
+  caseInsensitive: boolean,
+  problems: Problems,
+): { code: ConfigurationProblemCode; message: string } | null {
+  const size = expandedSize(source);
+  if (size > PATTERN_SIZE_MAX) {
+    return {
+      code: "invalid_regex",
+      message: `${show(source)} is too large: its repetitions expand it to about ${size.toLocaleString("en-US")} instructions, more than ${PATTERN_SIZE_MAX} (write * or + rather than large bounds such as {0,1000})`,
+    };
+  }
+  const key = `${caseInsensitive ? "i" : "s"}${source}`;
+  if (!problems.sized.has(key)) {
+    problems.sized.add(key);
+    problems.patternSize += size;
+  }
+  if (problems.patternSize > PATTERN_SIZE_TOTAL_MAX) {
+    return {
+      code: "limit",
+      message: `the matches patterns up to here expand to about ${problems.patternSize.toLocaleString("en-US")} instructions in all, more than ${PATTERN_SIZE_TOTAL_MAX.toLocaleString("en-US")}: simplify them, or use fewer`,
+    };
+  }
+  return null;
+}
+
+/**
+ * Counts a pattern RE2 accepts toward its configuration's limits in all; answers why it is refused on its
+ * own, or null.
+ */
+function countPattern(source: string, caseInsensitive: boolean, patterns: Map<string, PatternCost>): string | null {
+  const cost = patternCost(source, caseInsensitive);
+  if (cost.states > PATTERN_STATES_MAX) {
+    return `${show(source)} is too complex to match in bounded time: its automaton needs more than ${PATTERN_STATES_MAX.toLocaleString("en-US")} states (bounded repetitions multiply them: write .* or [^@]+ rather than .{0,100} or .{1,64}, or split the pattern over several conditions)`;
+  }
+  patterns.set(`${caseInsensitive ? "i" : "s"}${source}`, cost);
+  return null;
+}
+
+/**
+ * Refuses a configuration's (or a segment's) patterns beyond their limits in all: each one's automaton is
+ * bounded where it is checked, and so is their number and their states together (what one evaluation may
+ * have to match, and what they hold in memory).
+ */
+function checkPatternTotals(place: Place, problems: Problems): void {
+  const patterns = problems.patterns;
+  if (patterns === null) return;
+  if (patterns.size > PATTERNS_MAX) {
+    problems.add("limit", place, `holds more than ${PATTERNS_MAX} distinct matches patterns in all`);
+  }
+  let states = 0;
+  let work = 0;
+  for (const cost of patterns.values()) {
+    states += cost.states;
+    work += cost.work;
+  }
+  if (states > PATTERN_STATES_TOTAL_MAX || work > PATTERN_WORK_TOTAL_MAX) {
+    problems.add(
+      "limit",
+      place,
+      states > PATTERN_STATES_TOTAL_MAX
+        ? `its matches patterns need ${states.toLocaleString("en-US")} automaton states in all, more than ${PATTERN_STATES_TOTAL_MAX.toLocaleString("en-US")}: simplify them, or use fewer`
+        : "its matches patterns are too complex in all: simplify them, or use fewer",
+    );
   }
 }
 
@@ -510,8 +617,12 @@ function variantKeys(flag: PrerequisiteNode): Set<string> {
  * (onVariant, offVariant, rules, prerequisites). Empty when it may be written. With `project`, segment
  * and flag references are checked too, and prerequisite cycles and chains deeper than 5.
  */
-export function validateConfiguration(input: TargetingInput, project?: ValidationProject): ConfigurationProblem[] {
-  const problems = new Problems();
+export function validateConfiguration(
+  input: TargetingInput,
+  project?: ValidationProject,
+  options: ValidationOptions = {},
+): ConfigurationProblem[] {
+  const problems = new Problems(options);
   const type = flagType(input.type, problems);
   if (type === null) return problems.list;
   const keys = checkVariants(type, input.variants, problems);
@@ -529,13 +640,14 @@ export function validateConfiguration(input: TargetingInput, project?: Validatio
     }
   }
   checkRules(input.rules, keys, project, problems);
+  checkPatternTotals(top("rules"), problems);
   checkPrerequisites(input, project, problems);
   return problems.list;
 }
 
 /** Checks a flag's variants alone (at creation, before any configuration names them). */
 export function validateVariants(type: unknown, variants: unknown): ConfigurationProblem[] {
-  const problems = new Problems();
+  const problems = new Problems({});
   const t = flagType(type, problems);
   if (t !== null) checkVariants(t, variants, problems);
   return problems.list;
@@ -545,8 +657,13 @@ export function validateVariants(type: unknown, variants: unknown): Configuratio
  * Everything wrong with a segment's conditions (paths under "/conditions"). They are rule conditions,
  * except that in_segment and not_in_segment are refused: segments do not refer to segments.
  */
-export function validateSegmentConditions(conditions: unknown, project?: ValidationProject): ConfigurationProblem[] {
-  const problems = new Problems();
+export function validateSegmentConditions(
+  conditions: unknown,
+  project?: ValidationProject,
+  options: ValidationOptions = {},
+): ConfigurationProblem[] {
+  const problems = new Problems(options);
   checkConditions(conditions, top("conditions"), { segment: true, project }, problems);
+  checkPatternTotals(top("conditions"), problems);
   return problems.list;
 }
