@@ -294,7 +294,7 @@ for (const dialect of DIALECTS) {
         [{ actors: ["x"] }, { actors: [] }],
         [{ actors: ["m2"] }],
       );
-      // A repeated name is a list: it holds when any element does; negation applies to the whole list.
+      // A list (attributes[tags][]=… per element): it holds when any element does; negation applies to the whole list.
       const tags = (...values: string[]) => attrs({ tags: values });
       await operator({ attribute: "tags", operator: "in", values: ["b"] }, [tags("a", "b")], [tags("a", "c")]);
       await operator(
@@ -362,6 +362,118 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await order({ country: "DE" }), onVariant);
       await patchOk(server, project, "order", { status: "disabled" });
       assert.deepEqual(await order({ plan: "pro" }), { enabled: false, variant: "zero", value: 0 });
+    });
+
+    test("a list of one is a list: attributes[NAME][] in the check and explain answers as OFREP's JSON list", async () => {
+      // "neg" holds for a list none of whose elements reads as a number above 10, and never for a single
+      // value that is not a number (the missing-attribute rule); "by-tags" buckets by a single value only.
+      await createFlag(server, project, "listy", {
+        type: "string",
+        variants: stringVariants("neg", "left", "right", "none"),
+        offVariant: "none",
+      });
+      await setRules(server, project, "listy", [
+        {
+          id: "neg",
+          conditions: [{ attribute: "age", operator: "gt", values: [10], negate: true }],
+          serve: { variant: "neg" },
+        },
+        {
+          id: "by-tags",
+          conditions: [],
+          serve: {
+            split: {
+              bucketBy: "tags",
+              weights: [
+                { variant: "left", weight: 50 },
+                { variant: "right", weight: 50 },
+              ],
+            },
+          },
+        },
+      ]);
+      const variantOf = async (query: string) => {
+        const res = await server.request("GET", `${base()}/flags/listy/check?${query}`, { key: checkKey });
+        assert.equal(res.status, 200, `${query}: ${res.text}`);
+        return res.body.variant as string;
+      };
+      const ofrepVariant = async (context: Record<string, unknown>) => {
+        const res = await ofrep("listy", context);
+        assert.equal(res.status, 200, res.text);
+        return res.body.variant as string;
+      };
+      const split = await ofrepVariant({ tags: "beta" });
+      assert.ok(split === "left" || split === "right", split);
+      // [query, the same context as OFREP's JSON]: brackets plain (the fast path reads them), percent-encoded,
+      // and values that need decoding (Fastify reads them).
+      const cases: [string, Record<string, unknown>][] = [
+        ["attributes[age]=abc", { age: "abc" }],
+        ["attributes[age][]=abc", { age: ["abc"] }],
+        ["attributes%5Bage%5D%5B%5D=abc", { age: ["abc"] }],
+        ["attributes%5bage%5d%5b%5d=ab%63", { age: ["abc"] }],
+        ["attributes[age][]=a+b", { age: ["a b"] }],
+        ["attributes[age][]=5", { age: ["5"] }],
+        ["attributes[age][]=50", { age: ["50"] }],
+        ["attributes[age]=5", { age: "5" }],
+        ["attributes[age][]=abc&attributes[age][]=50", { age: ["abc", "50"] }],
+        ["attributes[age]=abc&attributes[age]=def", { age: ["abc", "def"] }],
+        ["attributes[age][]=", { age: [""] }],
+        ["attributes[tags]=beta&attributes[age]=50", { tags: "beta", age: "50" }],
+        ["attributes[tags][]=beta&attributes[age]=50", { tags: ["beta"], age: "50" }],
+        ["attributes[tags][]=beta&attributes[tags][]=x&attributes[age]=50", { tags: ["beta", "x"], age: "50" }],
+      ];
+      for (const [query, context] of cases) {
+        assert.equal(await variantOf(query), await ofrepVariant(context), `${query} / ${JSON.stringify(context)}`);
+      }
+      // The answers themselves: a single value that is not a number never holds, negated or not; a list of
+      // one holds when none of its elements is above 10. A single value buckets; a list does not.
+      assert.equal(await variantOf("attributes[age][]=abc"), "neg");
+      assert.equal(await variantOf("attributes[age]=abc"), "none");
+      assert.equal(await variantOf("attributes[tags]=beta&attributes[age]=50"), split);
+      assert.equal(await variantOf("attributes[tags][]=beta&attributes[age]=50"), "none");
+
+      // Explain reads the same query.
+      const why = await explain("listy", { attributes: { age: ["abc"] } });
+      assert.deepEqual([why.variant, why.matchedRule?.id], ["neg", "neg"]);
+      const single = await explain("listy", { attributes: { age: "abc", tags: ["beta"] } });
+      assert.deepEqual([single.variant, single.reason, single.matchedRule], ["none", "DEFAULT", null]);
+
+      // One name written both ways says two things: refused, whichever spelling of the brackets.
+      for (const query of [
+        "attributes[age]=abc&attributes[age][]=def",
+        "attributes[age][]=def&attributes[age]=abc",
+        "attributes%5Bage%5D=abc&attributes%5Bage%5D%5B%5D=def",
+        "attributes[tags][]=a&attributes[tags]=b&attributes[tags][]=c",
+      ]) {
+        for (const route of ["check", "explain"]) {
+          const res = await server.request("GET", `${base()}/flags/listy/${route}?${query}`);
+          expectProblem(res, 400, "invalid_request");
+          const name = query.includes("tags") ? "tags" : "age";
+          assert.equal(res.body.errors?.[0]?.path, `/query/attributes/${name}`, `${route}?${query}: ${res.text}`);
+          assert.match(res.body.detail, /written one way/);
+        }
+      }
+      // Another name's other spelling is fine.
+      assert.equal(await variantOf("attributes[age][]=abc&attributes[tags]=beta"), "neg");
+      // The limits are the same for a list's elements: 100 values, 50 names.
+      const elements = (n: number) => Array.from({ length: n }, (_, i) => `attributes[age][]=${i + 100}`).join("&");
+      assert.equal(await variantOf(elements(100)), "none");
+      const tooMany = await server.request("GET", `${base()}/flags/listy/check?${elements(101)}`);
+      expectProblem(tooMany, 400, "invalid_request");
+      const names = Array.from({ length: 51 }, (_, i) => `attributes[a${i}][]=v`).join("&");
+      expectProblem(await server.request("GET", `${base()}/flags/listy/check?${names}`), 400, "invalid_request");
+      const long = await server.request("GET", `${base()}/flags/listy/check?attributes[age][]=${"x".repeat(1025)}`);
+      expectProblem(long, 400, "invalid_request");
+
+      // The OpenAPI document says so, for the check and explain: a value or a list, and the list's spelling.
+      const document = await server.request("GET", "/openapi.json", { key: null });
+      for (const route of ["check", "explain"]) {
+        const operation = document.body.paths[`/projects/{projectId}/flags/{flagName}/${route}`].get;
+        const parameter = operation.parameters.find((p: { name: string }) => p.name === "attributes");
+        assert.equal(parameter.style, "deepObject", route);
+        assert.deepEqual(parameter.schema.additionalProperties.type, ["string", "array"], route);
+        assert.match(parameter.description, /attributes\[NAME\]\[\]=value an element of the list NAME/, route);
+      }
     });
 
     test("splits: sticky per actor, bucketBy an attribute, roughly the weights over many actors, nothing to bucket on falls through", async () => {
@@ -601,6 +713,8 @@ for (const dialect of DIALECTS) {
       assert.equal(await variantOf("attributes[toString]=function"), "hit");
       // And nothing leaked into later answers: the same empty context still misses.
       assert.equal(await variantOf(""), "miss");
+      assert.equal(await variantOf("attributes[__proto__][]=x"), "hit");
+      assert.equal(await variantOf("attributes[__proto__][]=y&attributes[__proto__][]=x"), "hit");
       const ofrepProto = await server.request("POST", "/ofrep/v1/evaluate/flags/hostile", {
         key: checkKey,
         rawBody: '{"context":{"targetingKey":"u","__proto__":"x"}}',
