@@ -180,6 +180,113 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(again, se);
     });
 
+    test("a list of one travels as a list (attributes[NAME][]): the check, explain, OFREP and the local evaluator agree", async () => {
+      // "neg" holds for a list none of whose elements reads as a number above 10, never for a text that is
+      // not a number; "by-tags" buckets by a text, not by a list.
+      await admin.flags.create(project, "listy", {
+        type: "string",
+        variants: ["neg", "left", "right", "none"].map((key) => ({ key, value: key })),
+        onVariant: "neg",
+        offVariant: "none",
+      });
+      await admin.flags.update(project, "listy", {
+        status: "conditional",
+        rules: [
+          {
+            id: "neg",
+            conditions: [{ attribute: "age", operator: "gt", values: [10], negate: true }],
+            serve: { variant: "neg" },
+          },
+          {
+            id: "by-tags",
+            conditions: [],
+            serve: {
+              split: {
+                bucketBy: "tags",
+                weights: [
+                  { variant: "left", weight: 50 },
+                  { variant: "right", weight: 50 },
+                ],
+              },
+            },
+          },
+        ],
+      });
+      await waitFor("listy in the local evaluator", () => local.flagNames().includes("listy"));
+      // The client as any other, its requests' URLs noted on their way to the real server.
+      const sent: string[] = [];
+      const readKey = (await createKey(server, project, "read")).key;
+      const noting = new FlagstaffClient({
+        baseUrl: server.url,
+        apiKey: readKey,
+        checkCache: true,
+        fetch: (url, init) => {
+          sent.push(url);
+          return globalThis.fetch(url, init);
+        },
+      });
+      const ofrep = async (context: Record<string, unknown>) => {
+        const res = await server.request("POST", "/ofrep/v1/evaluate/flags/listy", { key: readKey, body: { context } });
+        assert.equal(res.status, 200, res.text);
+        return res.body.variant as string;
+      };
+      const contexts: Record<string, string | string[]>[] = [
+        { age: "abc" },
+        { age: ["abc"] },
+        { age: ["5"] },
+        { age: ["50"] },
+        { age: ["abc", "50"] },
+        { age: "50", tags: "beta" },
+        { age: "50", tags: ["beta"] },
+        { age: ["a b&c=d"], tags: ["beta", "x"] },
+      ];
+      for (const attributes of contexts) {
+        const why = JSON.stringify(attributes);
+        const mine = local.evaluate("listy", { attributes });
+        const checked = await noting.flags.evaluate(project, "listy", { attributes });
+        const explained = await noting.flags.explain(project, "listy", { attributes });
+        assert.deepEqual(
+          [checked.variant, explained.variant, await ofrep(attributes)],
+          [mine.variant, mine.variant, mine.variant],
+          why,
+        );
+      }
+      assert.equal(local.evaluate("listy", { attributes: { age: ["abc"] } }).variant, "neg");
+      assert.equal(local.evaluate("listy", { attributes: { age: "abc" } }).variant, "none");
+      assert.equal(local.evaluate("listy", { attributes: { age: "50", tags: ["beta"] } }).variant, "none");
+      // On the wire: a text as attributes[NAME], every list's element as attributes[NAME][].
+      const query = (url: string) => decodeURIComponent(new URL(url).search);
+      assert.ok(
+        sent.some((url) => query(url) === "?attributes[age]=abc"),
+        sent.join("\n"),
+      );
+      assert.ok(
+        sent.some((url) => query(url) === "?attributes[age][]=abc"),
+        sent.join("\n"),
+      );
+      assert.ok(
+        sent.some((url) => query(url) === "?attributes[age][]=abc&attributes[age][]=50"),
+        sent.join("\n"),
+      );
+
+      // The check cache tells a text from a list of one: two answers, two requests.
+      sent.length = 0;
+      const text = await noting.flags.evaluate(project, "listy", { attributes: { age: "abc" }, cache: 60 });
+      const list = await noting.flags.evaluate(project, "listy", { attributes: { age: ["abc"] }, cache: 60 });
+      assert.deepEqual([text.variant, list.variant], ["none", "neg"]);
+      assert.equal(sent.length, 2);
+      await noting.flags.evaluate(project, "listy", { attributes: { age: ["abc"] }, cache: 60 });
+      assert.equal(sent.length, 2, "the list's answer came from the cache");
+
+      // An empty list cannot travel in a query: it is left out, and the server reads a missing attribute,
+      // as the local evaluator does for a context without it (given [], it reads an empty list, as OFREP does).
+      sent.length = 0;
+      const empty = await noting.flags.evaluate(project, "listy", { attributes: { age: [] } });
+      assert.equal(query(sent[0] as string), "");
+      assert.equal(empty.variant, local.evaluate("listy", { attributes: {} }).variant);
+      assert.equal(local.evaluate("listy", { attributes: { age: [] } }).variant, await ofrep({ age: [] }));
+    });
+
     test("explain takes attributes and names the rule, its conditions, or the failed prerequisite", async () => {
       const byRule = await admin.flags.explain(project, "theme", {
         actorIds: ["ana"],
