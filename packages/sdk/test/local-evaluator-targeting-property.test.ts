@@ -25,8 +25,8 @@ import {
 // Issue 25's half of the local-vs-server property, and issue 31's differential: for random projects of
 // typed flags (boolean, string, number, object) with random rules (every operator, negated or not,
 // case-insensitive or not, variants and splits), segments with members and conditions, and prerequisites
-// on earlier flags, and for random contexts (actors, and attributes as texts or as lists of every length,
-// 0 and 1 included), the local evaluator, the server's check and OFREP (single
+// on earlier flags, and for random contexts (actors, and attributes, one of them named __proto__, as texts
+// or as lists of every length, 0 and 1 included), the local evaluator, the server's check and OFREP (single
 // and bulk) serve the same variant and value. Written through the SDK against a real server, read back
 // through the real stream, checked through the SDK's `flags.evaluate` (attributes in the query, a list as
 // attributes[NAME][]) and evaluated over OFREP with the context as JSON. The query cannot carry an empty
@@ -51,6 +51,7 @@ const ATTRIBUTE_VALUES = new Map<string, readonly string[]>([
   ["age", ["17", "18", "30", "65", "2.5", "-1", "1e2", "abc", " 30"]],
   ["version", ["1.0.0", "1.2", "v2.0.0", "2.0.0-beta.1", "2.0.0", "10.1.3", "banana"]],
   ["signup", ["2026-01-01T00:00:00Z", "2026-11-22T09:59:59.999Z", "2027-06-30T12:00:00+02:00", "yesterday"]],
+  ["__proto__", ["DE", "beta", "30", "x"]],
 ]);
 const LIST_ATTRIBUTE = "tags";
 const TAGS = ["beta", "Beta", "staff", "eu", "x"];
@@ -224,7 +225,7 @@ function queryCarried(attributes: ContextAttributes): ContextAttributes {
 
 /**
  * A project run first, whatever the seed: the two ways a list of one answers otherwise than its one text
- * (a negated gt on ["abc"], a split by ["beta"]), and empty lists.
+ * (a negated gt on ["abc"], a split by ["beta"]), empty lists, and an attribute named __proto__.
  */
 const LISTS_OF_ONE: typeof projectArb extends fc.Arbitrary<infer T> ? T : never = {
   flags: [
@@ -259,6 +260,7 @@ const LISTS_OF_ONE: typeof projectArb extends fc.Arbitrary<infer T> ? T : never 
     { actorIds: [], attributes: [{ name: "age", picks: [7], list: false }], tags: ["beta"], tagsAs: "list" },
     { actorIds: [], attributes: [], tags: ["beta"], tagsAs: "text" },
     { actorIds: ["ana"], attributes: [{ name: "age", picks: [], list: true }], tags: [], tagsAs: "list" },
+    { actorIds: [], attributes: [{ name: "__proto__", picks: [3], list: false }], tags: [], tagsAs: "absent" },
   ],
 };
 
@@ -294,7 +296,7 @@ for (const dialect of DIALECTS) {
       await server.close();
     });
 
-    /** OFREP's body for a context, as JSON text. */
+    /** OFREP's body for a context, as JSON text (so __proto__ is a member like any other, as JSON.parse reads it). */
     const ofrepBody = (actorIds: string[], attributes: ContextAttributes) => {
       const context: ContextAttributes = {};
       for (const [name, value] of Object.entries(attributes)) define(context, name, value);

@@ -287,6 +287,63 @@ for (const dialect of DIALECTS) {
       assert.equal(local.evaluate("listy", { attributes: { age: [] } }).variant, await ofrep({ age: [] }));
     });
 
+    test("an attribute named __proto__ is an attribute: the local evaluator, the check, explain and OFREP (single and bulk) agree", async () => {
+      await admin.flags.create(project, "proto", {
+        type: "string",
+        variants: ["hit", "miss"].map((key) => ({ key, value: key })),
+      });
+      await admin.flags.update(project, "proto", {
+        status: "conditional",
+        rules: [
+          {
+            id: "proto",
+            conditions: [{ attribute: "__proto__", operator: "in", values: ["x"] }],
+            serve: { variant: "hit" },
+          },
+        ],
+      });
+      await waitFor("proto in the local evaluator", () => local.flagNames().includes("proto"));
+      const key = (await createKey(server, project, "read")).key;
+      const reader = new FlagstaffClient({ baseUrl: server.url, apiKey: key });
+      const headers = { "content-type": "application/json" };
+      // JSON.parse makes an own member "__proto__", as a caller's parsed context has it (an object literal
+      // would set the prototype instead).
+      for (const [json, expected] of [
+        ['{"__proto__":"x"}', "hit"],
+        ['{"__proto__":["y","x"]}', "hit"],
+        ['{"__proto__":["x"]}', "hit"],
+        ['{"__proto__":"y"}', "miss"],
+        ["{}", "miss"],
+      ] as const) {
+        const attributes = JSON.parse(json) as Record<string, string | string[]>;
+        const body = `{"context":${json}}`;
+        const single = await server.request("POST", "/ofrep/v1/evaluate/flags/proto", { key, rawBody: body, headers });
+        const bulk = await server.request("POST", "/ofrep/v1/evaluate/flags", { key, rawBody: body, headers });
+        assert.equal(single.status, 200, single.text);
+        assert.equal(bulk.status, 200, bulk.text);
+        assert.deepEqual(
+          [
+            local.evaluate("proto", { attributes }).variant,
+            (await reader.flags.evaluate(project, "proto", { attributes })).variant,
+            (await reader.flags.explain(project, "proto", { attributes })).variant,
+            single.body.variant,
+            (bulk.body.flags as { key: string; variant: string }[]).find((f) => f.key === "proto")?.variant,
+          ],
+          [expected, expected, expected, expected, expected],
+          json,
+        );
+      }
+      // An object under __proto__ is a value no rule reads, not a prototype: the local evaluator and the
+      // in-process server run in this process, and nothing reaches Object.prototype.
+      const hostile = JSON.parse('{"__proto__":{"polluted":"yes"}}') as Record<string, string>;
+      assert.equal(local.evaluate("proto", { attributes: hostile }).variant, "miss");
+      const body = '{"context":{"__proto__":{"polluted":"yes"}}}';
+      const res = await server.request("POST", "/ofrep/v1/evaluate/flags/proto", { key, rawBody: body, headers });
+      assert.deepEqual([res.status, res.body.variant], [200, "miss"]);
+      assert.equal(({} as Record<string, unknown>).polluted, undefined);
+      assert.equal(Object.getPrototypeOf({}), Object.prototype);
+    });
+
     test("explain takes attributes and names the rule, its conditions, or the failed prerequisite", async () => {
       const byRule = await admin.flags.explain(project, "theme", {
         actorIds: ["ana"],

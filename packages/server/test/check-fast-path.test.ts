@@ -504,11 +504,20 @@ for (const dialect of DIALECTS) {
           ["on", "{}", { "content-type": "application/json" }],
           ["on", "{}", { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }],
           ["on", "{}", json, "/ofrep/v1/evaluate/flags/on?flagConfigEtag=1"],
+          // Members named __proto__ are attributes like any other (the route reads them, not the adapter).
+          ["attrs", '{"context":{"targetingKey":"vip","__proto__":"x"}}', json],
+          ["attrs", '{"context":{"__proto__":["x"]}}', json],
+          ["attrs", '{"__proto__":{"context":{}},"context":{"__proto__":"x","age":["abc"]}}', json],
         ];
         if (cors) theirs.push(["on", "{}", { ...json, origin: "https://app.example.com" }]);
         for (const [flag, body, headers, path] of theirs) {
           assert.equal(await sameOfrep(flag, body, headers, path), false, `Fastify answers ${flag} ${body}`);
         }
+        const ofrepVariant = async (body: string) =>
+          JSON.parse((await raw(fast.url, "POST", "/ofrep/v1/evaluate/flags/attrs", json, body)).body).variant;
+        assert.equal(await ofrepVariant('{"context":{"targetingKey":"vip","__proto__":"x","age":"50"}}'), "proto");
+        assert.equal(await ofrepVariant('{"context":{"__proto__":["x"],"age":["abc"]}}'), "neg");
+        assert.equal(({} as Record<string, unknown>).polluted, undefined, "nothing was polluted");
       });
 
       test("OFREP: a body that arrives in pieces is read whole; a client that leaves mid-body changes nothing", async () => {

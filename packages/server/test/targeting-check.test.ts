@@ -715,13 +715,6 @@ for (const dialect of DIALECTS) {
       assert.equal(await variantOf(""), "miss");
       assert.equal(await variantOf("attributes[__proto__][]=x"), "hit");
       assert.equal(await variantOf("attributes[__proto__][]=y&attributes[__proto__][]=x"), "hit");
-      const ofrepProto = await server.request("POST", "/ofrep/v1/evaluate/flags/hostile", {
-        key: checkKey,
-        rawBody: '{"context":{"targetingKey":"u","__proto__":"x"}}',
-        headers: { "content-type": "application/json" },
-      });
-      assert.ok(ofrepProto.status === 200 || ofrepProto.status === 400, ofrepProto.text);
-      if (ofrepProto.status === 200) assert.equal(ofrepProto.body.variant, "hit", "__proto__ is read as a name");
       const ofrepNone = await ofrep("hostile", { targetingKey: "u" });
       assert.equal(ofrepNone.body.variant, "miss");
 
@@ -746,6 +739,100 @@ for (const dialect of DIALECTS) {
         if (status === 400) assert.equal(`${res.status} ${res.body?.code}`, "400 invalid_request", query.slice(0, 80));
         else assert.equal(res.status, 200, `${query.slice(0, 80)}: ${res.text}`);
       }
+    });
+
+    test("OFREP reads a context member named __proto__ as an attribute, single and bulk, as the check does; nothing is polluted", async () => {
+      await createFlag(server, project, "proto", { type: "string", variants: stringVariants("hit", "miss") });
+      await setRules(server, project, "proto", [
+        {
+          id: "proto",
+          conditions: [{ attribute: "__proto__", operator: "in", values: ["x"] }],
+          serve: { variant: "hit" },
+        },
+        {
+          id: "proto-absent",
+          conditions: [{ attribute: "__proto__", operator: "present", values: [], negate: true }],
+          serve: { variant: "miss" },
+        },
+      ]);
+      // JSON.parse makes "__proto__" an own member; a JavaScript object literal would set a prototype instead,
+      // so the bodies are written out as text.
+      const single = (body: string) =>
+        server.request("POST", "/ofrep/v1/evaluate/flags/proto", {
+          key: checkKey,
+          rawBody: body,
+          headers: { "content-type": "application/json" },
+        });
+      const bulk = (body: string) =>
+        server.request("POST", "/ofrep/v1/evaluate/flags", {
+          key: checkKey,
+          rawBody: body,
+          headers: { "content-type": "application/json" },
+        });
+      const checked = async (query: string) => {
+        const res = await server.request("GET", `${base()}/flags/proto/check?${query}`, { key: checkKey });
+        assert.equal(res.status, 200, res.text);
+        return res.body.variant as string;
+      };
+      // [OFREP context as JSON text, the same context as the check's query, the variant and reason served]
+      const cases: [string, string, string, string][] = [
+        ['{"targetingKey":"u","__proto__":"x"}', "actorIds=u&attributes[__proto__]=x", "hit", "TARGETING_MATCH"],
+        ['{"__proto__":"x"}', "attributes%5B__proto__%5D=x", "hit", "TARGETING_MATCH"],
+        ['{"__proto__":["y","x"]}', "attributes[__proto__][]=y&attributes[__proto__][]=x", "hit", "TARGETING_MATCH"],
+        ['{"targetingKey":"u","__proto__":["x"]}', "actorIds=u&attributes[__proto__][]=x", "hit", "TARGETING_MATCH"],
+        // Present but not x: neither rule holds, and the flag serves its offVariant.
+        ['{"targetingKey":"u","__proto__":"y"}', "actorIds=u&attributes[__proto__]=y", "miss", "DEFAULT"],
+        // Absent: the second rule holds.
+        ['{"targetingKey":"u"}', "actorIds=u", "miss", "TARGETING_MATCH"],
+      ];
+      for (const [context, query, variant, reason] of cases) {
+        const one = await single(`{"context":${context}}`);
+        assert.equal(one.status, 200, `${context}: ${one.text}`);
+        const all = await bulk(`{"context":${context}}`);
+        assert.equal(all.status, 200, `${context}: ${all.text}`);
+        const fromBulk = (all.body.flags as { key: string; variant: string; reason: string }[]).find(
+          (f) => f.key === "proto",
+        );
+        assert.deepEqual(
+          [one.body.variant, one.body.reason, fromBulk?.variant, fromBulk?.reason, await checked(query)],
+          [variant, reason, variant, reason, variant],
+          context,
+        );
+      }
+      // The bulk ETag hashes the member like any other: another value is another tag.
+      const tagOf = async (context: string) => (await bulk(`{"context":${context}}`)).headers.get("etag");
+      assert.notEqual(await tagOf('{"__proto__":"x"}'), await tagOf('{"__proto__":"y"}'));
+      assert.notEqual(await tagOf('{"__proto__":"x"}'), await tagOf("{}"));
+
+      // Members that would pollute a prototype if assigned, at every level: evaluated, and nothing polluted.
+      const hostile = [
+        '{"context":{"__proto__":{"polluted":"yes"}}}',
+        '{"context":{"targetingKey":"u","constructor":{"prototype":{"polluted":"yes"}}}}',
+        '{"__proto__":{"polluted":"yes"},"context":{"__proto__":"x"}}',
+        '{"context":{"__proto__":"x","tags":[{"__proto__":{"polluted":"yes"}}]}}',
+      ];
+      for (const body of hostile) {
+        for (const send of [single, bulk]) {
+          const res = await send(body);
+          assert.equal(res.status, 200, `${body}: ${res.text}`);
+        }
+      }
+      const polluted = (res: { body: any }) =>
+        res.body.variant ?? res.body.flags?.find((f: any) => f.key === "proto")?.variant;
+      assert.equal(polluted(await single(hostile[2] as string)), "hit");
+      assert.equal(polluted(await bulk(hostile[3] as string)), "hit");
+      assert.equal(polluted(await single(hostile[0] as string)), "miss", "an object is not a string: no rule holds");
+      // The server runs in this process: a polluted prototype would show here, and in later answers.
+      assert.equal(({} as Record<string, unknown>).polluted, undefined);
+      assert.equal(Object.hasOwn(Object.prototype, "polluted"), false);
+      assert.equal((await single('{"context":{"targetingKey":"u"}}')).body.variant, "miss");
+      assert.equal(await checked("actorIds=u"), "miss");
+      // Every other route still refuses such a body: what they read reaches services and the database.
+      const refused = await server.request("POST", `${base()}/segments`, {
+        rawBody: '{"name":"s","__proto__":{"x":1}}',
+        headers: { "content-type": "application/json" },
+      });
+      expectProblem(refused, 400, "invalid_request");
     });
 
     test("unknown projects and flags are 404; keys of the wrong project or role are refused", async () => {
