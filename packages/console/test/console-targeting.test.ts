@@ -314,7 +314,7 @@ describe(`targeting in the console, in Chromium [${dialect}]`, { skip: browserSk
         // The same through the API, as the panel sent it (a value with commas is a list).
         const explained = await api(
           "GET",
-          `${flagPath("checkout-theme")}/explain?actorIds=ann&attributes[country]=AT&attributes[plan]=free&attributes[plan]=trial`,
+          `${flagPath("checkout-theme")}/explain?actorIds=ann&attributes[country]=AT&attributes[plan][]=free&attributes[plan][]=trial`,
         );
         assert.equal(explained.body.variant, "green");
         assert.equal(explained.body.matchedRule.id, "de-users");

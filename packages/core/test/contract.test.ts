@@ -2,7 +2,15 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { Value } from "typebox/value";
-import { isActorId, isAttributeName, isFlagName, isProjectId, isTargetingKey } from "../src/index.js";
+import {
+  isActorId,
+  isAttributeName,
+  isFlagName,
+  isProjectId,
+  isTargetingKey,
+  queryAttributeParameter,
+  readQueryAttributeParameter,
+} from "../src/index.js";
 import { ConditionSchema, Limits, RuleSchema } from "../src/schemas/index.js";
 
 // Clients check ids with the contract's predicates; the server validates them with the contract's schemas.
@@ -43,6 +51,39 @@ describe("the contract's id predicates", () => {
   it("refuse what is not a string", () => {
     for (const value of [undefined, null, 1, ["a"], { id: "a" }]) {
       assert.equal(isProjectId(value) || isFlagName(value) || isActorId(value), false);
+    }
+  });
+});
+
+describe("the query's attribute grammar (query-attributes.ts)", () => {
+  it("reads back what it writes: a value's parameter and a list's, for any name without ]", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 40 }).filter((name) => !name.includes("]")),
+        fc.boolean(),
+        (name, list) => {
+          const read = readQueryAttributeParameter(queryAttributeParameter(name, list));
+          assert.deepEqual(read, { name, list });
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("reads attributes[NAME] as a value, attributes[NAME][] as a list's element, and nothing else", () => {
+    assert.deepEqual(readQueryAttributeParameter("attributes[age]"), { name: "age", list: false });
+    assert.deepEqual(readQueryAttributeParameter("attributes[age][]"), { name: "age", list: true });
+    assert.deepEqual(readQueryAttributeParameter("attributes[__proto__][]"), { name: "__proto__", list: true });
+    assert.deepEqual(readQueryAttributeParameter("attributes[a[b]"), { name: "a[b", list: false });
+    for (const other of [
+      "attributes",
+      "attributes[]",
+      "attributes[age][][]",
+      "attributes[age]x",
+      "actorIds[]",
+      "xattributes[a]",
+    ]) {
+      assert.equal(readQueryAttributeParameter(other), undefined, other);
     }
   });
 });

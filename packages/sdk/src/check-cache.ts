@@ -17,13 +17,14 @@ export class CheckCache {
 
   /**
    * The key of a check: the order and repetition of actor ids do not change the answer, so neither the key;
-   * nor the order of attribute names (`attributes` is the query's list of [name, values] pairs).
+   * nor the order of attribute names (`attributes` is the query's list of [name, value] pairs, a value
+   * being a text or a list of texts: `"a"` and `["a"]` are different attributes, and so different keys).
    */
   static key(
     projectId: string,
     flagName: string,
     actorIds: readonly string[] | undefined,
-    attributes: readonly (readonly [string, readonly string[]])[] = [],
+    attributes: readonly (readonly [string, string | readonly string[]])[] = [],
     environment?: string,
   ): string {
     const ids = [...new Set(actorIds ?? [])].sort();

@@ -1,3 +1,4 @@
+import { queryAttributeParameter } from "@flagstaff/core";
 import { CheckCache } from "./check-cache.js";
 import { FlagstaffError } from "./errors.js";
 import { type FetchLike, type QueryValue, Transport, type TransportResponse } from "./http.js";
@@ -105,8 +106,14 @@ const pageQuery = (options: PageOptions): Record<string, QueryValue> => ({
   after: options.after,
 });
 
-/** The attributes given, as [name, values] pairs, values as text; null and undefined ones left out. */
-function attributeEntries(attributes: CheckAttributes | undefined): [string, string[]][] {
+/**
+ * An attribute as the query carries it: a value as text, or a list of texts (an empty list carries
+ * nothing, so the server reads it as a missing attribute).
+ */
+type QueryAttribute = readonly [name: string, value: string | readonly string[]];
+
+/** The attributes given, as [name, value] pairs, values as text, lists kept lists; null and undefined ones left out. */
+function attributeEntries(attributes: CheckAttributes | undefined): QueryAttribute[] {
   if (attributes === undefined || attributes === null) return [];
   if (typeof attributes !== "object" || Array.isArray(attributes)) {
     throw new FlagstaffError({
@@ -115,12 +122,12 @@ function attributeEntries(attributes: CheckAttributes | undefined): [string, str
       detail: "attributes must be an object of attribute names to values.",
     });
   }
-  const out: [string, string[]][] = [];
+  const out: QueryAttribute[] = [];
   for (const [name, value] of Object.entries(attributes)) {
     if (value === null || value === undefined) continue;
     if (Array.isArray(value)) out.push([name, value.map(String)]);
     else if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") {
-      out.push([name, [String(value)]]);
+      out.push([name, String(value)]);
     } else {
       throw new FlagstaffError({
         status: 0,
@@ -132,10 +139,14 @@ function attributeEntries(attributes: CheckAttributes | undefined): [string, str
   return out;
 }
 
-/** Attributes as query parameters: `attributes[NAME]=value`, the name repeated for each value of a list. */
-function attributeQuery(entries: readonly (readonly [string, readonly string[]])[]): Record<string, QueryValue> {
+/**
+ * Attributes as query parameters, in the contract's grammar (@flagstaff/core, query-attributes.ts):
+ * `attributes[NAME]=value` for a value, `attributes[NAME][]=element` for each element of a list, so a
+ * list of one stays a list.
+ */
+function attributeQuery(entries: readonly QueryAttribute[]): Record<string, QueryValue> {
   const query: Record<string, QueryValue> = {};
-  for (const [name, values] of entries) query[`attributes[${name}]`] = values;
+  for (const [name, value] of entries) query[queryAttributeParameter(name, typeof value !== "string")] = value;
   return query;
 }
 

@@ -165,7 +165,10 @@ export interface DeliveryListOptions extends ListOptions {
 /**
  * Context attributes of a check or an explanation, which the flag's rules read. They travel in the query
  * (`attributes[NAME]=value`), so the server reads every value as text: a number or a boolean is sent as
- * its text, a list as the name repeated. At most 50 names, 100 values each, values of at most 1024 characters.
+ * its text, a list as `attributes[NAME][]=element` for each element (a list of one stays a list). An empty
+ * list cannot travel in a query: it is left out, and the server reads it as a missing attribute (the local
+ * evaluator and OFREP read it as an empty list). At most 50 names, 100 values each, values of at most 1024
+ * characters.
  */
 export type CheckAttributes = Readonly<
   Record<string, string | number | boolean | readonly string[] | null | undefined>

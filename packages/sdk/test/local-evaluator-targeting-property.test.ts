@@ -22,13 +22,17 @@ import {
   type Variant,
 } from "../src/index.js";
 
-// Issue 25's half of the local-vs-server property: for random projects of typed flags (boolean, string,
-// number, object) with random rules (every operator, negated or not, case-insensitive or not, variants
-// and splits), segments with members and conditions, and prerequisites on earlier flags, and for random
-// contexts (actors and attributes), the local evaluator serves the same variant and value as the server's
-// check. Written through the SDK against a real server, read back through the real stream and checked
-// through the SDK's `flags.evaluate` (attributes in the query). Both draw the call rollout from the same
-// constant and read `$now` from the same clock, so every answer is deterministic and compared.
+// Issue 25's half of the local-vs-server property, and issue 31's differential: for random projects of
+// typed flags (boolean, string, number, object) with random rules (every operator, negated or not,
+// case-insensitive or not, variants and splits), segments with members and conditions, and prerequisites
+// on earlier flags, and for random contexts (actors, and attributes, one of them named __proto__, as texts
+// or as lists of every length, 0 and 1 included), the local evaluator, the server's check and OFREP (single
+// and bulk) serve the same variant and value. Written through the SDK against a real server, read back
+// through the real stream, checked through the SDK's `flags.evaluate` (attributes in the query, a list as
+// attributes[NAME][]) and evaluated over OFREP with the context as JSON. The query cannot carry an empty
+// list (the SDK leaves it out), so the check is compared with the local evaluator's answer for the
+// context without it; OFREP and the local evaluator read the empty list itself. All draw the call rollout
+// from the same constant and read `$now` from the same clock, so every answer is deterministic and compared.
 
 /** FUZZ_RUNS scales the run count as in the server's fuzz tests (1 is the full count). */
 const SCALE = Number(process.env.FUZZ_RUNS ?? "1");
@@ -38,18 +42,20 @@ const DRAW = 0.42; // in a call rollout of 50 % and more, out of one of 25 % and
 const PERCENTAGES = [0, 1, 2, 5, 10, 25, 50, 75, 100] as const;
 const ACTORS = ["ana", "bo", "cy", "dee", "eli", "fay"];
 
-// Attributes as a query carries them: text, or a list of two or more texts (a list of one is one text).
-const ATTRIBUTE_VALUES: Record<string, readonly string[]> = {
-  country: ["DE", "de", "AT", "FR", "US", "Deutschland"],
-  plan: ["free", "pro", "PRO", "enterprise"],
-  email: ["ana@example.com", "BO@EXAMPLE.COM", "cy@test.org", "not-an-email"],
-  age: ["17", "18", "30", "65", "2.5", "-1", "1e2", "abc", " 30"],
-  version: ["1.0.0", "1.2", "v2.0.0", "2.0.0-beta.1", "2.0.0", "10.1.3", "banana"],
-  signup: ["2026-01-01T00:00:00Z", "2026-11-22T09:59:59.999Z", "2027-06-30T12:00:00+02:00", "yesterday"],
-};
+// Attributes and the values a context gives them, each as a text or as a list of any of them. A Map, not an
+// object literal: in a literal, a member "__proto__" would set the object's prototype.
+const ATTRIBUTE_VALUES = new Map<string, readonly string[]>([
+  ["country", ["DE", "de", "AT", "FR", "US", "Deutschland"]],
+  ["plan", ["free", "pro", "PRO", "enterprise"]],
+  ["email", ["ana@example.com", "BO@EXAMPLE.COM", "cy@test.org", "not-an-email"]],
+  ["age", ["17", "18", "30", "65", "2.5", "-1", "1e2", "abc", " 30"]],
+  ["version", ["1.0.0", "1.2", "v2.0.0", "2.0.0-beta.1", "2.0.0", "10.1.3", "banana"]],
+  ["signup", ["2026-01-01T00:00:00Z", "2026-11-22T09:59:59.999Z", "2027-06-30T12:00:00+02:00", "yesterday"]],
+  ["__proto__", ["DE", "beta", "30", "x"]],
+]);
 const LIST_ATTRIBUTE = "tags";
 const TAGS = ["beta", "Beta", "staff", "eu", "x"];
-const ATTRIBUTES = [...Object.keys(ATTRIBUTE_VALUES), LIST_ATTRIBUTE];
+const ATTRIBUTES = [...ATTRIBUTE_VALUES.keys(), LIST_ATTRIBUTE];
 
 const TEXTS = ["DE", "de", "at", "pro", "ent", "example.com", "@test", "beta", "staff", "a", "Deutsch", "x"];
 const PATTERNS = ["^de$", "^[A-Z]{2}$", "example\\.(com|org)$", "^v?2\\.", "(a+)+$", "[0-9]"];
@@ -143,7 +149,7 @@ const flagArb = fc.record({
       variant: fc.nat(),
       other: fc.nat(),
       weight: fc.integer({ min: 0, max: 100 }),
-      bucketBy: fc.constantFrom(undefined, undefined, "email", "country", "age"),
+      bucketBy: fc.constantFrom(undefined, undefined, "email", "country", "age", LIST_ATTRIBUTE),
     }),
     { maxLength: 4 },
   ),
@@ -155,10 +161,18 @@ const flagArb = fc.record({
   ),
 });
 
+/** An attribute of a context: a text (the first pick; none, and it is absent) or a list of the picks, 0 to 3. */
+const attributeArb = fc.record({
+  name: fc.constantFrom(...ATTRIBUTE_VALUES.keys()),
+  picks: fc.array(fc.nat(), { maxLength: 3 }),
+  list: fc.boolean(),
+});
 const contextArb = fc.record({
   actorIds: fc.uniqueArray(fc.constantFrom(...ACTORS), { maxLength: 2 }),
-  scalars: fc.dictionary(fc.constantFrom(...Object.keys(ATTRIBUTE_VALUES)), fc.nat(), { maxKeys: 6 }),
+  attributes: fc.uniqueArray(attributeArb, { selector: (a) => a.name, maxLength: 7 }),
   tags: fc.uniqueArray(fc.constantFrom(...TAGS), { maxLength: 3 }),
+  // tags as a list (of any length), as a text (the first tag), or absent.
+  tagsAs: fc.constantFrom("list", "list", "text", "absent"),
 });
 
 const projectArb = fc.record({
@@ -174,19 +188,81 @@ const projectArb = fc.record({
   contexts: fc.array(contextArb, { minLength: 2, maxLength: 6 }),
 });
 
-type GeneratedContext = { actorIds: string[]; scalars: Record<string, number>; tags: string[] };
+type GeneratedContext = {
+  actorIds: string[];
+  attributes: { name: string; picks: number[]; list: boolean }[];
+  tags: string[];
+  tagsAs: string;
+};
+type ContextAttributes = Record<string, string | string[]>;
 
-/** A context's attributes as the query carries them, and so as the server reads them. */
-function attributesOf(context: GeneratedContext): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, pick] of Object.entries(context.scalars)) {
-    const values = ATTRIBUTE_VALUES[name]!;
-    out[name] = values[pick % values.length]!;
+/** Sets an own member, whatever its name: assignment to "__proto__" would set the prototype instead. */
+const define = (object: ContextAttributes, name: string, value: string | string[]) =>
+  Object.defineProperty(object, name, { value, enumerable: true, writable: true, configurable: true });
+
+/** A context's attributes: texts and lists (of every length) as the caller gives them to each evaluator. */
+function attributesOf(context: GeneratedContext): ContextAttributes {
+  const out: ContextAttributes = {};
+  for (const { name, picks, list } of context.attributes) {
+    const values = ATTRIBUTE_VALUES.get(name) as readonly string[];
+    const texts = picks.map((pick) => values[pick % values.length] as string);
+    if (list) define(out, name, texts);
+    else if (texts.length > 0) define(out, name, texts[0] as string);
   }
-  if (context.tags.length === 1) out[LIST_ATTRIBUTE] = context.tags[0]!;
-  else if (context.tags.length > 1) out[LIST_ATTRIBUTE] = context.tags;
+  if (context.tagsAs === "list") define(out, LIST_ATTRIBUTE, context.tags);
+  else if (context.tagsAs === "text" && context.tags.length > 0) define(out, LIST_ATTRIBUTE, context.tags[0] as string);
   return out;
 }
+
+/** The attributes a query carries: an empty list has no parameter, so it is left out (and reads as missing). */
+function queryCarried(attributes: ContextAttributes): ContextAttributes {
+  const out: ContextAttributes = {};
+  for (const [name, value] of Object.entries(attributes)) {
+    if (!Array.isArray(value) || value.length > 0) define(out, name, value);
+  }
+  return out;
+}
+
+/**
+ * A project run first, whatever the seed: the two ways a list of one answers otherwise than its one text
+ * (a negated gt on ["abc"], a split by ["beta"]), empty lists, and an attribute named __proto__.
+ */
+const LISTS_OF_ONE: typeof projectArb extends fc.Arbitrary<infer T> ? T : never = {
+  flags: [
+    {
+      type: "string",
+      variantCount: 3,
+      on: 0,
+      offShift: 1,
+      status: "conditional",
+      percentageActors: 0,
+      percentageCalls: 0,
+      actors: [],
+      segments: [],
+      rules: [
+        {
+          conditions: [{ attribute: "age", operator: "gt", values: [10], negate: true }],
+          split: false,
+          variant: 2,
+          other: 0,
+          weight: 0,
+          bucketBy: undefined,
+        },
+        { conditions: [], split: true, variant: 2, other: 0, weight: 50, bucketBy: LIST_ATTRIBUTE },
+      ],
+      prerequisites: [],
+    },
+  ],
+  members: [[], []],
+  segmentConditions: [[], []],
+  contexts: [
+    { actorIds: [], attributes: [{ name: "age", picks: [7], list: true }], tags: [], tagsAs: "absent" },
+    { actorIds: [], attributes: [{ name: "age", picks: [7], list: false }], tags: ["beta"], tagsAs: "list" },
+    { actorIds: [], attributes: [], tags: ["beta"], tagsAs: "text" },
+    { actorIds: ["ana"], attributes: [{ name: "age", picks: [], list: true }], tags: [], tagsAs: "list" },
+    { actorIds: [], attributes: [{ name: "__proto__", picks: [3], list: false }], tags: [], tagsAs: "absent" },
+  ],
+};
 
 for (const dialect of DIALECTS) {
   describe(`local evaluator serves the server's variants for random targeting [${dialect}]`, () => {
@@ -195,6 +271,7 @@ for (const dialect of DIALECTS) {
     let admin: FlagstaffClient;
     let checker: FlagstaffClient;
     let local: LocalEvaluator;
+    let ofrepKey: string;
     const clock = new ManualClock();
 
     before(async () => {
@@ -203,6 +280,7 @@ for (const dialect of DIALECTS) {
       admin = new FlagstaffClient({ baseUrl: server.url, apiKey: ADMIN_KEY });
       checker = new FlagstaffClient({ baseUrl: server.url, apiKey: (await createKey(server, project, "check")).key });
       const reader = (await createKey(server, project, "read")).key;
+      ofrepKey = (await createKey(server, project, "check")).key;
       local = createLocalEvaluator({
         url: server.url,
         key: reader,
@@ -218,9 +296,18 @@ for (const dialect of DIALECTS) {
       await server.close();
     });
 
+    /** OFREP's body for a context, as JSON text (so __proto__ is a member like any other, as JSON.parse reads it). */
+    const ofrepBody = (actorIds: string[], attributes: ContextAttributes) => {
+      const context: ContextAttributes = {};
+      for (const [name, value] of Object.entries(attributes)) define(context, name, value);
+      if (actorIds.length > 0) define(context, "actorIds", actorIds);
+      return JSON.stringify({ context });
+    };
+
     test(`${RUNS} random projects, every flag, every context`, async () => {
       let run = 0;
       let compared = 0;
+      const lists = new Map<number, number>();
       const reasons = new Set<string>();
       let byRule = 0;
       await fc.assert(
@@ -299,26 +386,54 @@ for (const dialect of DIALECTS) {
           // Changes arrive in order: once the marker is here, so is everything before it.
           await admin.flags.create(project, `${prefix}-marker`);
           await waitFor(`the marker of ${prefix}`, () => local.flagNames().includes(`${prefix}-marker`));
-          for (const flag of written) {
-            for (const context of contexts) {
-              const attributes = attributesOf(context);
-              const { actorIds } = context;
+          for (const context of contexts) {
+            const attributes = attributesOf(context);
+            const { actorIds } = context;
+            const body = ofrepBody(actorIds, attributes);
+            const headers = { "content-type": "application/json" };
+            const bulk = await server.request("POST", "/ofrep/v1/evaluate/flags", {
+              key: ofrepKey,
+              rawBody: body,
+              headers,
+            });
+            assert.equal(bulk.status, 200, bulk.text);
+            const inBulk = new Map(
+              (bulk.body.flags as { key: string; variant: string; value: unknown }[]).map((f) => [f.key, f]),
+            );
+            for (const value of Object.values(attributes)) {
+              if (Array.isArray(value)) lists.set(value.length, (lists.get(value.length) ?? 0) + 1);
+            }
+            for (const flag of written) {
               const mine = local.evaluate(flag.name, { actorIds, attributes });
+              // What the query can say: the same context less its empty lists.
+              const carried = queryCarried(attributes);
+              const mineCarried = local.evaluate(flag.name, { actorIds, attributes: carried });
               const theirs = await checker.flags.evaluate(project, flag.name, { actorIds, attributes });
-              const why = `${flag.name} (${flag.type}) for ${JSON.stringify({ actorIds, attributes })}: local ${JSON.stringify(mine)}, server ${JSON.stringify(theirs)}`;
+              const single = await server.request("POST", `/ofrep/v1/evaluate/flags/${flag.name}`, {
+                key: ofrepKey,
+                rawBody: body,
+                headers,
+              });
+              const why = `${flag.name} (${flag.type}) for ${body}: local ${JSON.stringify(mine)}, check ${JSON.stringify(theirs)}, OFREP ${single.text}`;
               assert.notEqual(mine.reason, "ERROR", why);
-              assert.equal(mine.enabled, theirs.enabled, why);
-              assert.equal(mine.variant, theirs.variant, why);
-              assert.deepEqual(mine.value, theirs.value, why);
+              assert.equal(mineCarried.enabled, theirs.enabled, why);
+              assert.equal(mineCarried.variant, theirs.variant, why);
+              assert.deepEqual(mineCarried.value, theirs.value, why);
+              assert.equal(single.status, 200, why);
+              assert.deepEqual([single.body.variant, single.body.value], [mine.variant, mine.value], why);
+              const fromBulk = inBulk.get(flag.name);
+              assert.deepEqual([fromBulk?.variant, fromBulk?.value], [mine.variant, mine.value], `bulk: ${why}`);
               reasons.add(mine.reason);
               if ("ruleId" in mine && mine.ruleId !== undefined) byRule++;
               compared++;
             }
           }
         }),
-        { numRuns: RUNS },
+        { numRuns: RUNS, examples: [[LISTS_OF_ONE]] },
       );
       assert.ok(compared > RUNS * 2, `compared ${compared} answers`);
+      // Lists of every length reached the evaluators: empty, of one, and longer.
+      for (const length of [0, 1, 2]) assert.ok((lists.get(length) ?? 0) > 0, `no list of ${length}: ${[...lists]}`);
       // The generator reaches the engine's every way of deciding, rules and prerequisites included.
       for (const reason of ["DISABLED", "STATIC", "TARGETING_MATCH", "DEFAULT"]) {
         assert.ok(reasons.has(reason), `no ${reason} among ${[...reasons].join(", ")}`);

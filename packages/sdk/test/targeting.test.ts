@@ -180,6 +180,170 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(again, se);
     });
 
+    test("a list of one travels as a list (attributes[NAME][]): the check, explain, OFREP and the local evaluator agree", async () => {
+      // "neg" holds for a list none of whose elements reads as a number above 10, never for a text that is
+      // not a number; "by-tags" buckets by a text, not by a list.
+      await admin.flags.create(project, "listy", {
+        type: "string",
+        variants: ["neg", "left", "right", "none"].map((key) => ({ key, value: key })),
+        onVariant: "neg",
+        offVariant: "none",
+      });
+      await admin.flags.update(project, "listy", {
+        status: "conditional",
+        rules: [
+          {
+            id: "neg",
+            conditions: [{ attribute: "age", operator: "gt", values: [10], negate: true }],
+            serve: { variant: "neg" },
+          },
+          {
+            id: "by-tags",
+            conditions: [],
+            serve: {
+              split: {
+                bucketBy: "tags",
+                weights: [
+                  { variant: "left", weight: 50 },
+                  { variant: "right", weight: 50 },
+                ],
+              },
+            },
+          },
+        ],
+      });
+      await waitFor("listy in the local evaluator", () => local.flagNames().includes("listy"));
+      // The client as any other, its requests' URLs noted on their way to the real server.
+      const sent: string[] = [];
+      const readKey = (await createKey(server, project, "read")).key;
+      const noting = new FlagstaffClient({
+        baseUrl: server.url,
+        apiKey: readKey,
+        checkCache: true,
+        fetch: (url, init) => {
+          sent.push(url);
+          return globalThis.fetch(url, init);
+        },
+      });
+      const ofrep = async (context: Record<string, unknown>) => {
+        const res = await server.request("POST", "/ofrep/v1/evaluate/flags/listy", { key: readKey, body: { context } });
+        assert.equal(res.status, 200, res.text);
+        return res.body.variant as string;
+      };
+      const contexts: Record<string, string | string[]>[] = [
+        { age: "abc" },
+        { age: ["abc"] },
+        { age: ["5"] },
+        { age: ["50"] },
+        { age: ["abc", "50"] },
+        { age: "50", tags: "beta" },
+        { age: "50", tags: ["beta"] },
+        { age: ["a b&c=d"], tags: ["beta", "x"] },
+      ];
+      for (const attributes of contexts) {
+        const why = JSON.stringify(attributes);
+        const mine = local.evaluate("listy", { attributes });
+        const checked = await noting.flags.evaluate(project, "listy", { attributes });
+        const explained = await noting.flags.explain(project, "listy", { attributes });
+        assert.deepEqual(
+          [checked.variant, explained.variant, await ofrep(attributes)],
+          [mine.variant, mine.variant, mine.variant],
+          why,
+        );
+      }
+      assert.equal(local.evaluate("listy", { attributes: { age: ["abc"] } }).variant, "neg");
+      assert.equal(local.evaluate("listy", { attributes: { age: "abc" } }).variant, "none");
+      assert.equal(local.evaluate("listy", { attributes: { age: "50", tags: ["beta"] } }).variant, "none");
+      // On the wire: a text as attributes[NAME], every list's element as attributes[NAME][].
+      const query = (url: string) => decodeURIComponent(new URL(url).search);
+      assert.ok(
+        sent.some((url) => query(url) === "?attributes[age]=abc"),
+        sent.join("\n"),
+      );
+      assert.ok(
+        sent.some((url) => query(url) === "?attributes[age][]=abc"),
+        sent.join("\n"),
+      );
+      assert.ok(
+        sent.some((url) => query(url) === "?attributes[age][]=abc&attributes[age][]=50"),
+        sent.join("\n"),
+      );
+
+      // The check cache tells a text from a list of one: two answers, two requests.
+      sent.length = 0;
+      const text = await noting.flags.evaluate(project, "listy", { attributes: { age: "abc" }, cache: 60 });
+      const list = await noting.flags.evaluate(project, "listy", { attributes: { age: ["abc"] }, cache: 60 });
+      assert.deepEqual([text.variant, list.variant], ["none", "neg"]);
+      assert.equal(sent.length, 2);
+      await noting.flags.evaluate(project, "listy", { attributes: { age: ["abc"] }, cache: 60 });
+      assert.equal(sent.length, 2, "the list's answer came from the cache");
+
+      // An empty list cannot travel in a query: it is left out, and the server reads a missing attribute,
+      // as the local evaluator does for a context without it (given [], it reads an empty list, as OFREP does).
+      sent.length = 0;
+      const empty = await noting.flags.evaluate(project, "listy", { attributes: { age: [] } });
+      assert.equal(query(sent[0] as string), "");
+      assert.equal(empty.variant, local.evaluate("listy", { attributes: {} }).variant);
+      assert.equal(local.evaluate("listy", { attributes: { age: [] } }).variant, await ofrep({ age: [] }));
+    });
+
+    test("an attribute named __proto__ is an attribute: the local evaluator, the check, explain and OFREP (single and bulk) agree", async () => {
+      await admin.flags.create(project, "proto", {
+        type: "string",
+        variants: ["hit", "miss"].map((key) => ({ key, value: key })),
+      });
+      await admin.flags.update(project, "proto", {
+        status: "conditional",
+        rules: [
+          {
+            id: "proto",
+            conditions: [{ attribute: "__proto__", operator: "in", values: ["x"] }],
+            serve: { variant: "hit" },
+          },
+        ],
+      });
+      await waitFor("proto in the local evaluator", () => local.flagNames().includes("proto"));
+      const key = (await createKey(server, project, "read")).key;
+      const reader = new FlagstaffClient({ baseUrl: server.url, apiKey: key });
+      const headers = { "content-type": "application/json" };
+      // JSON.parse makes an own member "__proto__", as a caller's parsed context has it (an object literal
+      // would set the prototype instead).
+      for (const [json, expected] of [
+        ['{"__proto__":"x"}', "hit"],
+        ['{"__proto__":["y","x"]}', "hit"],
+        ['{"__proto__":["x"]}', "hit"],
+        ['{"__proto__":"y"}', "miss"],
+        ["{}", "miss"],
+      ] as const) {
+        const attributes = JSON.parse(json) as Record<string, string | string[]>;
+        const body = `{"context":${json}}`;
+        const single = await server.request("POST", "/ofrep/v1/evaluate/flags/proto", { key, rawBody: body, headers });
+        const bulk = await server.request("POST", "/ofrep/v1/evaluate/flags", { key, rawBody: body, headers });
+        assert.equal(single.status, 200, single.text);
+        assert.equal(bulk.status, 200, bulk.text);
+        assert.deepEqual(
+          [
+            local.evaluate("proto", { attributes }).variant,
+            (await reader.flags.evaluate(project, "proto", { attributes })).variant,
+            (await reader.flags.explain(project, "proto", { attributes })).variant,
+            single.body.variant,
+            (bulk.body.flags as { key: string; variant: string }[]).find((f) => f.key === "proto")?.variant,
+          ],
+          [expected, expected, expected, expected, expected],
+          json,
+        );
+      }
+      // An object under __proto__ is a value no rule reads, not a prototype: the local evaluator and the
+      // in-process server run in this process, and nothing reaches Object.prototype.
+      const hostile = JSON.parse('{"__proto__":{"polluted":"yes"}}') as Record<string, string>;
+      assert.equal(local.evaluate("proto", { attributes: hostile }).variant, "miss");
+      const body = '{"context":{"__proto__":{"polluted":"yes"}}}';
+      const res = await server.request("POST", "/ofrep/v1/evaluate/flags/proto", { key, rawBody: body, headers });
+      assert.deepEqual([res.status, res.body.variant], [200, "miss"]);
+      assert.equal(({} as Record<string, unknown>).polluted, undefined);
+      assert.equal(Object.getPrototypeOf({}), Object.prototype);
+    });
+
     test("explain takes attributes and names the rule, its conditions, or the failed prerequisite", async () => {
       const byRule = await admin.flags.explain(project, "theme", {
         actorIds: ["ana"],

@@ -262,9 +262,16 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   app.removeContentTypeParser("text/plain");
   // Fastify refuses an empty body sent as JSON; a DELETE or POST with no body is fine here.
   const parseJson = app.getDefaultJsonParser("error", "error");
+  // OFREP's evaluation context is the caller's own data, whose member names are attribute names: one
+  // named `__proto__` or `constructor` is evaluated like any other, as the check and the local evaluator
+  // do. JSON.parse makes such a member an own property, never a prototype, and OFREP's routes only read
+  // the context (into objects without a prototype, ofrep.routes.ts), so they take bodies as JSON.parse
+  // reads them. Every other route keeps refusing them: their bodies reach services and the database.
+  const parseContext = app.getDefaultJsonParser("ignore", "ignore");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     if (body === "") return done(null, undefined);
-    parseJson(request, body as string, done);
+    const evaluation = request.routeOptions.config?.access === "evaluate";
+    (evaluation ? parseContext : parseJson)(request, body as string, done);
   });
 
   // Route-level rules, attached only where they apply so the check path carries none of them:

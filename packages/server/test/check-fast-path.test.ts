@@ -129,12 +129,49 @@ const ACTOR_VALUES = [
   "a&b",
 ];
 const CACHE_VALUES = ["0", "60", "86400", "86401", "1.5", "abc", "-1", "007", "1e3", ""];
+/** Attributes the flag "attrs" reads (a negated gt on age, a split by tags), in every spelling of the grammar. */
+const ATTRIBUTE_PARAMETERS = [
+  "attributes[age]",
+  "attributes[age][]",
+  "attributes%5Bage%5D",
+  "attributes%5Bage%5D%5B%5D",
+  "attributes%5bage%5d%5b%5d",
+  "attributes[age]%5B%5D",
+  "attributes[tags]",
+  "attributes[tags][]",
+  "attributes%5Btags%5D%5B%5D",
+  "attributes[__proto__]",
+  "attributes[__proto__][]",
+  "attributes[a%20b][]",
+  "attributes[]",
+  "attributes[age][][]",
+  "attributes",
+];
+const ATTRIBUTE_VALUES = ["abc", "5", "50", "beta", "x", "", "a+b", "ab%63", "%FF", "x".repeat(257), "x".repeat(1025)];
 const queryPart = fc.oneof(
   fc
     .tuple(fc.constantFrom("actorIds", "actorIds[]", "actorIds%5B%5D"), fc.constantFrom(...ACTOR_VALUES))
     .map(([n, v]) => `${n}=${v}`),
   fc.constantFrom(...CACHE_VALUES).map((v) => `cache=${v}`),
   fc.constantFrom("bogus=1", "actorIds", "cache", "=x", "&", "flagConfigEtag=1", "token=abc"),
+  // Attributes: mostly spelled as the adapter reads them, else any spelling and value.
+  fc.oneof(
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        "attributes[age][]=abc",
+        "attributes[age]=abc",
+        "attributes[tags][]=x",
+        "attributes[tags]=x",
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom(...ATTRIBUTE_PARAMETERS), fc.constantFrom(...ATTRIBUTE_VALUES))
+        .map(([n, v]) => `${n}=${v}`),
+    },
+  ),
 );
 const query = fc.oneof(
   {
@@ -143,7 +180,14 @@ const query = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: fc.constantFrom("?", `?${Array.from({ length: 101 }, (_, i) => `actorIds=u${i}`).join("&")}`),
+    arbitrary: fc.constantFrom(
+      "?",
+      `?${Array.from({ length: 101 }, (_, i) => `actorIds=u${i}`).join("&")}`,
+      `?${Array.from({ length: 100 }, (_, i) => `attributes[age][]=${i + 10}`).join("&")}`,
+      `?${Array.from({ length: 101 }, (_, i) => `attributes[age][]=${i + 10}`).join("&")}`,
+      `?${Array.from({ length: 50 }, (_, i) => `attributes[a${i}][]=v`).join("&")}`,
+      `?${Array.from({ length: 51 }, (_, i) => `attributes[a${i}][]=v`).join("&")}`,
+    ),
   },
 );
 /** OFREP bodies: plain contexts, ones the route reads differently or refuses, and ones past its limits. */
@@ -157,6 +201,7 @@ const ofrepBody = fc.oneof(
     '{"context":{"actorIds":["a@b.co","user-7"]}}',
     '{"context":{"targetingKey":"v\\u0069p"}}',
     '{"context":{"targetingKey":"vip","email":"e@x.co"}}',
+
     '{"context":{"targetingKey":""}}',
     '{"context":{"targetingKey":7}}',
     '{"context":{"actorIds":"x"}}',
@@ -233,6 +278,48 @@ for (const dialect of DIALECTS) {
         await flag("some", { status: "conditional", addActors: ["vip"], addSegments: [segmentId] });
         await flag("half", { status: "conditional", percentageActors: 50 });
         await flag("ns:dotted.name-1", { status: "enabled" });
+        // "attrs" answers differently for a value and a list of one: a negated gt on age (a list of one
+        // text holds, the text never does), a split by tags (a text buckets, a list does not), and a rule
+        // on __proto__.
+        const typed = await fast.request("POST", `/projects/${project}/flags/attrs`, {
+          body: {
+            type: "string",
+            variants: ["neg", "proto", "left", "right", "none"].map((key) => ({ key, value: key })),
+            offVariant: "none",
+          },
+        });
+        assert.equal(typed.status, 201, typed.text);
+        const rules = await fast.request("PATCH", `/projects/${project}/flags/attrs`, {
+          body: {
+            status: "conditional",
+            rules: [
+              {
+                id: "neg",
+                conditions: [{ attribute: "age", operator: "gt", values: [10], negate: true }],
+                serve: { variant: "neg" },
+              },
+              {
+                id: "proto",
+                conditions: [{ attribute: "__proto__", operator: "in", values: ["x"] }],
+                serve: { variant: "proto" },
+              },
+              {
+                id: "by-tags",
+                conditions: [],
+                serve: {
+                  split: {
+                    bucketBy: "tags",
+                    weights: [
+                      { variant: "left", weight: 50 },
+                      { variant: "right", weight: 50 },
+                    ],
+                  },
+                },
+              },
+            ],
+          },
+        });
+        assert.equal(rules.status, 200, rules.text);
         for (const role of ["check", "read", "write"] as const) keys[role] = (await createKey(fast, project, role)).key;
         keys.elsewhere = (await createKey(fast, other, "check")).key;
         slow = await startServer({ dialect, database, env: { ...env, ...NEVER_REACHED } });
@@ -295,10 +382,37 @@ for (const dialect of DIALECTS) {
           [check("on"), { "x-api-key": keys.check as string }],
           [check("on"), { ...withKey(), "x-request-id": "trace-123" }],
           [check("on"), { ...withKey(), "x-request-id": "not sane!" }],
+          // Attributes: a value, a name repeated, and the list spelling `[]` (so a list of one), brackets
+          // plain or percent-encoded.
+          [check("attrs", "?attributes[age]=abc"), withKey()],
+          [check("attrs", "?attributes[age][]=abc"), withKey()],
+          [check("attrs", "?attributes%5Bage%5D%5B%5D=abc"), withKey()],
+          [check("attrs", "?attributes%5bage%5d%5b%5d=abc&actorIds=u"), withKey()],
+          [check("attrs", "?attributes[age][]=abc&attributes[age][]=50"), withKey()],
+          [check("attrs", "?attributes[age]=abc&attributes[age]=50"), withKey()],
+          [check("attrs", "?attributes[age][]=5&attributes[tags]=beta"), withKey()],
+          [check("attrs", "?attributes[tags]=beta"), withKey()],
+          [check("attrs", "?attributes[tags][]=beta"), withKey()],
+          [check("attrs", "?attributes[tags][]=beta&attributes[tags][]=x&cache=60"), withKey()],
+          [check("attrs", "?attributes[__proto__]=x"), withKey()],
+          [check("attrs", "?attributes[__proto__][]=x&attributes[age]=50"), withKey()],
+          [
+            check("attrs", `?${Array.from({ length: 100 }, (_, i) => `attributes[age][]=${i + 10}`).join("&")}`),
+            withKey(),
+          ],
+          [check("attrs", `?${Array.from({ length: 50 }, (_, i) => `attributes[a${i}][]=v`).join("&")}`), withKey()],
         ];
         for (const [path, headers] of cases) {
           assert.equal(await same(path, headers), true, `the fast path answers ${path}`);
         }
+        // The answers differ as the grammar says (the comparison above only shows the two doors agree).
+        const variant = async (query: string) =>
+          JSON.parse((await raw(fast.url, "GET", check("attrs", query), withKey())).body).variant;
+        assert.equal(await variant("?attributes[age][]=abc"), "neg");
+        assert.equal(await variant("?attributes[age]=abc"), "none");
+        assert.equal(await variant("?attributes[tags][]=beta&attributes[age]=50"), "none");
+        assert.match(await variant("?attributes[tags]=beta&attributes[age]=50"), /^(left|right)$/);
+        assert.equal(await variant("?attributes[__proto__]=x&attributes[age]=50"), "proto");
       });
 
       test("leaves every error and every spelling it does not read to Fastify", async () => {
@@ -328,6 +442,24 @@ for (const dialect of DIALECTS) {
           [`/projects/${project}/flags/%6Fn/check`, withKey()],
           [check("on"), withKey(), "HEAD"],
           [check("on"), withKey(), "POST"],
+          // Attributes it does not read: a name written both ways (Fastify's 400), values that need decoding,
+          // past the limits, and spellings the grammar does not have.
+          [check("attrs", "?attributes[age]=abc&attributes[age][]=def"), withKey()],
+          [check("attrs", "?attributes[age][]=def&attributes[age]=abc"), withKey()],
+          [check("attrs", "?attributes%5Bage%5D%5B%5D=def&attributes[age]=abc"), withKey()],
+          [check("attrs", "?attributes[age][]=ab%63"), withKey()],
+          [check("attrs", "?attributes[age][]=a+b"), withKey()],
+          [check("attrs", "?attributes[age][]="), withKey()],
+          [check("attrs", "?attributes[a%20b][]=x"), withKey()],
+          [check("attrs", `?attributes[age][]=${"x".repeat(1025)}`), withKey()],
+          [
+            check("attrs", `?${Array.from({ length: 101 }, (_, i) => `attributes[age][]=${i + 10}`).join("&")}`),
+            withKey(),
+          ],
+          [check("attrs", `?${Array.from({ length: 51 }, (_, i) => `attributes[a${i}][]=v`).join("&")}`), withKey()],
+          [check("attrs", "?attributes[]=x"), withKey()],
+          [check("attrs", "?attributes[age][][]=x"), withKey()],
+          [check("attrs", "?attributes=x"), withKey()],
         ];
         if (cors) cases.push([check("on"), { ...withKey(), origin: "https://app.example.com" }]);
         if (cors) cases.push([check("on"), { ...withKey(), origin: "https://evil.example.com" }]);
@@ -372,11 +504,20 @@ for (const dialect of DIALECTS) {
           ["on", "{}", { "content-type": "application/json" }],
           ["on", "{}", { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }],
           ["on", "{}", json, "/ofrep/v1/evaluate/flags/on?flagConfigEtag=1"],
+          // Members named __proto__ are attributes like any other (the route reads them, not the adapter).
+          ["attrs", '{"context":{"targetingKey":"vip","__proto__":"x"}}', json],
+          ["attrs", '{"context":{"__proto__":["x"]}}', json],
+          ["attrs", '{"__proto__":{"context":{}},"context":{"__proto__":"x","age":["abc"]}}', json],
         ];
         if (cors) theirs.push(["on", "{}", { ...json, origin: "https://app.example.com" }]);
         for (const [flag, body, headers, path] of theirs) {
           assert.equal(await sameOfrep(flag, body, headers, path), false, `Fastify answers ${flag} ${body}`);
         }
+        const ofrepVariant = async (body: string) =>
+          JSON.parse((await raw(fast.url, "POST", "/ofrep/v1/evaluate/flags/attrs", json, body)).body).variant;
+        assert.equal(await ofrepVariant('{"context":{"targetingKey":"vip","__proto__":"x","age":"50"}}'), "proto");
+        assert.equal(await ofrepVariant('{"context":{"__proto__":["x"],"age":["abc"]}}'), "neg");
+        assert.equal(({} as Record<string, unknown>).polluted, undefined, "nothing was polluted");
       });
 
       test("OFREP: a body that arrives in pieces is read whole; a client that leaves mid-body changes nothing", async () => {
@@ -442,7 +583,9 @@ for (const dialect of DIALECTS) {
             { requiredKeys: [] },
           ),
         );
-        const flag = fc.constantFrom("on", "off", "some", "half", "ns:dotted.name-1", "missing").chain(spelling);
+        const flag = fc
+          .constantFrom("on", "off", "some", "half", "attrs", "ns:dotted.name-1", "missing")
+          .chain(spelling);
         const checkPath = fc
           .tuple(
             plainMostly(project, fc.constantFrom(other, "nowhere")).chain(spelling),

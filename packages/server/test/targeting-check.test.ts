@@ -294,7 +294,7 @@ for (const dialect of DIALECTS) {
         [{ actors: ["x"] }, { actors: [] }],
         [{ actors: ["m2"] }],
       );
-      // A repeated name is a list: it holds when any element does; negation applies to the whole list.
+      // A list (attributes[tags][]=… per element): it holds when any element does; negation applies to the whole list.
       const tags = (...values: string[]) => attrs({ tags: values });
       await operator({ attribute: "tags", operator: "in", values: ["b"] }, [tags("a", "b")], [tags("a", "c")]);
       await operator(
@@ -362,6 +362,118 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await order({ country: "DE" }), onVariant);
       await patchOk(server, project, "order", { status: "disabled" });
       assert.deepEqual(await order({ plan: "pro" }), { enabled: false, variant: "zero", value: 0 });
+    });
+
+    test("a list of one is a list: attributes[NAME][] in the check and explain answers as OFREP's JSON list", async () => {
+      // "neg" holds for a list none of whose elements reads as a number above 10, and never for a single
+      // value that is not a number (the missing-attribute rule); "by-tags" buckets by a single value only.
+      await createFlag(server, project, "listy", {
+        type: "string",
+        variants: stringVariants("neg", "left", "right", "none"),
+        offVariant: "none",
+      });
+      await setRules(server, project, "listy", [
+        {
+          id: "neg",
+          conditions: [{ attribute: "age", operator: "gt", values: [10], negate: true }],
+          serve: { variant: "neg" },
+        },
+        {
+          id: "by-tags",
+          conditions: [],
+          serve: {
+            split: {
+              bucketBy: "tags",
+              weights: [
+                { variant: "left", weight: 50 },
+                { variant: "right", weight: 50 },
+              ],
+            },
+          },
+        },
+      ]);
+      const variantOf = async (query: string) => {
+        const res = await server.request("GET", `${base()}/flags/listy/check?${query}`, { key: checkKey });
+        assert.equal(res.status, 200, `${query}: ${res.text}`);
+        return res.body.variant as string;
+      };
+      const ofrepVariant = async (context: Record<string, unknown>) => {
+        const res = await ofrep("listy", context);
+        assert.equal(res.status, 200, res.text);
+        return res.body.variant as string;
+      };
+      const split = await ofrepVariant({ tags: "beta" });
+      assert.ok(split === "left" || split === "right", split);
+      // [query, the same context as OFREP's JSON]: brackets plain (the fast path reads them), percent-encoded,
+      // and values that need decoding (Fastify reads them).
+      const cases: [string, Record<string, unknown>][] = [
+        ["attributes[age]=abc", { age: "abc" }],
+        ["attributes[age][]=abc", { age: ["abc"] }],
+        ["attributes%5Bage%5D%5B%5D=abc", { age: ["abc"] }],
+        ["attributes%5bage%5d%5b%5d=ab%63", { age: ["abc"] }],
+        ["attributes[age][]=a+b", { age: ["a b"] }],
+        ["attributes[age][]=5", { age: ["5"] }],
+        ["attributes[age][]=50", { age: ["50"] }],
+        ["attributes[age]=5", { age: "5" }],
+        ["attributes[age][]=abc&attributes[age][]=50", { age: ["abc", "50"] }],
+        ["attributes[age]=abc&attributes[age]=def", { age: ["abc", "def"] }],
+        ["attributes[age][]=", { age: [""] }],
+        ["attributes[tags]=beta&attributes[age]=50", { tags: "beta", age: "50" }],
+        ["attributes[tags][]=beta&attributes[age]=50", { tags: ["beta"], age: "50" }],
+        ["attributes[tags][]=beta&attributes[tags][]=x&attributes[age]=50", { tags: ["beta", "x"], age: "50" }],
+      ];
+      for (const [query, context] of cases) {
+        assert.equal(await variantOf(query), await ofrepVariant(context), `${query} / ${JSON.stringify(context)}`);
+      }
+      // The answers themselves: a single value that is not a number never holds, negated or not; a list of
+      // one holds when none of its elements is above 10. A single value buckets; a list does not.
+      assert.equal(await variantOf("attributes[age][]=abc"), "neg");
+      assert.equal(await variantOf("attributes[age]=abc"), "none");
+      assert.equal(await variantOf("attributes[tags]=beta&attributes[age]=50"), split);
+      assert.equal(await variantOf("attributes[tags][]=beta&attributes[age]=50"), "none");
+
+      // Explain reads the same query.
+      const why = await explain("listy", { attributes: { age: ["abc"] } });
+      assert.deepEqual([why.variant, why.matchedRule?.id], ["neg", "neg"]);
+      const single = await explain("listy", { attributes: { age: "abc", tags: ["beta"] } });
+      assert.deepEqual([single.variant, single.reason, single.matchedRule], ["none", "DEFAULT", null]);
+
+      // One name written both ways says two things: refused, whichever spelling of the brackets.
+      for (const query of [
+        "attributes[age]=abc&attributes[age][]=def",
+        "attributes[age][]=def&attributes[age]=abc",
+        "attributes%5Bage%5D=abc&attributes%5Bage%5D%5B%5D=def",
+        "attributes[tags][]=a&attributes[tags]=b&attributes[tags][]=c",
+      ]) {
+        for (const route of ["check", "explain"]) {
+          const res = await server.request("GET", `${base()}/flags/listy/${route}?${query}`);
+          expectProblem(res, 400, "invalid_request");
+          const name = query.includes("tags") ? "tags" : "age";
+          assert.equal(res.body.errors?.[0]?.path, `/query/attributes/${name}`, `${route}?${query}: ${res.text}`);
+          assert.match(res.body.detail, /written one way/);
+        }
+      }
+      // Another name's other spelling is fine.
+      assert.equal(await variantOf("attributes[age][]=abc&attributes[tags]=beta"), "neg");
+      // The limits are the same for a list's elements: 100 values, 50 names.
+      const elements = (n: number) => Array.from({ length: n }, (_, i) => `attributes[age][]=${i + 100}`).join("&");
+      assert.equal(await variantOf(elements(100)), "none");
+      const tooMany = await server.request("GET", `${base()}/flags/listy/check?${elements(101)}`);
+      expectProblem(tooMany, 400, "invalid_request");
+      const names = Array.from({ length: 51 }, (_, i) => `attributes[a${i}][]=v`).join("&");
+      expectProblem(await server.request("GET", `${base()}/flags/listy/check?${names}`), 400, "invalid_request");
+      const long = await server.request("GET", `${base()}/flags/listy/check?attributes[age][]=${"x".repeat(1025)}`);
+      expectProblem(long, 400, "invalid_request");
+
+      // The OpenAPI document says so, for the check and explain: a value or a list, and the list's spelling.
+      const document = await server.request("GET", "/openapi.json", { key: null });
+      for (const route of ["check", "explain"]) {
+        const operation = document.body.paths[`/projects/{projectId}/flags/{flagName}/${route}`].get;
+        const parameter = operation.parameters.find((p: { name: string }) => p.name === "attributes");
+        assert.equal(parameter.style, "deepObject", route);
+        assert.deepEqual(parameter.schema.additionalProperties.type, ["string", "array"], route);
+        assert.match(parameter.description, /attributes\[NAME\]\[\]=value an element of the list NAME/, route);
+      }
     });
 
     test("splits: sticky per actor, bucketBy an attribute, roughly the weights over many actors, nothing to bucket on falls through", async () => {
@@ -601,13 +713,8 @@ for (const dialect of DIALECTS) {
       assert.equal(await variantOf("attributes[toString]=function"), "hit");
       // And nothing leaked into later answers: the same empty context still misses.
       assert.equal(await variantOf(""), "miss");
-      const ofrepProto = await server.request("POST", "/ofrep/v1/evaluate/flags/hostile", {
-        key: checkKey,
-        rawBody: '{"context":{"targetingKey":"u","__proto__":"x"}}',
-        headers: { "content-type": "application/json" },
-      });
-      assert.ok(ofrepProto.status === 200 || ofrepProto.status === 400, ofrepProto.text);
-      if (ofrepProto.status === 200) assert.equal(ofrepProto.body.variant, "hit", "__proto__ is read as a name");
+      assert.equal(await variantOf("attributes[__proto__][]=x"), "hit");
+      assert.equal(await variantOf("attributes[__proto__][]=y&attributes[__proto__][]=x"), "hit");
       const ofrepNone = await ofrep("hostile", { targetingKey: "u" });
       assert.equal(ofrepNone.body.variant, "miss");
 
@@ -632,6 +739,100 @@ for (const dialect of DIALECTS) {
         if (status === 400) assert.equal(`${res.status} ${res.body?.code}`, "400 invalid_request", query.slice(0, 80));
         else assert.equal(res.status, 200, `${query.slice(0, 80)}: ${res.text}`);
       }
+    });
+
+    test("OFREP reads a context member named __proto__ as an attribute, single and bulk, as the check does; nothing is polluted", async () => {
+      await createFlag(server, project, "proto", { type: "string", variants: stringVariants("hit", "miss") });
+      await setRules(server, project, "proto", [
+        {
+          id: "proto",
+          conditions: [{ attribute: "__proto__", operator: "in", values: ["x"] }],
+          serve: { variant: "hit" },
+        },
+        {
+          id: "proto-absent",
+          conditions: [{ attribute: "__proto__", operator: "present", values: [], negate: true }],
+          serve: { variant: "miss" },
+        },
+      ]);
+      // JSON.parse makes "__proto__" an own member; a JavaScript object literal would set a prototype instead,
+      // so the bodies are written out as text.
+      const single = (body: string) =>
+        server.request("POST", "/ofrep/v1/evaluate/flags/proto", {
+          key: checkKey,
+          rawBody: body,
+          headers: { "content-type": "application/json" },
+        });
+      const bulk = (body: string) =>
+        server.request("POST", "/ofrep/v1/evaluate/flags", {
+          key: checkKey,
+          rawBody: body,
+          headers: { "content-type": "application/json" },
+        });
+      const checked = async (query: string) => {
+        const res = await server.request("GET", `${base()}/flags/proto/check?${query}`, { key: checkKey });
+        assert.equal(res.status, 200, res.text);
+        return res.body.variant as string;
+      };
+      // [OFREP context as JSON text, the same context as the check's query, the variant and reason served]
+      const cases: [string, string, string, string][] = [
+        ['{"targetingKey":"u","__proto__":"x"}', "actorIds=u&attributes[__proto__]=x", "hit", "TARGETING_MATCH"],
+        ['{"__proto__":"x"}', "attributes%5B__proto__%5D=x", "hit", "TARGETING_MATCH"],
+        ['{"__proto__":["y","x"]}', "attributes[__proto__][]=y&attributes[__proto__][]=x", "hit", "TARGETING_MATCH"],
+        ['{"targetingKey":"u","__proto__":["x"]}', "actorIds=u&attributes[__proto__][]=x", "hit", "TARGETING_MATCH"],
+        // Present but not x: neither rule holds, and the flag serves its offVariant.
+        ['{"targetingKey":"u","__proto__":"y"}', "actorIds=u&attributes[__proto__]=y", "miss", "DEFAULT"],
+        // Absent: the second rule holds.
+        ['{"targetingKey":"u"}', "actorIds=u", "miss", "TARGETING_MATCH"],
+      ];
+      for (const [context, query, variant, reason] of cases) {
+        const one = await single(`{"context":${context}}`);
+        assert.equal(one.status, 200, `${context}: ${one.text}`);
+        const all = await bulk(`{"context":${context}}`);
+        assert.equal(all.status, 200, `${context}: ${all.text}`);
+        const fromBulk = (all.body.flags as { key: string; variant: string; reason: string }[]).find(
+          (f) => f.key === "proto",
+        );
+        assert.deepEqual(
+          [one.body.variant, one.body.reason, fromBulk?.variant, fromBulk?.reason, await checked(query)],
+          [variant, reason, variant, reason, variant],
+          context,
+        );
+      }
+      // The bulk ETag hashes the member like any other: another value is another tag.
+      const tagOf = async (context: string) => (await bulk(`{"context":${context}}`)).headers.get("etag");
+      assert.notEqual(await tagOf('{"__proto__":"x"}'), await tagOf('{"__proto__":"y"}'));
+      assert.notEqual(await tagOf('{"__proto__":"x"}'), await tagOf("{}"));
+
+      // Members that would pollute a prototype if assigned, at every level: evaluated, and nothing polluted.
+      const hostile = [
+        '{"context":{"__proto__":{"polluted":"yes"}}}',
+        '{"context":{"targetingKey":"u","constructor":{"prototype":{"polluted":"yes"}}}}',
+        '{"__proto__":{"polluted":"yes"},"context":{"__proto__":"x"}}',
+        '{"context":{"__proto__":"x","tags":[{"__proto__":{"polluted":"yes"}}]}}',
+      ];
+      for (const body of hostile) {
+        for (const send of [single, bulk]) {
+          const res = await send(body);
+          assert.equal(res.status, 200, `${body}: ${res.text}`);
+        }
+      }
+      const polluted = (res: { body: any }) =>
+        res.body.variant ?? res.body.flags?.find((f: any) => f.key === "proto")?.variant;
+      assert.equal(polluted(await single(hostile[2] as string)), "hit");
+      assert.equal(polluted(await bulk(hostile[3] as string)), "hit");
+      assert.equal(polluted(await single(hostile[0] as string)), "miss", "an object is not a string: no rule holds");
+      // The server runs in this process: a polluted prototype would show here, and in later answers.
+      assert.equal(({} as Record<string, unknown>).polluted, undefined);
+      assert.equal(Object.hasOwn(Object.prototype, "polluted"), false);
+      assert.equal((await single('{"context":{"targetingKey":"u"}}')).body.variant, "miss");
+      assert.equal(await checked("actorIds=u"), "miss");
+      // Every other route still refuses such a body: what they read reaches services and the database.
+      const refused = await server.request("POST", `${base()}/segments`, {
+        rawBody: '{"name":"s","__proto__":{"x":1}}',
+        headers: { "content-type": "application/json" },
+      });
+      expectProblem(refused, 400, "invalid_request");
     });
 
     test("unknown projects and flags are 404; keys of the wrong project or role are refused", async () => {

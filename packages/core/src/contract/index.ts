@@ -3,3 +3,4 @@
 export * from "./enums.js";
 export * from "./ids.js";
 export * from "./limits.js";
+export * from "./query-attributes.js";

@@ -18,6 +18,12 @@ export const DESCRIPTION_MAX_LENGTH = 1024;
 /** The most seconds a check's answer may be cached for (`cache`). */
 export const MAX_CACHE_SECONDS = 86400;
 
+/** The most attribute names one check's or explain's query carries (`attributes[NAME]`, query-attributes.ts). */
+export const MAX_QUERY_ATTRIBUTES = 50;
+
+/** The most values one attribute of a check's or explain's query carries: a list's elements. */
+export const MAX_QUERY_ATTRIBUTE_VALUES = 100;
+
 /** The most environments a project may have unless ENVIRONMENTS_MAX_PER_PROJECT says otherwise. */
 export const DEFAULT_MAX_ENVIRONMENTS = 20;
 

@@ -6,7 +6,7 @@ import { inEnvironment } from "./environments.js";
 
 type Server = Pick<TestServer, "request">;
 
-/** Attributes of a check: a name given a list repeats it in the query. */
+/** Attributes of a check: a value, or a list (`attributes[NAME][]=…` for each element, so a list of one stays one). */
 export type QueryAttributes = Record<string, string | readonly string[]>;
 
 /** Creates a flag (as admin) and insists on 201; answers the flag. */
@@ -19,15 +19,19 @@ export async function createFlag(server: Server, project: string, name: string, 
 /** A string flag with the given variant keys, each serving its own key as its value. */
 export const stringVariants = (...keys: string[]) => keys.map((key) => ({ key, value: key }));
 
-/** The query of a check or explain: actorIds, attributes[NAME] (brackets written plainly), environment. */
+/**
+ * The query of a check or explain: actorIds, attributes (brackets written plainly: `attributes[NAME]=value`
+ * for a value, `attributes[NAME][]=element` for each element of a list), environment.
+ */
 export function contextQuery(
   options: { actors?: readonly string[]; attributes?: QueryAttributes; environment?: string } = {},
 ): string {
   const parts: string[] = [];
   for (const a of options.actors ?? []) parts.push(`actorIds=${encodeURIComponent(a)}`);
   for (const [name, value] of Object.entries(options.attributes ?? {})) {
-    for (const v of typeof value === "string" ? [value] : value) {
-      parts.push(`attributes[${encodeURIComponent(name)}]=${encodeURIComponent(v)}`);
+    const list = typeof value !== "string";
+    for (const v of list ? value : [value]) {
+      parts.push(`attributes[${encodeURIComponent(name)}]${list ? "[]" : ""}=${encodeURIComponent(v)}`);
     }
   }
   if (options.environment !== undefined) parts.push(`environment=${encodeURIComponent(options.environment)}`);

@@ -1,13 +1,28 @@
 import { Type } from "typebox";
-import { ATTRIBUTE_NAME_MAX_LENGTH, CONDITION_VALUE_MAX_LENGTH, MAX_CACHE_SECONDS } from "@flagstaff/core";
+import {
+  ATTRIBUTE_NAME_MAX_LENGTH,
+  CONDITION_VALUE_MAX_LENGTH,
+  MAX_CACHE_SECONDS,
+  MAX_QUERY_ATTRIBUTE_VALUES,
+  MAX_QUERY_ATTRIBUTES,
+} from "@flagstaff/core";
+import { refuseMixedAttributes } from "../../http/querystring.js";
 import { errorResponses, Limits, MAX_ACTORS } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { requestEnvironment } from "../../http/environment.js";
 import type { AnswerCheck } from "./answer-check.js";
 
-/** How many attributes a check's query may name, and how many values one may repeat. */
-export const MAX_ATTRIBUTES = 50;
-export const MAX_ATTRIBUTE_VALUES = 100;
+/**
+ * An attribute's value in the query: a string, or a list of strings. Written as one `type` of both rather
+ * than a union: the query's validator coerces (http/validation.ts), and in a union its first branch,
+ * `string`, would turn a list of one (`attributes[x][]=a`) back into the string `a`.
+ */
+const QueryAttributeValue = Type.Unsafe<string | string[]>({
+  type: ["string", "array"],
+  maxLength: CONDITION_VALUE_MAX_LENGTH,
+  items: { type: "string", maxLength: CONDITION_VALUE_MAX_LENGTH },
+  maxItems: MAX_QUERY_ATTRIBUTE_VALUES,
+});
 
 export const CheckQuery = Type.Object(
   {
@@ -32,19 +47,17 @@ export const CheckQuery = Type.Object(
       }),
     ),
     attributes: Type.Optional(
-      Type.Record(
-        Type.String({ maxLength: ATTRIBUTE_NAME_MAX_LENGTH }),
-        Type.Union([
-          Type.String({ maxLength: CONDITION_VALUE_MAX_LENGTH }),
-          Type.Array(Type.String({ maxLength: CONDITION_VALUE_MAX_LENGTH }), { maxItems: MAX_ATTRIBUTE_VALUES }),
-        ]),
-        {
-          maxProperties: MAX_ATTRIBUTES,
-          // A record's key schema is not enforced on its own (it becomes patternProperties "^.*$").
-          propertyNames: { minLength: 1, maxLength: ATTRIBUTE_NAME_MAX_LENGTH },
-          description: `Context attributes for rules: attributes[NAME]=value, a name repeated for a list; at most ${MAX_ATTRIBUTES} names and ${MAX_ATTRIBUTE_VALUES} values each. Extension.`,
-        },
-      ),
+      Type.Record(Type.String({ maxLength: ATTRIBUTE_NAME_MAX_LENGTH }), QueryAttributeValue, {
+        maxProperties: MAX_QUERY_ATTRIBUTES,
+        // A record's key schema is not enforced on its own (it becomes patternProperties "^.*$").
+        propertyNames: { minLength: 1, maxLength: ATTRIBUTE_NAME_MAX_LENGTH },
+        description:
+          "Context attributes for rules. attributes[NAME]=value is a value, a name repeated a list " +
+          "(attributes[tags]=a&attributes[tags]=b), and every attributes[NAME][]=value an element of the list " +
+          "NAME, so attributes[tags][]=a alone is the list [a]. One name written both ways is a 400; an empty " +
+          `list cannot be written (it reads as missing). At most ${MAX_QUERY_ATTRIBUTES} names and ` +
+          `${MAX_QUERY_ATTRIBUTE_VALUES} values each, values of at most ${CONDITION_VALUE_MAX_LENGTH} characters. Extension.`,
+      }),
     ),
   },
   { additionalProperties: false },
@@ -72,6 +85,7 @@ export function checkRoutes(app: TypedApp, answerCheck: AnswerCheck): void {
     CHECK_ROUTE,
     {
       config: { access: "check", requestLogging: false },
+      preValidation: refuseMixedAttributes,
       schema: {
         tags: ["evaluation"],
         summary: "Check whether a flag is enabled, optionally for given actors",
@@ -79,7 +93,8 @@ export function checkRoutes(app: TypedApp, answerCheck: AnswerCheck): void {
           "Answered from memory. disabled → false; enabled → true; conditional → true when an actor is attached, " +
           "is in an attached segment, falls in the actor rollout (crc32(flagName:actorId) % 100000 < " +
           "percentageActors × 1000), or the call falls in the call rollout. Extension: the flag's rules read " +
-          "attributes[NAME]=value; a flag that is not boolean also answers its variant and value.",
+          "attributes[NAME]=value (attributes[NAME][]=value for a list's elements); a flag that is not boolean " +
+          "also answers its variant and value.",
         params: Type.Object({ projectId: Type.String(), flagName: Type.String() }),
         querystring: CheckQuery,
         response: { 200: Type.Ref("CheckResult"), ...errorResponses(400, 401, 403, 404, 429, 500) },

@@ -1,9 +1,12 @@
 import {
   ACTOR_ID_MAX_LENGTH,
+  ATTRIBUTE_NAME_MAX_LENGTH,
   FLAG_NAME_CHARACTERS,
   FLAG_NAME_MAX_LENGTH,
   MAX_ACTORS,
   MAX_CACHE_SECONDS,
+  MAX_QUERY_ATTRIBUTE_VALUES,
+  MAX_QUERY_ATTRIBUTES,
   PROJECT_ID_CHARACTERS,
   PROJECT_ID_MAX_LENGTH,
 } from "@flagstaff/core";
@@ -29,12 +32,15 @@ const CHECK_PATH = new RegExp(
   `^/projects/([${PROJECT_ID_CHARACTERS}]{1,${PROJECT_ID_MAX_LENGTH}})` +
     `/flags/([${FLAG_NAME_CHARACTERS}]{1,${FLAG_NAME_MAX_LENGTH}})/check(?:\\?|$)`,
 );
-/** An attribute's name and value as the adapter reads them (`attributes[NAME]=value`): plain characters only. */
-const PLAIN_ATTRIBUTE = /^attributes\[([A-Za-z0-9._~:@!$*,()/-]{1,128})\]$/;
+/**
+ * An attribute's parameter and value as the adapter reads them, plain characters only: the contract's
+ * grammar (`attributes[NAME]=value`, `attributes[NAME][]=value` for a list's element; @flagstaff/core,
+ * contract/query-attributes.ts) on a subset of names and values that need no decoding.
+ */
+const PLAIN_ATTRIBUTE = new RegExp(
+  `^attributes\\[([A-Za-z0-9._~:@!$*,()/-]{1,${ATTRIBUTE_NAME_MAX_LENGTH}})\\](\\[\\])?$`,
+);
 const PLAIN_ATTRIBUTE_VALUE = /^[A-Za-z0-9._~:@!$*,()/-]{1,256}$/;
-/** The check route's limits (check.routes.ts): past them the adapter leaves the request to Fastify's 400. */
-const MAX_PLAIN_ATTRIBUTES = 50;
-const MAX_PLAIN_ATTRIBUTE_VALUES = 100;
 
 /** `cache` as the adapter reads it: whole seconds, plainly written. */
 const PLAIN_SECONDS = /^[0-9]{1,5}$/;
@@ -45,7 +51,10 @@ export interface PlainCheck {
   flagName: string;
   actorIds: string[] | undefined;
   cache: number | undefined;
-  /** `attributes[NAME]=value`: a name repeated is a list (as the route's query parser reads it). */
+  /**
+   * `attributes[NAME]=value`, a name repeated is a list, and `attributes[NAME][]=value` an element of the
+   * list NAME (as the route's query parser reads them).
+   */
   attributes: Record<string, string | string[]> | undefined;
 }
 
@@ -66,6 +75,8 @@ export function readPlainCheck(url: string): PlainCheck | undefined {
     attributes: undefined,
   };
   let attributeCount = 0;
+  // Which spelling gave each attribute (true: `[]`, a list's); a name written both ways is Fastify's 400.
+  let listed: Record<string, boolean> | undefined;
   const text = url.slice(match[0].length);
   if (text === "") return read;
   // Fastify's parser groups `actorIds` and `actorIds[]` apart; a query that mixes them is left to it.
@@ -89,14 +100,19 @@ export function readPlainCheck(url: string): PlainCheck | undefined {
       const attribute = PLAIN_ATTRIBUTE.exec(name.replace(/%5B/gi, "[").replace(/%5D/gi, "]"));
       if (attribute === null || !PLAIN_ATTRIBUTE_VALUE.test(value)) return undefined;
       const key = attribute[1] as string;
+      const list = attribute[2] !== undefined;
       read.attributes ??= Object.create(null) as Record<string, string | string[]>;
+      listed ??= Object.create(null) as Record<string, boolean>;
       const existing = read.attributes[key];
       if (existing === undefined) {
-        if (++attributeCount > MAX_PLAIN_ATTRIBUTES) return undefined;
-        read.attributes[key] = value;
+        if (++attributeCount > MAX_QUERY_ATTRIBUTES) return undefined;
+        read.attributes[key] = list ? [value] : value;
+        listed[key] = list;
+      } else if (listed[key] !== list) {
+        return undefined;
       } else if (typeof existing === "string") {
         read.attributes[key] = [existing, value];
-      } else if (existing.push(value) > MAX_PLAIN_ATTRIBUTE_VALUES) {
+      } else if (existing.push(value) > MAX_QUERY_ATTRIBUTE_VALUES) {
         return undefined;
       }
     } else if (name === "cache" && read.cache === undefined && PLAIN_SECONDS.test(value)) {

@@ -27,6 +27,7 @@ import {
 } from "./flag.schemas.js";
 
 export { ExplanationSchema } from "./flag.schemas.js";
+import { refuseMixedAttributes } from "../../http/querystring.js";
 import { CheckQuery } from "../evaluation/check.routes.js";
 import { type FlagService, flagTag } from "./flag.service.js";
 
@@ -168,6 +169,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
     "/projects/:projectId/flags/:flagName/explain",
     {
       config: { access: "read" },
+      preValidation: refuseMixedAttributes,
       schema: {
         tags: ["flags", "evaluation"],
         summary:
