@@ -32,6 +32,7 @@ import {
   grant,
   PASSWORD,
   personalKey,
+  rowCounts,
   sessionCookieOf,
   signIn,
   uniqueEmail,
@@ -258,6 +259,31 @@ for (const dialect of DIALECTS) {
         await createPerson(own, { email: newcomer });
         await signIn(own, newcomer);
         minutes(clock, 16);
+      } finally {
+        await own.close();
+      }
+    });
+
+    test("NUL or a lone surrogate in the e-mail or the password: 400 invalid_request, and nothing written", async () => {
+      const own = await startServer({ dialect, clock });
+      try {
+        const person = await createPerson(own);
+        const before = await rowCounts(own);
+        const cases: [email: string, password: string, path: string][] = [
+          [`${person.email}\u0000`, PASSWORD, "/email"],
+          ["\u0000", PASSWORD, "/email"],
+          [`a\u0000@example.com`, "wrong", "/email"],
+          [person.email, `${PASSWORD}\u0000`, "/password"],
+          [`\uD800${person.email}`, PASSWORD, "/email"],
+        ];
+        for (const [email, password, path] of cases) {
+          const res = await login(own, email, password);
+          expectProblem(res, 400, "invalid_request");
+          assert.equal(res.body.errors[0].path, path, JSON.stringify(email));
+          assert.equal(sessionCookieOf(res), undefined);
+        }
+        assert.deepEqual(await rowCounts(own), before, "nothing counted, nothing stored");
+        await signIn(own, person.email);
       } finally {
         await own.close();
       }
