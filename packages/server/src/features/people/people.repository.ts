@@ -77,17 +77,16 @@ export async function updateUser(
     lastSignInAt: string;
   }>,
 ): Promise<void> {
-  await db
-    .updateTable("users")
-    .set({
-      ...(values.name === undefined ? {} : { name: values.name }),
-      ...(values.role === undefined ? {} : { role: values.role }),
-      ...(values.disabled === undefined ? {} : { disabled: values.disabled ? 1 : 0 }),
-      ...(values.passwordHash === undefined ? {} : { password_hash: values.passwordHash }),
-      ...(values.lastSignInAt === undefined ? {} : { last_sign_in_at: values.lastSignInAt }),
-    })
-    .where("id", "=", id)
-    .execute();
+  const set = {
+    ...(values.name === undefined ? {} : { name: values.name }),
+    ...(values.role === undefined ? {} : { role: values.role }),
+    ...(values.disabled === undefined ? {} : { disabled: values.disabled ? 1 : 0 }),
+    ...(values.passwordHash === undefined ? {} : { password_hash: values.passwordHash }),
+    ...(values.lastSignInAt === undefined ? {} : { last_sign_in_at: values.lastSignInAt }),
+  };
+  // Nothing to change (a PATCH with {}): no statement, since SQL has no empty SET.
+  if (Object.keys(set).length === 0) return;
+  await db.updateTable("users").set(set).where("id", "=", id).execute();
 }
 
 export async function deleteUser(trx: Transaction<Database>, id: string): Promise<void> {
