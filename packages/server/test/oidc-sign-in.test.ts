@@ -8,6 +8,7 @@ import {
   cancelSignInAt,
   createProject,
   DIALECTS,
+  expectProblem,
   freePort,
   ManualClock,
   type OidcTestAccount,
@@ -185,6 +186,67 @@ for (const dialect of DIALECTS) {
       ]) {
         assert.equal((await signInAs("bob", elsewhere)).location, "/console/", elsewhere);
       }
+    });
+
+    /** The single sign-on attempts stored whose data holds `marker`. */
+    const attemptsWith = async (marker: string) =>
+      (
+        await server.database.db
+          .selectFrom("sign_in_tokens")
+          .select(["id_hash", "data"])
+          .where("kind", "=", "oidc")
+          .where("data", "like", `%${marker}%`)
+          .execute()
+      ).map((row) => ({ idHash: row.id_hash, data: JSON.parse(row.data ?? "{}") }));
+
+    test("a returnTo with CR, LF or another control character is refused (400) before anything is written", async () => {
+      const marker = `ctl-${Date.now()}`;
+      for (const returnTo of [
+        `/console/${marker}\r\nSet-Cookie: flagstaff_session=planted`,
+        `/console/${marker}\n`,
+        `/console/${marker}\r`,
+        `/console/${marker}\ta`,
+        `/console/${marker}\u0085`,
+        `/console/${marker}\u0000`,
+      ]) {
+        // Not followed: before this was refused, it redirected to the provider.
+        const answer = await fetch(`${server.url}/auth/oidc/login?returnTo=${encodeURIComponent(returnTo)}`, {
+          redirect: "manual",
+        });
+        const text = await answer.text();
+        const res = { status: answer.status, headers: answer.headers, text, body: text ? JSON.parse(text) : undefined };
+        expectProblem(res, 400, "invalid_request");
+        assert.equal(res.body.errors[0].path, "/query/returnTo", JSON.stringify(returnTo));
+        assert.deepEqual(res.headers.getSetCookie(), [], "no attempt cookie");
+        assert.equal(res.headers.get("location"), null);
+      }
+      assert.deepEqual(await attemptsWith(marker), [], "no attempt stored");
+    });
+
+    test("the callback's Location is printable ASCII: a console path is percent-encoded, a stored one checked again", async () => {
+      const encoded = await signInAs("bob", "/console/projects/€uro/flags?q=grün#x y");
+      assert.equal(encoded.status, 302);
+      assert.equal(encoded.location, "/console/projects/%E2%82%ACuro/flags?q=gr%C3%BCn#x%20y");
+      assert.ok(encoded.session);
+      // Dot segments that climb out of the console come back to its home.
+      assert.equal((await signInAs("bob", "/console/../metrics")).location, "/console/");
+
+      // An attempt stored with CR and LF in its returnTo (as an earlier version could): the callback
+      // answers the console's home, with the session, never the raw header.
+      const marker = `stored-${Date.now()}`;
+      const { authorizationUrl, cookie } = await begin(`/console/${marker}`);
+      const [stored] = await attemptsWith(marker);
+      assert.ok(stored, "the attempt is stored");
+      await server.database.db
+        .updateTable("sign_in_tokens")
+        .set({ data: JSON.stringify({ ...stored.data, returnTo: `/console/${marker}\r\nSet-Cookie: x=1` }) })
+        .where("id_hash", "=", stored.idHash)
+        .execute();
+      const result = await callback(await signInAt(provider, authorizationUrl, "bob"), cookie);
+      assert.equal(result.status, 302);
+      assert.equal(result.location, "/console/");
+      assert.ok(result.session);
+      assert.ok(!result.setCookies.some((line) => line.startsWith("x=")));
     });
 
     test("the role follows the group claim at each sign-in", async () => {
