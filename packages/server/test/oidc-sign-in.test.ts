@@ -22,7 +22,7 @@ import {
 } from "@flagstaff/test-harness";
 import type { Browser } from "playwright-core";
 import { browserSkip, closeBrowser, launchChromium, SCREENSHOTS } from "./helpers/browser.js";
-import { asSession, createPerson } from "./helpers/people.js";
+import { asSession, createPerson, rowCounts } from "./helpers/people.js";
 
 const CLIENT_ID = "flagstaff";
 const CLIENT_SECRET = "a-client-secret-of-some-length";
@@ -38,6 +38,14 @@ const accounts = () => {
     { id: "outsider", email: "olga@elsewhere.org", emailVerified: true, name: "Olga" },
     { id: "dora", email: "dora@example.com", emailVerified: true, name: "Dora" },
     { id: "browser", email: "bea@example.com", emailVerified: true, name: "Bea Browser", groups: ["devs"] },
+    // U+212A, the Kelvin sign: JavaScript's toLowerCase() makes it k, but it is another address.
+    { id: "kelvin", email: "\u212Aate@example.com", emailVerified: true, name: "Kelvin" },
+    // Addresses POST /users refuses, which a provider may still send.
+    { id: "two-ats", email: "a@b@example.com", emailVerified: true, name: "Two Ats" },
+    { id: "spaced", email: "sp ace@example.com", emailVerified: true },
+    { id: "control", email: "ctl\u0001@example.com", emailVerified: true },
+    { id: "long", email: `${"l".repeat(250)}@example.com`, emailVerified: true },
+    { id: "messy", email: "messy@example.com", emailVerified: true, name: ` Messy\u0000\n${"n".repeat(200)}` },
   ];
   return list;
 };
@@ -275,6 +283,51 @@ for (const dialect of DIALECTS) {
       const me = await whoami(result.session as string);
       assert.equal(me.body.user.id, carol.id);
       assert.equal(me.body.user.email, "carol@example.com");
+    });
+
+    test("e-mails compare as POST /users stores them: the Kelvin sign is not a k, so it is another person", async () => {
+      const kate = await createPerson(server, { email: "kate@example.com", name: "Kate" });
+      const result = await signInAs("kelvin");
+      assert.equal(result.location, "/console/");
+      const me = await whoami(result.session as string);
+      assert.equal(me.status, 200, me.text);
+      assert.notEqual(me.body.user.id, kate.id, "not signed in as kate@example.com");
+      assert.equal(me.body.user.email, "\u212Aate@example.com");
+      const untouched = await server.request("GET", `/users/${kate.id}`);
+      assert.deepEqual(untouched.body, kate, "Kate neither signed in nor changed");
+      // POST /users says the same: that address is taken now, and is not Kate's.
+      expectProblem(
+        await server.request("POST", "/users", { body: { email: "\u212AATE@EXAMPLE.COM", name: "K" } }),
+        409,
+        "user_exists",
+      );
+      // A–Z still fold: KATE@example.com is Kate's.
+      expectProblem(
+        await server.request("POST", "/users", { body: { email: "KATE@example.com", name: "K" } }),
+        409,
+        "user_exists",
+      );
+    });
+
+    test("an e-mail POST /users refuses is refused at sign-on (email_invalid), and no one is added", async () => {
+      const before = await rowCounts(server, ["users"]);
+      for (const account of ["two-ats", "spaced", "control", "long"]) {
+        const email = accountList.find((a) => a.id === account)?.email;
+        // The API's own answer for the same address.
+        expectProblem(
+          await server.request("POST", "/users", { body: { email, name: "Refused" } }),
+          400,
+          "invalid_request",
+        );
+        refusedWith(await signInAs(account), "email_invalid");
+      }
+      assert.deepEqual(await rowCounts(server, ["users"]), before, "no one added");
+    });
+
+    test("a provider's name is taken as POST /users would: no control characters, at most 128 characters", async () => {
+      const result = await signInAs("messy");
+      const me = await whoami(result.session as string);
+      assert.equal(me.body.user.name, `Messy${"n".repeat(123)}`);
     });
 
     test("a refused domain or an unverified e-mail sends back with the reason and adds no one", async () => {

@@ -1,4 +1,4 @@
-import type { GrantRole, UserRole } from "@flagstaff/core";
+import { type GrantRole, normalizeEmail, type UserRole } from "@flagstaff/core";
 import type { Grant, User } from "@flagstaff/core/schemas";
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
@@ -41,8 +41,8 @@ export async function findUser(db: Executor, id: string): Promise<UserRow | unde
   return row && toUser(row);
 }
 
-/** An e-mail as it is stored and compared: lower-cased. */
-export const emailKey = (email: string): string => email.toLowerCase();
+/** An e-mail as it is stored and compared (the contract's one rule: A–Z lower-cased, nothing else). */
+export const emailKey = (email: string): string => normalizeEmail(email);
 
 /** By e-mail, compared as stored (emailKey). */
 export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
