@@ -5,13 +5,15 @@ import { Value } from "typebox/value";
 import {
   isActorId,
   isAttributeName,
+  isEmail,
   isFlagName,
   isProjectId,
   isTargetingKey,
+  normalizeEmail,
   queryAttributeParameter,
   readQueryAttributeParameter,
 } from "../src/index.js";
-import { ConditionSchema, Limits, RuleSchema } from "../src/schemas/index.js";
+import { ConditionSchema, CreateUserBody, Limits, RuleSchema } from "../src/schemas/index.js";
 
 // Clients check ids with the contract's predicates; the server validates them with the contract's schemas.
 // Both must take the same ids, or a client refuses what the server accepts (or the other way round).
@@ -85,5 +87,34 @@ describe("the query's attribute grammar (query-attributes.ts)", () => {
     ]) {
       assert.equal(readQueryAttributeParameter(other), undefined, other);
     }
+  });
+});
+
+describe("the contract's e-mail rule", () => {
+  const emailCharacters = fc.constantFrom(
+    ..."aZ0.@@ \t\u0000\u001f\u007f\u0085\u00a0\u00e9\u212a".split(""),
+    "\u{1F600}",
+  );
+  const emailLike = fc.oneof(
+    fc.string({ unit: emailCharacters, maxLength: 300 }),
+    fc.constantFrom("a@b", "ab", "@b", "a@", `${"a".repeat(250)}@b.c`, `${"a".repeat(251)}@b.c`, "\u{1F600}@\u{1F600}"),
+  );
+
+  it("isEmail takes exactly the e-mails POST /users's schema takes", () => {
+    fc.assert(
+      fc.property(emailLike, (email) => isEmail(email) === Value.Check(CreateUserBody.properties.email, email)),
+      { numRuns: 2000 },
+    );
+    // Strings the schema cannot see (the server's request hook refuses them before it validates).
+    assert.equal(isEmail("a\uD800@example.com"), false);
+    assert.equal(isEmail(undefined), false);
+  });
+
+  it("normalizeEmail lower-cases A–Z and nothing else", () => {
+    assert.equal(normalizeEmail("Kate@Example.COM"), "kate@example.com");
+    // The Kelvin sign and the dotted capital I would become ASCII letters with toLowerCase().
+    assert.equal(normalizeEmail("\u212Aate@example.com"), "\u212Aate@example.com");
+    assert.equal(normalizeEmail("\u0130DA@EXAMPLE.COM"), "\u0130da@example.com");
+    assert.equal(normalizeEmail("J\u00D6RG@X.DE"), "j\u00D6rg@x.de");
   });
 });

@@ -6,8 +6,8 @@
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import Table from "cli-table3";
-import { NAME_MAX_LENGTH } from "@flagstaff/core";
-import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "@flagstaff/core/schemas";
+import { isEmail, NAME_MAX_LENGTH } from "@flagstaff/core";
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "@flagstaff/core/schemas";
 import { type Config, loadConfig } from "./config.js";
 import { classifyDatabaseError, type DatabaseHandle, openDatabase } from "./db/database.js";
 import { migrateToLatest } from "./db/migrate.js";
@@ -262,7 +262,7 @@ async function dispatch(argv: readonly string[], io: CommandIo): Promise<number>
         throw usage(`Expected ${COMMAND} user create --email <e-mail> [--name <name>] [--admin] [--password-stdin].`);
       }
       const email = values.email;
-      if (email === undefined || !/^[^@\s]+@[^@\s]+$/.test(email) || email.length > EMAIL_MAX_LENGTH) {
+      if (!isEmail(email)) {
         throw usage("--email must be an e-mail address.");
       }
       const name = values.name ?? email.slice(0, email.indexOf("@"));

@@ -287,7 +287,15 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     // the parent, without a request id.
     if (route.config?.requestLogging === false) route.childLoggerFactory = (logger) => logger;
     const access = route.config?.access;
-    if (access === undefined || access === "public" || !route.schema) return;
+    if (access === undefined || !route.schema) return;
+    if (access === "public") {
+      // Public routes keep their own query rules (the console's files, the provider's callback), but what
+      // they read is inspected as everywhere: sign-in's e-mail, for one, reaches the database.
+      if (route.schema.body !== undefined || route.schema.querystring !== undefined) {
+        route.preValidation = [route.preValidation ?? [], storedStrings].flat() as preValidationHookHandler[];
+      }
+      return;
+    }
     if (!route.schema.querystring) route.schema.querystring = NoQuery;
     const hooks: preValidationHookHandler[] = [];
     if (route.schema.body !== undefined) hooks.push(defaultEmptyBody);

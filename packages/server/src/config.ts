@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_ENVIRONMENTS } from "@flagstaff/core";
+import { DEFAULT_MAX_ENVIRONMENTS, normalizeEmail } from "@flagstaff/core";
 import { resolve } from "node:path";
 
 export type Dialect = "sqlite" | "postgres";
@@ -192,7 +192,8 @@ function oidcOf(env: NodeJS.ProcessEnv, publicUrl: string | undefined): OidcConf
     issuer,
     clientId,
     clientSecret,
-    allowedDomains: Object.freeze(list(env.OIDC_ALLOWED_DOMAINS).map((d) => d.toLowerCase())),
+    // Folded as e-mails are (A–Z only), and compared with the e-mail's domain folded the same way.
+    allowedDomains: Object.freeze(list(env.OIDC_ALLOWED_DOMAINS).map(normalizeEmail)),
     roleClaim,
     adminValues: Object.freeze(adminValues),
     name: env.OIDC_NAME || "SSO",

@@ -33,6 +33,9 @@ const ACCOUNTS = [
   { id: "silent", email: "sam@example.com", name: "Sam" },
   { id: "outsider", email: "olga@elsewhere.org", emailVerified: true },
   { id: "nomail", name: "No Mail" },
+  // U+212A, the Kelvin sign, in the domain: JavaScript's toLowerCase() makes it kelvin.example.
+  { id: "kelvin", email: "kim@\u212Aelvin.example", emailVerified: true },
+  { id: "two-ats", email: "a@b@example.com", emailVerified: true },
 ];
 
 /** Asserts that `promise` fails with an OidcError of `code`; answers it. */
@@ -141,6 +144,18 @@ describe("OpenID Connect sign-in", () => {
     const carol = await identityOf("carol", { allowedDomains: ["EXAMPLE.com", "other.net"] });
     assert.equal(carol.email, "Carol@Example.COM", "the e-mail as the provider spelled it");
     assert.ok(await identityOf("ada", { allowedDomains: ["Example.Com"] }));
+  });
+
+  test("domains fold A–Z only: the Kelvin sign is no K, so its domain is not kelvin.example", async () => {
+    for (const allowedDomains of [["kelvin.example"], ["KELVIN.example"]]) {
+      await refused(identityOf("kelvin", { allowedDomains }), "domain_not_allowed");
+    }
+    assert.equal((await identityOf("kelvin")).email, "kim@\u212Aelvin.example", "any domain: the address as it is");
+  });
+
+  test("an e-mail POST /users would refuse is refused (email_invalid), before its domain is looked at", async () => {
+    await refused(identityOf("two-ats"), "email_invalid");
+    await refused(identityOf("two-ats", { allowedDomains: ["example.com"] }), "email_invalid");
   });
 
   test("no e-mail at all is refused", async () => {

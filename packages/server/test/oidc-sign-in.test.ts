@@ -8,6 +8,7 @@ import {
   cancelSignInAt,
   createProject,
   DIALECTS,
+  expectProblem,
   freePort,
   ManualClock,
   type OidcTestAccount,
@@ -21,7 +22,7 @@ import {
 } from "@flagstaff/test-harness";
 import type { Browser } from "playwright-core";
 import { browserSkip, closeBrowser, launchChromium, SCREENSHOTS } from "./helpers/browser.js";
-import { asSession, createPerson } from "./helpers/people.js";
+import { asSession, createPerson, rowCounts } from "./helpers/people.js";
 
 const CLIENT_ID = "flagstaff";
 const CLIENT_SECRET = "a-client-secret-of-some-length";
@@ -37,6 +38,14 @@ const accounts = () => {
     { id: "outsider", email: "olga@elsewhere.org", emailVerified: true, name: "Olga" },
     { id: "dora", email: "dora@example.com", emailVerified: true, name: "Dora" },
     { id: "browser", email: "bea@example.com", emailVerified: true, name: "Bea Browser", groups: ["devs"] },
+    // U+212A, the Kelvin sign: JavaScript's toLowerCase() makes it k, but it is another address.
+    { id: "kelvin", email: "\u212Aate@example.com", emailVerified: true, name: "Kelvin" },
+    // Addresses POST /users refuses, which a provider may still send.
+    { id: "two-ats", email: "a@b@example.com", emailVerified: true, name: "Two Ats" },
+    { id: "spaced", email: "sp ace@example.com", emailVerified: true },
+    { id: "control", email: "ctl\u0001@example.com", emailVerified: true },
+    { id: "long", email: `${"l".repeat(250)}@example.com`, emailVerified: true },
+    { id: "messy", email: "messy@example.com", emailVerified: true, name: ` Messy\u0000\n${"n".repeat(200)}` },
   ];
   return list;
 };
@@ -187,6 +196,67 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    /** The single sign-on attempts stored whose data holds `marker`. */
+    const attemptsWith = async (marker: string) =>
+      (
+        await server.database.db
+          .selectFrom("sign_in_tokens")
+          .select(["id_hash", "data"])
+          .where("kind", "=", "oidc")
+          .where("data", "like", `%${marker}%`)
+          .execute()
+      ).map((row) => ({ idHash: row.id_hash, data: JSON.parse(row.data ?? "{}") }));
+
+    test("a returnTo with CR, LF or another control character is refused (400) before anything is written", async () => {
+      const marker = `ctl-${Date.now()}`;
+      for (const returnTo of [
+        `/console/${marker}\r\nSet-Cookie: flagstaff_session=planted`,
+        `/console/${marker}\n`,
+        `/console/${marker}\r`,
+        `/console/${marker}\ta`,
+        `/console/${marker}\u0085`,
+        `/console/${marker}\u0000`,
+      ]) {
+        // Not followed: before this was refused, it redirected to the provider.
+        const answer = await fetch(`${server.url}/auth/oidc/login?returnTo=${encodeURIComponent(returnTo)}`, {
+          redirect: "manual",
+        });
+        const text = await answer.text();
+        const res = { status: answer.status, headers: answer.headers, text, body: text ? JSON.parse(text) : undefined };
+        expectProblem(res, 400, "invalid_request");
+        assert.equal(res.body.errors[0].path, "/query/returnTo", JSON.stringify(returnTo));
+        assert.deepEqual(res.headers.getSetCookie(), [], "no attempt cookie");
+        assert.equal(res.headers.get("location"), null);
+      }
+      assert.deepEqual(await attemptsWith(marker), [], "no attempt stored");
+    });
+
+    test("the callback's Location is printable ASCII: a console path is percent-encoded, a stored one checked again", async () => {
+      const encoded = await signInAs("bob", "/console/projects/€uro/flags?q=grün#x y");
+      assert.equal(encoded.status, 302);
+      assert.equal(encoded.location, "/console/projects/%E2%82%ACuro/flags?q=gr%C3%BCn#x%20y");
+      assert.ok(encoded.session);
+      // Dot segments that climb out of the console come back to its home.
+      assert.equal((await signInAs("bob", "/console/../metrics")).location, "/console/");
+
+      // An attempt stored with CR and LF in its returnTo (as an earlier version could): the callback
+      // answers the console's home, with the session, never the raw header.
+      const marker = `stored-${Date.now()}`;
+      const { authorizationUrl, cookie } = await begin(`/console/${marker}`);
+      const [stored] = await attemptsWith(marker);
+      assert.ok(stored, "the attempt is stored");
+      await server.database.db
+        .updateTable("sign_in_tokens")
+        .set({ data: JSON.stringify({ ...stored.data, returnTo: `/console/${marker}\r\nSet-Cookie: x=1` }) })
+        .where("id_hash", "=", stored.idHash)
+        .execute();
+      const result = await callback(await signInAt(provider, authorizationUrl, "bob"), cookie);
+      assert.equal(result.status, 302);
+      assert.equal(result.location, "/console/");
+      assert.ok(result.session);
+      assert.ok(!result.setCookies.some((line) => line.startsWith("x=")));
+    });
+
     test("the role follows the group claim at each sign-in", async () => {
       const first = await signInAs("ada");
       assert.equal((await whoami(first.session as string)).body.user.role, "admin");
@@ -213,6 +283,51 @@ for (const dialect of DIALECTS) {
       const me = await whoami(result.session as string);
       assert.equal(me.body.user.id, carol.id);
       assert.equal(me.body.user.email, "carol@example.com");
+    });
+
+    test("e-mails compare as POST /users stores them: the Kelvin sign is not a k, so it is another person", async () => {
+      const kate = await createPerson(server, { email: "kate@example.com", name: "Kate" });
+      const result = await signInAs("kelvin");
+      assert.equal(result.location, "/console/");
+      const me = await whoami(result.session as string);
+      assert.equal(me.status, 200, me.text);
+      assert.notEqual(me.body.user.id, kate.id, "not signed in as kate@example.com");
+      assert.equal(me.body.user.email, "\u212Aate@example.com");
+      const untouched = await server.request("GET", `/users/${kate.id}`);
+      assert.deepEqual(untouched.body, kate, "Kate neither signed in nor changed");
+      // POST /users says the same: that address is taken now, and is not Kate's.
+      expectProblem(
+        await server.request("POST", "/users", { body: { email: "\u212AATE@EXAMPLE.COM", name: "K" } }),
+        409,
+        "user_exists",
+      );
+      // A–Z still fold: KATE@example.com is Kate's.
+      expectProblem(
+        await server.request("POST", "/users", { body: { email: "KATE@example.com", name: "K" } }),
+        409,
+        "user_exists",
+      );
+    });
+
+    test("an e-mail POST /users refuses is refused at sign-on (email_invalid), and no one is added", async () => {
+      const before = await rowCounts(server, ["users"]);
+      for (const account of ["two-ats", "spaced", "control", "long"]) {
+        const email = accountList.find((a) => a.id === account)?.email;
+        // The API's own answer for the same address.
+        expectProblem(
+          await server.request("POST", "/users", { body: { email, name: "Refused" } }),
+          400,
+          "invalid_request",
+        );
+        refusedWith(await signInAs(account), "email_invalid");
+      }
+      assert.deepEqual(await rowCounts(server, ["users"]), before, "no one added");
+    });
+
+    test("a provider's name is taken as POST /users would: no control characters, at most 128 characters", async () => {
+      const result = await signInAs("messy");
+      const me = await whoami(result.session as string);
+      assert.equal(me.body.user.name, `Messy${"n".repeat(123)}`);
     });
 
     test("a refused domain or an unverified e-mail sends back with the reason and adds no one", async () => {

@@ -1,6 +1,7 @@
 // Two instances on one database (docs/people.md): disabling a person on one instance ends their sessions
 // and personal keys on the other within the propagation window (at once on PostgreSQL, by notification;
-// within FEED_POLL_INTERVAL_MS on SQLite), and a grant given on one is honoured by the other.
+// within FEED_POLL_INTERVAL_MS on SQLite), a grant given on one is honoured by the other, and failed
+// sign-ins are counted together.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
@@ -12,7 +13,7 @@ import {
   type TestServer,
   waitFor,
 } from "@flagstaff/test-harness";
-import { asKey, asSession, createPerson, grant, outcome, personalKey, signIn } from "./helpers/people.js";
+import { asKey, asSession, createPerson, grant, outcome, PASSWORD, personalKey, signIn } from "./helpers/people.js";
 
 for (const dialect of DIALECTS) {
   describe(`people across instances [${dialect}]`, () => {
@@ -73,6 +74,29 @@ for (const dialect of DIALECTS) {
         { until: (o) => o === "401 unauthorized" },
       );
       assert.equal(outcome(await a.request("GET", `/projects/${project}/flags`, asKey(key))), "401 unauthorized");
+    });
+
+    test("the lockout holds across instances: parallel wrong passwords on both are checked five times in all", async () => {
+      const person = await createPerson(a);
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          (i % 2 === 0 ? a : b).request("POST", "/auth/login", {
+            key: null,
+            body: { email: person.email, password: `guess ${i}` },
+          }),
+        ),
+      );
+      const statuses = answers.map((res) => res.status);
+      assert.equal(statuses.filter((status) => status === 401).length, 5, statuses.join(" "));
+      assert.equal(statuses.filter((status) => status === 429).length, 25, statuses.join(" "));
+      for (const server of [a, b]) {
+        const res = await server.request("POST", "/auth/login", {
+          key: null,
+          body: { email: person.email, password: PASSWORD },
+        });
+        assert.equal(outcome(res), "429 too_many_attempts");
+        assert.ok(Number(res.headers.get("retry-after")) > 0);
+      }
     });
   });
 }

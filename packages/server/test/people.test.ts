@@ -15,7 +15,17 @@ import {
   WebhookReceiver,
   withDeadline,
 } from "@flagstaff/test-harness";
-import { asKey, asSession, createPerson, grant, PASSWORD, personalKey, signIn, uniqueEmail } from "./helpers/people.js";
+import {
+  asKey,
+  asSession,
+  createPerson,
+  grant,
+  PASSWORD,
+  personalKey,
+  rowCounts,
+  signIn,
+  uniqueEmail,
+} from "./helpers/people.js";
 
 const USER_ID = /^usr_[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -197,6 +207,22 @@ for (const dialect of DIALECTS) {
           "invalid_request",
         );
         assert.deepEqual((await server.request("GET", `/users/${person.id}`)).body, person, "nothing changed");
+      });
+
+      test("PATCH with {} or no body changes nothing: 200 with the person as they were, and no event", async () => {
+        const person = await createPerson(server);
+        const before = await rowCounts(server, ["users", "events"]);
+        for (const options of [{ body: {} }, {}]) {
+          const res = await server.request("PATCH", `/users/${person.id}`, options);
+          assert.equal(res.status, 200, res.text);
+          assert.deepEqual(res.body, person);
+        }
+        // A name set to the one it has is no change either.
+        const same = await server.request("PATCH", `/users/${person.id}`, { body: { name: person.name } });
+        assert.deepEqual(same.body, person);
+        assert.deepEqual(await rowCounts(server, ["users", "events"]), before, "nothing written");
+        assert.deepEqual((await server.request("GET", `/users/${person.id}`)).body, person);
+        expectProblem(await server.request("PATCH", "/users/usr_nobody", { body: {} }), 404, "user_not_found");
       });
 
       test("an e-mail is taken case-insensitively (409 user_exists) and stored in lower case", async () => {

@@ -12,6 +12,7 @@ import {
   startServer,
   type TestServer,
 } from "@flagstaff/test-harness";
+import { rowCounts } from "./helpers/people.js";
 
 // Projects and API keys (decisions.md §2, extension): creation, validation, listing, deletion of a
 // project with everything in it; key creation, listing without secrets, revocation, hashed storage.
@@ -433,6 +434,17 @@ for (const dialect of DIALECTS) {
     test("POST keys on an unknown project → 404 project_not_found", async () => {
       const res = await server.request("POST", "/projects/no-such-project/keys", { body: { role: "read", name: "k" } });
       expectProblem(res, 404, "project_not_found");
+    });
+
+    test("POST keys on an unknown project with environment null or named → 404 project_not_found, nothing written", async () => {
+      const before = await rowCounts(server, ["api_keys", "events"]);
+      for (const environment of [null, "production", "staging"]) {
+        const res = await server.request("POST", "/projects/no-such-project/keys", {
+          body: { role: "write", name: "x", environment },
+        });
+        expectProblem(res, 404, "project_not_found");
+      }
+      assert.deepEqual(await rowCounts(server, ["api_keys", "events"]), before);
     });
 
     test("GET keys lists keys without any secret, oldest first, ties by id", async () => {

@@ -10,13 +10,21 @@ import {
   createProject,
   DIALECTS,
   expectProblem,
+  freshDatabase,
   ManualClock,
   type RequestOptions,
   startServer,
   type TestServer,
   waitFor,
 } from "@flagstaff/test-harness";
+import { Migrator } from "kysely/migration";
+import { sql } from "kysely";
 import { runAdminKeyCommand } from "../src/admin-key-command.js";
+import { isoTime } from "../src/clock.js";
+import { loadConfig } from "../src/config.js";
+import { openDatabase } from "../src/db/database.js";
+import { InCodeMigrations } from "../src/db/migrate.js";
+import { hashPassword } from "../src/features/people/passwords.js";
 import {
   asKey,
   asSession,
@@ -24,6 +32,7 @@ import {
   grant,
   PASSWORD,
   personalKey,
+  rowCounts,
   sessionCookieOf,
   signIn,
   uniqueEmail,
@@ -36,6 +45,13 @@ type Headers = Record<string, string | undefined>;
 /** Only the headers given (a list of header sets mixes them). */
 const only = (headers: Headers): Record<string, string> =>
   Object.fromEntries(Object.entries(headers).filter((e): e is [string, string] => e[1] !== undefined));
+
+/** An answer's status, body and headers, without what differs from request to request. */
+const answerOf = (res: ApiResponse) => ({
+  status: res.status,
+  body: { ...res.body, instance: undefined, requestId: undefined },
+  headers: [...res.headers].filter(([name]) => !["date", "x-request-id"].includes(name)),
+});
 
 const whoami = (server: TestServer, cookie: string) => server.request("GET", "/whoami", asSession(cookie));
 
@@ -160,6 +176,114 @@ for (const dialect of DIALECTS) {
         assert.equal(res.headers.get("retry-after"), "900");
         minutes(clock, 15);
         await signIn(own, other.email);
+      } finally {
+        await own.close();
+      }
+    });
+
+    test("forty wrong passwords at once from one address: twenty are checked, the rest 429; then the right one is 429", async () => {
+      // A server of its own: the address's counter is the instance's.
+      const own = await startServer({ dialect, clock });
+      try {
+        const person = await createPerson(own);
+        // Four on the person (a lock takes five), the rest on e-mails that do not exist.
+        const answers = await Promise.all(
+          Array.from({ length: 40 }, (_, i) => login(own, i < 4 ? person.email : uniqueEmail("swarm"), `guess ${i}`)),
+        );
+        const checked = answers.filter((res) => res.status === 401);
+        const refused = answers.filter((res) => res.status === 429);
+        assert.equal(checked.length, 20, answers.map((res) => res.status).join(" "));
+        assert.equal(refused.length, 20);
+        for (const res of checked) expectProblem(res, 401, "invalid_credentials");
+        for (const res of refused) {
+          expectProblem(res, 429, "too_many_attempts");
+          assert.equal(res.headers.get("retry-after"), "900");
+        }
+        const res = await login(own, person.email, PASSWORD);
+        expectProblem(res, 429, "too_many_attempts");
+        assert.equal(res.headers.get("retry-after"), "900");
+        assert.equal(sessionCookieOf(res), undefined);
+        minutes(clock, 15);
+        await signIn(own, person.email);
+      } finally {
+        await own.close();
+      }
+    });
+
+    test("forty wrong passwords at once on one account: five are checked, the rest 429; then the right one is 429", async () => {
+      const own = await startServer({ dialect, clock });
+      try {
+        const person = await createPerson(own);
+        const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => login(own, person.email, `guess ${i}`)));
+        const statuses = answers.map((res) => res.status);
+        assert.equal(statuses.filter((status) => status === 401).length, 5, statuses.join(" "));
+        assert.equal(statuses.filter((status) => status === 429).length, 35, statuses.join(" "));
+        // Locked by the account's count (a minute), not by the address's (fifteen).
+        const res = await login(own, person.email, PASSWORD);
+        expectProblem(res, 429, "too_many_attempts");
+        assert.equal(res.headers.get("retry-after"), "60");
+        // The refused attempts were no guesses: the address keeps the rest of its budget.
+        await signIn(own, (await createPerson(own)).email);
+        minutes(clock, 1);
+        await signIn(own, person.email);
+        minutes(clock, 16);
+      } finally {
+        await own.close();
+      }
+    });
+
+    test("a locked e-mail that exists and one that does not answer alike: the same 429, body and headers", async () => {
+      const own = await startServer({ dialect, clock });
+      try {
+        const person = await createPerson(own);
+        const nobody = uniqueEmail("nobody");
+        for (let i = 1; i <= 5; i++) {
+          const known = await login(own, person.email, `wrong ${i}`);
+          const unknown = await login(own, nobody, `wrong ${i}`);
+          expectProblem(known, 401, "invalid_credentials");
+          assert.deepEqual(answerOf(unknown), answerOf(known), `failure ${i}`);
+        }
+        const known = await login(own, person.email, PASSWORD);
+        const unknown = await login(own, nobody, PASSWORD);
+        expectProblem(known, 429, "too_many_attempts");
+        assert.equal(known.headers.get("retry-after"), "60");
+        assert.deepEqual(answerOf(unknown), answerOf(known));
+        // Both locks end alike too.
+        minutes(clock, 1);
+        await signIn(own, person.email);
+        expectProblem(await login(own, nobody, PASSWORD), 401, "invalid_credentials");
+        // A person created with a password for a locked e-mail signs in at once: the admin vouches for them.
+        const newcomer = uniqueEmail("newcomer");
+        for (let i = 1; i <= 5; i++) await login(own, newcomer, `wrong ${i}`);
+        expectProblem(await login(own, newcomer, PASSWORD), 429, "too_many_attempts");
+        await createPerson(own, { email: newcomer });
+        await signIn(own, newcomer);
+        minutes(clock, 16);
+      } finally {
+        await own.close();
+      }
+    });
+
+    test("NUL or a lone surrogate in the e-mail or the password: 400 invalid_request, and nothing written", async () => {
+      const own = await startServer({ dialect, clock });
+      try {
+        const person = await createPerson(own);
+        const before = await rowCounts(own);
+        const cases: [email: string, password: string, path: string][] = [
+          [`${person.email}\u0000`, PASSWORD, "/email"],
+          ["\u0000", PASSWORD, "/email"],
+          [`a\u0000@example.com`, "wrong", "/email"],
+          [person.email, `${PASSWORD}\u0000`, "/password"],
+          [`\uD800${person.email}`, PASSWORD, "/email"],
+        ];
+        for (const [email, password, path] of cases) {
+          const res = await login(own, email, password);
+          expectProblem(res, 400, "invalid_request");
+          assert.equal(res.body.errors[0].path, path, JSON.stringify(email));
+          assert.equal(sessionCookieOf(res), undefined);
+        }
+        assert.deepEqual(await rowCounts(own), before, "nothing counted, nothing stored");
+        await signIn(own, person.email);
       } finally {
         await own.close();
       }
@@ -319,7 +443,7 @@ for (const dialect of DIALECTS) {
       expectProblem(await whoami(server, busy), 401, "unauthorized");
     });
 
-    test("pruning deletes ended sessions and stale single sign-on attempts, and keeps live sessions", async () => {
+    test("pruning deletes ended sessions, stale single sign-on attempts and old failures, and keeps live sessions", async () => {
       const person = await createPerson(server);
       const stale = await signIn(server, person.email);
       const rows = async () =>
@@ -350,6 +474,25 @@ for (const dialect of DIALECTS) {
         .where("id_hash", "=", `stale-${person.id}`)
         .execute();
       assert.deepEqual(left, []);
+
+      // An e-mail's failed sign-ins (of a person or not) are forgotten after a day without an attempt.
+      const quiet = uniqueEmail("quiet");
+      expectProblem(await login(server, quiet, "a wrong password"), 401, "invalid_credentials");
+      const failures = async () =>
+        (
+          await server.database.db
+            .selectFrom("sign_in_failures")
+            .select("failures")
+            .where("email", "=", quiet)
+            .execute()
+        ).length;
+      assert.equal(await failures(), 1);
+      minutes(clock, 23 * 60);
+      await server.service.prune();
+      assert.equal(await failures(), 1, "kept for a day");
+      minutes(clock, 61);
+      await server.service.prune();
+      assert.equal(await failures(), 0, "forgotten after a day");
     });
 
     test("only a session makes a personal key: a personal key and a service key are refused", async () => {
@@ -384,6 +527,55 @@ for (const dialect of DIALECTS) {
     test("/auth/methods offers the password", async () => {
       const res = await server.request("GET", "/auth/methods", { key: null });
       assert.deepEqual(res.body, { password: true, oidc: null });
+    });
+  });
+
+  describe(`failed sign-ins from before migration 008 [${dialect}]`, () => {
+    test("a lock held in the users table is carried over, and its columns are gone", async () => {
+      const clock = new ManualClock();
+      const fresh = await freshDatabase(dialect);
+      const handle = openDatabase(loadConfig({ DATABASE_URL: fresh.url }));
+      let server: TestServer | undefined;
+      try {
+        const migrator = new Migrator({ db: handle.db, provider: new InCodeMigrations(handle.dialect) });
+        assert.equal((await migrator.migrateTo("007-people")).error, undefined);
+        const row = (email: string, failed_sign_ins: number, locked_until: string | null) => ({
+          id: `usr_${email.slice(0, 6)}`,
+          email,
+          name: email,
+          role: "member",
+          password_hash: passwordHash,
+          failed_sign_ins,
+          locked_until,
+          created_at: isoTime(clock.now()),
+        });
+        const passwordHash = await hashPassword(PASSWORD);
+        await (handle.db as any)
+          .insertInto("users")
+          .values([
+            row("locked@example.com", 6, isoTime(clock.now() + 5 * 60_000)),
+            row("counted@example.com", 4, null),
+            row("clean1@example.com", 0, null),
+          ])
+          .execute();
+        await handle.close();
+        server = await startServer({ dialect, database: fresh, clock });
+        const locked = await login(server, "locked@example.com", PASSWORD);
+        expectProblem(locked, 429, "too_many_attempts");
+        assert.equal(locked.headers.get("retry-after"), "300");
+        // Four failures counted before: the fifth locks.
+        expectProblem(await login(server, "counted@example.com", "wrong"), 401, "invalid_credentials");
+        expectProblem(await login(server, "counted@example.com", PASSWORD), 429, "too_many_attempts");
+        await signIn(server, "clean1@example.com");
+        minutes(clock, 5);
+        await signIn(server, "locked@example.com");
+        const columns = server.database.db.selectFrom("users").select(sql`failed_sign_ins`.as("x"));
+        await assert.rejects(columns.execute(), "users.failed_sign_ins is dropped");
+      } finally {
+        await server?.close();
+        await handle.close().catch(() => {});
+        if (!server) await fresh.drop();
+      }
     });
   });
 

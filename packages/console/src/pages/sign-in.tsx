@@ -15,6 +15,7 @@ const SSO_ERRORS: Record<string, string> = {
   code_rejected: "The identity provider refused the sign-in (it was used already, or took too long). Try again.",
   token_invalid: "The identity provider's answer could not be checked. Try again, or tell an admin.",
   email_missing: "The identity provider did not say your e-mail address.",
+  email_invalid: "The identity provider's e-mail address for you is not one Flagstaff accepts. Ask an admin.",
   email_unverified: "The identity provider has not verified your e-mail address, so Flagstaff cannot trust it.",
   domain_not_allowed: "Your e-mail address's domain may not sign in to this Flagstaff. Ask an admin.",
   // The server's own, around it.

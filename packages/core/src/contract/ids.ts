@@ -44,11 +44,24 @@ export const NOW_ATTRIBUTE = "$now";
 export const ATTRIBUTE_NAME_PATTERN =
   "^(?:\\$now|[^$\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*)$";
 
+/** An e-mail address's shortest and longest (RFC 5321's longest path, 254), in characters (code points). */
+export const EMAIL_MIN_LENGTH = 3;
+export const EMAIL_MAX_LENGTH = 254;
+/**
+ * An e-mail address, as a person's is accepted: one "@" with text on both sides, and no white space or
+ * control characters anywhere. Deliberately loose about the rest (quoted local parts, internationalised
+ * addresses): the identity provider, or the admin, knows the address; Flagstaff only keys people by it.
+ */
+export const EMAIL_PATTERN = "^[^@\\s\\u0000-\\u001F\\u007F-\\u009F]+@[^@\\s\\u0000-\\u001F\\u007F-\\u009F]+$";
+
 const PROJECT_ID = new RegExp(PROJECT_ID_PATTERN);
 const FLAG_NAME = new RegExp(FLAG_NAME_PATTERN);
 const ACTOR_ID = new RegExp(ACTOR_ID_PATTERN);
 const TARGETING_KEY = new RegExp(TARGETING_KEY_PATTERN);
 const ATTRIBUTE_NAME = new RegExp(ATTRIBUTE_NAME_PATTERN);
+// With the u flag, as the server's validator (Ajv) reads patterns: a lone surrogate is one code point.
+const EMAIL = new RegExp(EMAIL_PATTERN, "u");
+const LONE_SURROGATE = /\p{Cs}/u;
 
 export const isProjectId = (value: unknown): value is string => typeof value === "string" && PROJECT_ID.test(value);
 
@@ -66,3 +79,22 @@ export const isTargetingKey = (value: unknown): value is string =>
 /** Lengths count code points, as JSON Schema's maxLength does. */
 export const isAttributeName = (value: unknown): value is string =>
   typeof value === "string" && ATTRIBUTE_NAME.test(value) && [...value].length <= ATTRIBUTE_NAME_MAX_LENGTH;
+
+/**
+ * Whether a value is an e-mail address `POST /users` takes: EMAIL_PATTERN, EMAIL_MIN_LENGTH to
+ * EMAIL_MAX_LENGTH code points, and well-formed Unicode (as every string of a request must be). Single
+ * sign-on refuses a provider's address that fails it, so it never adds a person the API would refuse.
+ */
+export const isEmail = (value: unknown): value is string => {
+  if (typeof value !== "string" || LONE_SURROGATE.test(value) || !EMAIL.test(value)) return false;
+  const length = [...value].length;
+  return length >= EMAIL_MIN_LENGTH && length <= EMAIL_MAX_LENGTH;
+};
+
+/**
+ * An e-mail as it is stored and compared, the one rule for every way in (POST /users, password sign-in
+ * and its lockout, single sign-on, `admin-key user create`): A–Z lower-cased, nothing else changed. Not
+ * Unicode's lower-casing, which maps other characters onto ASCII letters (the Kelvin sign U+212A becomes
+ * k, U+0130 becomes i and a combining dot), so two different addresses would name one person.
+ */
+export const normalizeEmail = (email: string): string => email.replace(/[A-Z]/g, (c) => c.toLowerCase());

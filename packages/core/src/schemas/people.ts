@@ -1,19 +1,18 @@
 import { type Static, Type } from "typebox";
 import { GRANT_ROLES, KEY_ROLES, USER_ROLES } from "../contract/enums.js";
+import { EMAIL_MAX_LENGTH, EMAIL_MIN_LENGTH, EMAIL_PATTERN } from "../contract/ids.js";
 import { NAME_MAX_LENGTH } from "../contract/limits.js";
 import { NullableTimestamp, oneOf, Timestamp } from "./common.js";
 
 /** Passwords: long enough to resist guessing without other factors, bounded so hashing stays cheap. */
 export const PASSWORD_MIN_LENGTH = 12;
 export const PASSWORD_MAX_LENGTH = 256;
-/** RFC 5321's longest path, 254 characters; the pattern only insists on one @ with text on both sides. */
-export const EMAIL_MAX_LENGTH = 254;
-
+/** The rule's one home is the contract (ids.ts: EMAIL_PATTERN, isEmail, normalizeEmail). */
 const Email = Type.String({
-  minLength: 3,
+  minLength: EMAIL_MIN_LENGTH,
   maxLength: EMAIL_MAX_LENGTH,
-  pattern: "^[^@\\s]+@[^@\\s]+$",
-  description: "An e-mail address; compared case-insensitively",
+  pattern: EMAIL_PATTERN,
+  description: "An e-mail address; stored and compared with A–Z lower-cased (no other case mapping)",
 });
 const PersonName = Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH });
 const Password = Type.String({

@@ -8,6 +8,7 @@ import { countsMigration } from "./migrations/004-counts-revisions.js";
 import { environmentsMigration } from "./migrations/005-environments.js";
 import { targetingMigration } from "./migrations/006-targeting.js";
 import { peopleMigration } from "./migrations/007-people.js";
+import { signInFailuresMigration } from "./migrations/008-sign-in-failures.js";
 
 export class InCodeMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -20,6 +21,7 @@ export class InCodeMigrations implements MigrationProvider {
       "005-environments": environmentsMigration(this.dialect),
       "006-targeting": targetingMigration(),
       "007-people": peopleMigration(this.dialect),
+      "008-sign-in-failures": signInFailuresMigration(this.dialect),
     };
   }
 }

@@ -50,10 +50,20 @@ export interface UsersTable {
   disabled: Generated<number>;
   /** scrypt, self-describing (see passwords.ts); null: no password sign-in. */
   password_hash: string | null;
-  failed_sign_ins: Generated<number>;
-  locked_until: string | null;
   created_at: string;
   last_sign_in_at: string | null;
+}
+
+/**
+ * Failed sign-ins in a row for one e-mail (normalised, as stored in users; a person's or not), counted
+ * before each password is checked; deleted by a success.
+ */
+export interface SignInFailuresTable {
+  email: string;
+  failures: number;
+  /** The lock's end; null: not locked. */
+  locked_until: string | null;
+  last_attempt_at: string;
 }
 
 /** What a member may do on a project. */
@@ -254,4 +264,5 @@ export interface Database {
   project_grants: ProjectGrantsTable;
   sessions: SessionsTable;
   sign_in_tokens: SignInTokensTable;
+  sign_in_failures: SignInFailuresTable;
 }

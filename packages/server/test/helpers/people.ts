@@ -6,6 +6,28 @@ import type { ApiResponse, RequestOptions, TestServer } from "@flagstaff/test-ha
 
 type Requester = Pick<TestServer, "request">;
 
+/** The tables that people and sign-in write to. */
+export const PEOPLE_TABLES = ["users", "sessions", "sign_in_tokens", "sign_in_failures", "events", "api_keys"] as const;
+
+/**
+ * How many rows each of `tables` holds, read from the server's database: equal before and after a refused
+ * request shows that it wrote nothing. (On a server of the test's own, where nothing else writes or prunes.)
+ */
+export async function rowCounts(
+  server: Pick<TestServer, "database">,
+  tables: readonly (typeof PEOPLE_TABLES)[number][] = PEOPLE_TABLES,
+): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const table of tables) {
+    const row = await server.database.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll().as("n"))
+      .executeTakeFirstOrThrow();
+    counts[table] = Number(row.n);
+  }
+  return counts;
+}
+
 /** A password long enough for the contract (12 to 256 characters). */
 export const PASSWORD = "correct horse battery staple";
 

@@ -6,7 +6,8 @@ import type { Dialect } from "../../config.js";
  * People (issue 26).
  * - `users`: people who sign in. `email` is stored lower-cased and unique. `password_hash` is a
  *   self-describing scrypt hash (see passwords.ts), null when the person has no password. `failed_sign_ins`
- *   and `locked_until` slow password guessing per account, shared by every instance.
+ *   and `locked_until` slow password guessing per account, shared by every instance (moved to
+ *   `sign_in_failures` by 008).
  * - `project_grants`: what a member may do on a project.
  * - `sessions`: server-side sessions; `id_hash` is the SHA-256 of the cookie's random id, so a leaked
  *   table signs nobody in.

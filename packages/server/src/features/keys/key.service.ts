@@ -58,6 +58,9 @@ export class KeyService {
       ]);
     }
     return this.work.write(context, projectId, async (trx) => {
+      // Before anything else: a key bound to no environment would otherwise meet the missing project only
+      // at the foreign key.
+      if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
       const environment =
         input.environment === null ? null : await resolveEnvironment(trx, projectId, input.environment ?? null);
       const secret = newApiKey();

@@ -191,7 +191,16 @@ export function oidcRoutes(app: TypedApp, options: OidcRouteOptions): void {
         summary: "Start single sign-on: redirects to the identity provider",
         security: [],
         querystring: Type.Object(
-          { returnTo: Type.Optional(Type.String({ maxLength: 2048, description: "A console path to come back to" })) },
+          {
+            returnTo: Type.Optional(
+              Type.String({
+                maxLength: 2048,
+                pattern: NO_CONTROL_CHARACTERS,
+                description:
+                  "A console path to come back to (under /console/; anything else comes back to /console/). Control characters are refused.",
+              }),
+            ),
+          },
           { additionalProperties: false },
         ),
         response: { 302: Type.Null(), ...errorResponses(400, 429, 500, 503) },
@@ -273,13 +282,33 @@ export function oidcRoutes(app: TypedApp, options: OidcRouteOptions): void {
       const user = await people.signedInByProvider(identity.email, identity.name, identity.admin);
       if (!user) return redirectToSignIn(reply, "account_disabled");
       await sessions.start(reply, user.id);
-      return reply.redirect(saved.returnTo, 302);
+      // Checked again: an attempt stored by an earlier version may hold anything.
+      return reply.redirect(consolePath(saved.returnTo), 302);
     },
   );
 }
 
-/** A path inside the console to return to after sign-in; anything else (another site) is the console's home. */
+/** Control characters (Unicode's Cc: C0, DEL, C1), which no path has and no header may carry (CR, LF). */
+const NO_CONTROL_CHARACTERS = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$";
+const WITHOUT_CONTROL_CHARACTERS = new RegExp(NO_CONTROL_CHARACTERS);
+/** A base to resolve a returnTo against: only its path, query and fragment are kept. */
+const OWN = "http://flagstaff.invalid";
+
+/**
+ * A path inside the console to return to after sign-in, as a Location header may carry it: resolved
+ * (dot segments) and percent-encoded, so it is printable ASCII, never CR or LF. Anything else (another
+ * site, a path outside the console) is the console's home.
+ */
 function consolePath(returnTo: string | undefined): string {
-  if (returnTo === undefined || !returnTo.startsWith(CONSOLE_PATH) || returnTo.includes("\\")) return CONSOLE_PATH;
-  return returnTo;
+  if (
+    returnTo === undefined ||
+    !returnTo.startsWith(CONSOLE_PATH) ||
+    returnTo.includes("\\") ||
+    !WITHOUT_CONTROL_CHARACTERS.test(returnTo)
+  ) {
+    return CONSOLE_PATH;
+  }
+  const url = new URL(returnTo, OWN);
+  if (url.origin !== OWN || !url.pathname.startsWith(CONSOLE_PATH)) return CONSOLE_PATH;
+  return `${url.pathname}${url.search}${url.hash}`;
 }

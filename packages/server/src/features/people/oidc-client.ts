@@ -2,6 +2,7 @@
 // and nonce, through openid-client, which does the protocol (discovery, the token request, the ID token's
 // signature, issuer, audience, expiry and nonce). This file only decides who may come in, and turns
 // openid-client's many errors into the few reasons the sign-in page can show.
+import { isEmail, NAME_MAX_LENGTH, normalizeEmail } from "@flagstaff/core";
 import * as client from "openid-client";
 
 export interface OidcSettings {
@@ -31,6 +32,7 @@ export type OidcErrorCode =
   | "code_rejected"
   | "token_invalid"
   | "email_missing"
+  | "email_invalid"
   | "email_unverified"
   | "domain_not_allowed"
   | "provider_error";
@@ -147,11 +149,17 @@ export class OidcSignIn {
 
   private identity(subject: string, claims: Record<string, unknown>): OidcIdentity {
     const { email } = claims;
-    if (typeof email !== "string" || !email.includes("@")) {
+    if (typeof email !== "string" || email === "") {
       throw new OidcError("email_missing", "The provider did not say which e-mail address signed in.");
     }
-    const domain = email.slice(email.lastIndexOf("@") + 1).toLowerCase();
-    const allowed = this.settings.allowedDomains.map((d) => d.toLowerCase());
+    // What POST /users would refuse (two @, white space, control characters, too long) is refused here:
+    // single sign-on never adds a person the API could not.
+    if (!isEmail(email)) {
+      throw new OidcError("email_invalid", "The provider's e-mail address is not one Flagstaff accepts.");
+    }
+    // Folded as e-mails are (A–Z only): Unicode's lower-casing would let K (the Kelvin sign) pass for k.
+    const domain = normalizeEmail(email.slice(email.indexOf("@") + 1));
+    const allowed = this.settings.allowedDomains.map(normalizeEmail);
     if (allowed.length > 0 && !allowed.includes(domain)) {
       throw new OidcError("domain_not_allowed", `E-mail addresses at ${domain} may not sign in here.`);
     }
@@ -161,7 +169,9 @@ export class OidcSignIn {
     if (!verified) {
       throw new OidcError("email_unverified", "The provider has not verified this e-mail address.");
     }
-    const name = [claims.name, claims.preferred_username].find((v): v is string => typeof v === "string" && v !== "");
+    const name = [claims.name, claims.preferred_username, email]
+      .map((v) => (typeof v === "string" ? personName(v) : ""))
+      .find((v) => v !== "");
     return { subject, email, name: name ?? email, admin: this.isAdmin(claims) };
   }
 
@@ -171,6 +181,15 @@ export class OidcSignIn {
     const held = Array.isArray(value) ? value : [value];
     return held.some((v) => typeof v === "string" && this.settings.adminValues.includes(v));
   }
+}
+
+/**
+ * A provider's name for a person as POST /users would take one: without control characters or lone
+ * surrogates, trimmed, at most NAME_MAX_LENGTH characters (code points); "" when nothing is left.
+ */
+function personName(value: string): string {
+  const characters = [...value.replace(/[\p{Cc}\p{Cs}]/gu, "").trim()];
+  return characters.slice(0, NAME_MAX_LENGTH).join("").trim();
 }
 
 function parseIssuer(issuer: string): URL {

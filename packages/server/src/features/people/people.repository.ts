@@ -1,6 +1,6 @@
-import type { GrantRole, UserRole } from "@flagstaff/core";
+import { type GrantRole, normalizeEmail, type UserRole } from "@flagstaff/core";
 import type { Grant, User } from "@flagstaff/core/schemas";
-import type { Kysely, Selectable, Transaction } from "kysely";
+import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
 import type { Database, UsersTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
@@ -8,11 +8,7 @@ import type { PageQuery, SortKey } from "../../pagination.js";
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** A person's row as the services use it: the API's shape and what stays inside (the password's hash). */
-export type UserRow = User & {
-  readonly passwordHash: string | null;
-  readonly failedSignIns: number;
-  readonly lockedUntil: string | null;
-};
+export type UserRow = User & { readonly passwordHash: string | null };
 
 const USER_COLUMNS = [
   "id",
@@ -21,8 +17,6 @@ const USER_COLUMNS = [
   "role",
   "disabled",
   "password_hash",
-  "failed_sign_ins",
-  "locked_until",
   "created_at",
   "last_sign_in_at",
 ] as const;
@@ -37,25 +31,22 @@ const toUser = (row: Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>
   lastSignInAt: row.last_sign_in_at,
   hasPassword: row.password_hash !== null,
   passwordHash: row.password_hash,
-  failedSignIns: Number(row.failed_sign_ins),
-  lockedUntil: row.locked_until,
 });
 
 /** The API's form of a person: nothing of the password but whether there is one. */
-export const publicUser = ({ passwordHash, failedSignIns, lockedUntil, ...user }: UserRow): User => user;
+export const publicUser = ({ passwordHash, ...user }: UserRow): User => user;
 
 export async function findUser(db: Executor, id: string): Promise<UserRow | undefined> {
   const row = await db.selectFrom("users").select(USER_COLUMNS).where("id", "=", id).executeTakeFirst();
   return row && toUser(row);
 }
 
-/** By e-mail, which is stored lower-cased. */
+/** An e-mail as it is stored and compared (the contract's one rule: A–Z lower-cased, nothing else). */
+export const emailKey = (email: string): string => normalizeEmail(email);
+
+/** By e-mail, compared as stored (emailKey). */
 export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
-  const row = await db
-    .selectFrom("users")
-    .select(USER_COLUMNS)
-    .where("email", "=", email.toLowerCase())
-    .executeTakeFirst();
+  const row = await db.selectFrom("users").select(USER_COLUMNS).where("email", "=", emailKey(email)).executeTakeFirst();
   return row && toUser(row);
 }
 
@@ -83,24 +74,19 @@ export async function updateUser(
     role: UserRole;
     disabled: boolean;
     passwordHash: string | null;
-    failedSignIns: number;
-    lockedUntil: string | null;
     lastSignInAt: string;
   }>,
 ): Promise<void> {
-  await db
-    .updateTable("users")
-    .set({
-      ...(values.name === undefined ? {} : { name: values.name }),
-      ...(values.role === undefined ? {} : { role: values.role }),
-      ...(values.disabled === undefined ? {} : { disabled: values.disabled ? 1 : 0 }),
-      ...(values.passwordHash === undefined ? {} : { password_hash: values.passwordHash }),
-      ...(values.failedSignIns === undefined ? {} : { failed_sign_ins: values.failedSignIns }),
-      ...(values.lockedUntil === undefined ? {} : { locked_until: values.lockedUntil }),
-      ...(values.lastSignInAt === undefined ? {} : { last_sign_in_at: values.lastSignInAt }),
-    })
-    .where("id", "=", id)
-    .execute();
+  const set = {
+    ...(values.name === undefined ? {} : { name: values.name }),
+    ...(values.role === undefined ? {} : { role: values.role }),
+    ...(values.disabled === undefined ? {} : { disabled: values.disabled ? 1 : 0 }),
+    ...(values.passwordHash === undefined ? {} : { password_hash: values.passwordHash }),
+    ...(values.lastSignInAt === undefined ? {} : { last_sign_in_at: values.lastSignInAt }),
+  };
+  // Nothing to change (a PATCH with {}): no statement, since SQL has no empty SET.
+  if (Object.keys(set).length === 0) return;
+  await db.updateTable("users").set(set).where("id", "=", id).execute();
 }
 
 export async function deleteUser(trx: Transaction<Database>, id: string): Promise<void> {
@@ -187,4 +173,62 @@ export async function deletePersonalKey(trx: Transaction<Database>, userId: stri
     .where("user_id", "=", userId)
     .returning(["id", "name", "role", "project_id", "environment_id"])
     .executeTakeFirst();
+}
+
+/** From this many failures in a row on, an e-mail is locked until `until`; steps ordered by `atLeast`, highest first. */
+export interface LockStep {
+  readonly atLeast: number;
+  readonly until: string;
+}
+
+/**
+ * Counts a sign-in attempt for an e-mail (as emailKey stores it), before its password is checked, in one
+ * statement: parallel attempts, on one instance or many, are counted one after another by the database,
+ * and each sees the count and the lock the ones before it left. An e-mail locked at `now` is not counted.
+ * Answers the count including this attempt, or undefined when the e-mail is locked.
+ */
+export async function countSignInAttempt(
+  db: Executor,
+  email: string,
+  now: string,
+  steps: readonly LockStep[],
+): Promise<number | undefined> {
+  const lockAt = (count: number) => steps.find((step) => count >= step.atLeast)?.until ?? null;
+  const counted = sql<number>`sign_in_failures.failures + 1`;
+  const lockEnd =
+    steps.length === 0
+      ? sql<string | null>`null`
+      : sql<string | null>`case ${sql.join(
+          steps.map((step) => sql`when ${counted} >= ${step.atLeast} then ${step.until}`),
+          sql` `,
+        )} else null end`;
+  const row = await db
+    .insertInto("sign_in_failures")
+    .values({ email, failures: 1, locked_until: lockAt(1), last_attempt_at: now })
+    .onConflict((conflict) =>
+      conflict
+        .column("email")
+        .doUpdateSet({ failures: counted, locked_until: lockEnd, last_attempt_at: now })
+        .where((eb) =>
+          eb.or([eb("sign_in_failures.locked_until", "is", null), eb("sign_in_failures.locked_until", "<=", now)]),
+        ),
+    )
+    .returning("failures")
+    .executeTakeFirst();
+  return row === undefined ? undefined : Number(row.failures);
+}
+
+/** When an e-mail's lock ends; undefined when it has no failures counted. */
+export async function signInLockEnd(db: Executor, email: string): Promise<string | null | undefined> {
+  const row = await db
+    .selectFrom("sign_in_failures")
+    .select("locked_until")
+    .where("email", "=", email)
+    .executeTakeFirst();
+  return row?.locked_until;
+}
+
+/** Forgets an e-mail's failures (a success, or a new password): it may sign in at once. */
+export async function clearSignInFailures(db: Executor, email: string): Promise<void> {
+  await db.deleteFrom("sign_in_failures").where("email", "=", email).execute();
 }

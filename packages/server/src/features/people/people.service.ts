@@ -80,7 +80,7 @@ export class PeopleService {
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
     try {
       return await this.work.write(context, GLOBAL_STREAM, async (trx) => {
-        const email = input.email.toLowerCase();
+        const email = repo.emailKey(input.email);
         if (await repo.findUserByEmail(trx, email)) throw userExists(email);
         const now = this.clock.now();
         const row: repo.UserRow = {
@@ -93,10 +93,10 @@ export class PeopleService {
           lastSignInAt: null,
           hasPassword: passwordHash !== null,
           passwordHash,
-          failedSignIns: 0,
-          lockedUntil: null,
         };
         await repo.insertUser(trx, row);
+        // A password set by an admin lifts a lockout the e-mail may have from before the person existed.
+        if (passwordHash !== null) await repo.clearSignInFailures(trx, email);
         const user = repo.publicUser(row);
         return {
           result: user,
@@ -107,7 +107,7 @@ export class PeopleService {
       });
     } catch (error) {
       // Two creates of one e-mail at once: the database's unique index decides.
-      if (isUniqueViolation(error)) throw userExists(input.email.toLowerCase());
+      if (isUniqueViolation(error)) throw userExists(repo.emailKey(input.email));
       throw error;
     }
   }
@@ -127,9 +127,10 @@ export class PeopleService {
         ...(input.name === undefined ? {} : { name: input.name }),
         ...(input.role === undefined ? {} : { role: input.role }),
         ...(input.disabled === undefined ? {} : { disabled: input.disabled }),
-        // A new password also lifts a lockout: the admin who set it vouches for the person.
-        ...(passwordHash === undefined ? {} : { passwordHash, failedSignIns: 0, lockedUntil: null }),
+        ...(passwordHash === undefined ? {} : { passwordHash }),
       });
+      // A new password also lifts a lockout: the admin who set it vouches for the person.
+      if (passwordHash !== undefined) await repo.clearSignInFailures(trx, before.email);
       const after: User = {
         ...repo.publicUser(before),
         ...(input.name === undefined ? {} : { name: input.name }),

@@ -7,6 +7,7 @@ import type { SessionVerifier } from "../../http/auth.js";
 import { hashToken, newSecretToken } from "../../ids.js";
 import type { Principal } from "../evaluation/snapshot.js";
 import type { PeopleState } from "./people-state.js";
+import { FAILURES_FORGOTTEN_AFTER_MS } from "./sign-in.service.js";
 
 // The cookie codec (RFC 6265) that Fastify's cookie plugin wraps, used directly: registering the plugin
 // would add a hook to every request, the check's included (and its own codec works only once registered).
@@ -137,8 +138,9 @@ export class Sessions implements SessionVerifier {
 
 /**
  * Deletes what can no longer sign anyone in: sessions past their absolute end or idle since `idleBefore`,
- * and one-time links and single sign-on attempts past theirs (an unauthenticated visitor can start the
- * latter, so they must not pile up).
+ * one-time links and single sign-on attempts past theirs, and failed sign-ins of e-mails with no attempt
+ * for FAILURES_FORGOTTEN_AFTER_MS (an unauthenticated visitor makes the latter two, so they must not pile
+ * up; a lock never lasts that long).
  */
 export async function pruneSignIns(db: Kysely<Database>, now: string, idleBefore: string): Promise<void> {
   await db
@@ -146,4 +148,10 @@ export async function pruneSignIns(db: Kysely<Database>, now: string, idleBefore
     .where((eb) => eb.or([eb("expires_at", "<=", now), eb("last_seen_at", "<=", idleBefore)]))
     .execute();
   await db.deleteFrom("sign_in_tokens").where("expires_at", "<=", now).execute();
+  const quietSince = isoTime(Date.parse(now) - FAILURES_FORGOTTEN_AFTER_MS);
+  await db
+    .deleteFrom("sign_in_failures")
+    .where("last_attempt_at", "<=", quietSince)
+    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", now)]))
+    .execute();
 }

@@ -6,11 +6,14 @@ import { AppError } from "../../errors.js";
 import { hashToken, newSecretToken } from "../../ids.js";
 import { decoyHash, verifyPassword } from "./passwords.js";
 import * as repo from "./people.repository.js";
+import type { LockStep } from "./people.repository.js";
 
-/** Failures in a row after which an account is locked, and the lock's first and longest duration. */
+/** Failures in a row after which an e-mail is locked, and the lock's first and longest duration. */
 export const LOCK_AFTER_FAILURES = 5;
 const FIRST_LOCK_MS = 60_000;
 const LONGEST_LOCK_MS = 15 * 60_000;
+/** An e-mail's failures are forgotten after this long without an attempt (pruneSignIns). */
+export const FAILURES_FORGOTTEN_AFTER_MS = 24 * 60 * 60_000;
 /** Failures one address may make across accounts in a window, before it is refused for the rest of it. */
 export const ADDRESS_FAILURES = 20;
 const ADDRESS_WINDOW_MS = 15 * 60_000;
@@ -27,14 +30,29 @@ export class TooManyAttempts extends AppError {
 }
 
 /**
+ * The locks an e-mail's count leads to, from `now`: after LOCK_AFTER_FAILURES failures in a row one of
+ * FIRST_LOCK_MS, doubling with each further failure, at most LONGEST_LOCK_MS.
+ */
+function lockSteps(now: number): LockStep[] {
+  const steps: LockStep[] = [];
+  for (let failures = LOCK_AFTER_FAILURES, ms = FIRST_LOCK_MS; ; failures++, ms *= 2) {
+    steps.unshift({ atLeast: failures, until: isoTime(now + Math.min(ms, LONGEST_LOCK_MS)) });
+    if (ms >= LONGEST_LOCK_MS) return steps;
+  }
+}
+
+/**
  * Sign-in by password and by one-time link. Every refusal of a password is the same 401, whatever the
- * reason, and takes a password hash's time, so neither the answer nor its timing tells which e-mails
- * exist. Guessing is slowed per account (in the database, so every instance counts together) and per
- * address (in memory, per instance).
+ * reason, and takes a password hash's time; every lockout is the same 429 and takes none, for an e-mail
+ * that exists or not; so neither the answers nor their timing tell which e-mails exist.
+ *
+ * Guessing is slowed per e-mail (in the database, so every instance counts together) and per address (in
+ * memory, per instance). Both count an attempt before its password is hashed, and give it back when it
+ * succeeds, so attempts made in parallel cannot all pass the limits: the e-mail's count is one upsert
+ * (repo.countSignInAttempt), the address's is taken synchronously, before the first await.
  */
 export class SignInService {
-  /** address → failures in the current window and when it started. */
-  private readonly addressFailures = new Map<string, { count: number; since: number }>();
+  private readonly addresses = new AddressAttempts();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -43,51 +61,31 @@ export class SignInService {
 
   async withPassword(email: string, password: string, address: string): Promise<User> {
     const now = this.clock.now();
-    this.refuseBusyAddress(address, now);
-    const user = await repo.findUserByEmail(this.db, email);
-    if (user?.lockedUntil && Date.parse(user.lockedUntil) > now) {
-      throw new TooManyAttempts(Math.ceil((Date.parse(user.lockedUntil) - now) / 1000));
-    }
-    const matches = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
-    if (!user || !matches || user.passwordHash === null || user.disabled) {
-      this.countAddressFailure(address, now);
-      if (user && !user.disabled && user.passwordHash !== null) {
-        const failures = user.failedSignIns + 1;
-        const lockMs =
-          failures >= LOCK_AFTER_FAILURES
-            ? Math.min(LONGEST_LOCK_MS, FIRST_LOCK_MS * 2 ** (failures - LOCK_AFTER_FAILURES))
-            : 0;
-        await repo.updateUser(this.db, user.id, {
-          failedSignIns: failures,
-          lockedUntil: lockMs > 0 ? isoTime(now + lockMs) : null,
-        });
+    // Synchronous: no other attempt runs between this address's check and its count.
+    const giveBack = this.addresses.take(address, now);
+    let checked = false;
+    try {
+      const key = repo.emailKey(email);
+      const count = await repo.countSignInAttempt(this.db, key, isoTime(now), lockSteps(now));
+      if (count === undefined) {
+        const until = await repo.signInLockEnd(this.db, key);
+        const left = until ? Date.parse(until) - now : 0;
+        throw new TooManyAttempts(Math.max(1, Math.ceil(left / 1000)));
       }
-      throw invalidCredentials();
-    }
-    await repo.updateUser(this.db, user.id, { failedSignIns: 0, lockedUntil: null, lastSignInAt: isoTime(now) });
-    return { ...repo.publicUser(user), lastSignInAt: isoTime(now) };
-  }
-
-  private refuseBusyAddress(address: string, now: number): void {
-    const entry = this.addressFailures.get(address);
-    if (!entry) return;
-    if (now - entry.since >= ADDRESS_WINDOW_MS) {
-      this.addressFailures.delete(address);
-      return;
-    }
-    if (entry.count >= ADDRESS_FAILURES) {
-      throw new TooManyAttempts(Math.ceil((entry.since + ADDRESS_WINDOW_MS - now) / 1000));
-    }
-  }
-
-  private countAddressFailure(address: string, now: number): void {
-    const entry = this.addressFailures.get(address);
-    if (entry && now - entry.since < ADDRESS_WINDOW_MS) entry.count++;
-    else this.addressFailures.set(address, { count: 1, since: now });
-    // Bounded: windows that ended are dropped when the map grows large (a scan of many addresses).
-    if (this.addressFailures.size > 10_000) {
-      for (const [key, value] of this.addressFailures)
-        if (now - value.since >= ADDRESS_WINDOW_MS) this.addressFailures.delete(key);
+      const user = await repo.findUserByEmail(this.db, key);
+      const matches = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
+      checked = true;
+      if (!user || !matches || user.passwordHash === null || user.disabled) throw invalidCredentials();
+      // A success forgets the failures, and is not one of the address's.
+      await repo.clearSignInFailures(this.db, key);
+      giveBack();
+      await repo.updateUser(this.db, user.id, { lastSignInAt: isoTime(now) });
+      return { ...repo.publicUser(user), lastSignInAt: isoTime(now) };
+    } catch (error) {
+      // Only a password checked and refused counts against the address: not a locked e-mail's refusal
+      // (no guess was checked), nor a database's failure.
+      if (!checked) giveBack();
+      throw error;
     }
   }
 
@@ -122,5 +120,44 @@ export class SignInService {
     if (!user || user.disabled) return undefined;
     await repo.updateUser(this.db, user.id, { lastSignInAt: isoTime(now) });
     return { ...repo.publicUser(user), lastSignInAt: isoTime(now) };
+  }
+}
+
+/**
+ * Attempts per address in fixed windows of ADDRESS_WINDOW_MS, from the window's first attempt. An
+ * attempt is counted as it starts and given back if it succeeds, so the count includes attempts in flight.
+ */
+class AddressAttempts {
+  /** address → attempts counted in the current window and when it started. */
+  private readonly windows = new Map<string, { count: number; since: number }>();
+
+  /** Counts an attempt from `address`, or refuses it (429); answers what gives the attempt back (once). */
+  take(address: string, now: number): () => void {
+    let window = this.windows.get(address);
+    if (window && now - window.since >= ADDRESS_WINDOW_MS) window = undefined;
+    if (window && window.count >= ADDRESS_FAILURES) {
+      throw new TooManyAttempts(Math.ceil((window.since + ADDRESS_WINDOW_MS - now) / 1000));
+    }
+    if (!window) {
+      window = { count: 0, since: now };
+      this.windows.set(address, window);
+      this.sweep(now);
+    }
+    const counted = window;
+    counted.count++;
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      counted.count--;
+      // Nothing left in it: the window ends, and the next attempt starts a new one.
+      if (counted.count === 0 && this.windows.get(address) === counted) this.windows.delete(address);
+    };
+  }
+
+  /** Bounded: windows that ended are dropped when the map grows large (a scan of many addresses). */
+  private sweep(now: number): void {
+    if (this.windows.size <= 10_000) return;
+    for (const [key, value] of this.windows) if (now - value.since >= ADDRESS_WINDOW_MS) this.windows.delete(key);
   }
 }
