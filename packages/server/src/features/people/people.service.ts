@@ -120,7 +120,7 @@ export class PeopleService {
     if (actingPerson(context) === id && (input.disabled === true || input.role === "member")) throw cannotChangeSelf();
     const passwordHash =
       input.password === undefined ? undefined : input.password === null ? null : await hashPassword(input.password);
-    return this.work.write(context, GLOBAL_STREAM, async (trx) => {
+    return this.work.write(context, GLOBAL_STREAM, async (trx, hooks) => {
       const before = await repo.findUser(trx, id);
       if (!before) throw userNotFound(id);
       await repo.updateUser(trx, id, {
@@ -139,7 +139,7 @@ export class PeopleService {
       };
       const events: DomainEvent[] = [];
       const signOut = passwordHash !== undefined || (input.disabled === true && !before.disabled);
-      if (signOut) await this.sessions.endAll(id, trx);
+      if (signOut) await this.sessions.endAll(id, { trx, hooks });
       if (input.disabled === true && !before.disabled) events.push(...(await this.revokeKeysOf(trx, id)));
       const changed =
         JSON.stringify(userRecord(after)) !== JSON.stringify(userRecord(before)) || passwordHash !== undefined;
