@@ -26,6 +26,8 @@ interface Operation {
   /** What it needs on the project. */
   readonly needs: Rank;
   readonly success: number;
+  /** Only a person signed in may, not their personal key (it makes a credential: docs/people.md). */
+  readonly sessionOnly?: boolean;
   /** The request, after setting up (as the admin key) what it acts on in `project`. */
   readonly prepare: (server: TestServer, project: string) => Promise<{ method: string; path: string; body?: unknown }>;
 }
@@ -112,6 +114,7 @@ const OPERATIONS: readonly Operation[] = [
     name: "create a key",
     needs: "admin",
     success: 201,
+    sessionOnly: true,
     prepare: async (_, p) => ({ method: "POST", path: `/projects/${p}/keys`, body: { role: "read", name: "k" } }),
   },
   {
@@ -190,7 +193,8 @@ function expected(caller: Caller, op: Operation): string {
     case "refused":
       return "403 forbidden";
     default:
-      return RANK[caller.holds] >= RANK[op.needs] ? String(op.success) : "403 forbidden";
+      if (RANK[caller.holds] < RANK[op.needs]) return "403 forbidden";
+      return op.sessionOnly && typeof caller.options.key === "string" ? "403 forbidden" : String(op.success);
   }
 }
 
