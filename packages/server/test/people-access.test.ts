@@ -28,6 +28,11 @@ interface Operation {
   readonly success: number;
   /** Only a person signed in may, not their personal key (it makes a credential: docs/people.md). */
   readonly sessionOnly?: boolean;
+  /**
+   * What it reaches beyond a flag's configuration: an environment, or null for the whole project. A key
+   * bound to another environment is refused (docs/environments.md); undefined: no environment's own.
+   */
+  readonly reaches?: string | null;
   /** The request, after setting up (as the admin key) what it acts on in `project`. */
   readonly prepare: (server: TestServer, project: string) => Promise<{ method: string; path: string; body?: unknown }>;
 }
@@ -121,12 +126,14 @@ const OPERATIONS: readonly Operation[] = [
     name: "list webhooks",
     needs: "admin",
     success: 200,
+    reaches: null,
     prepare: async (_, p) => ({ method: "GET", path: `/projects/${p}/webhooks` }),
   },
   {
     name: "create a webhook",
     needs: "admin",
     success: 201,
+    reaches: null,
     prepare: async (_, p) => ({
       method: "POST",
       path: `/projects/${p}/webhooks`,
@@ -143,6 +150,7 @@ const OPERATIONS: readonly Operation[] = [
     name: "create an environment",
     needs: "admin",
     success: 201,
+    reaches: null,
     prepare: async (_, p) => ({
       method: "POST",
       path: `/projects/${p}/environments`,
@@ -158,6 +166,61 @@ const OPERATIONS: readonly Operation[] = [
       await admin(s, "POST", `/projects/${p}/environments`, { id, name: "E" });
       return { method: "PATCH", path: `/projects/${p}/environments/${id}`, body: { description: "changed" } };
     },
+    // A new environment: not the one a project's personal key is bound to (the default, production).
+    reaches: "another",
+  },
+  {
+    name: "patch the default environment",
+    needs: "admin",
+    success: 200,
+    reaches: "production",
+    prepare: async (_, p) => ({
+      method: "PATCH",
+      path: `/projects/${p}/environments/production`,
+      body: { description: unique("changed") },
+    }),
+  },
+  {
+    name: "delete an environment",
+    needs: "admin",
+    success: 204,
+    reaches: "another", // a new environment, as above
+    prepare: async (s, p) => {
+      const id = unique("e");
+      await admin(s, "POST", `/projects/${p}/environments`, { id, name: "E" });
+      return { method: "DELETE", path: `/projects/${p}/environments/${id}` };
+    },
+  },
+  {
+    name: "revoke a key bound to the default environment",
+    needs: "admin",
+    success: 204,
+    reaches: "production",
+    prepare: async (s, p) => {
+      const key = await admin(s, "POST", `/projects/${p}/keys`, { role: "read", name: "doomed" });
+      return { method: "DELETE", path: `/projects/${p}/keys/${key.body.id}` };
+    },
+  },
+  {
+    name: "revoke a key bound to none",
+    needs: "admin",
+    success: 204,
+    reaches: null,
+    prepare: async (s, p) => {
+      const key = await admin(s, "POST", `/projects/${p}/keys`, { role: "write", name: "doomed", environment: null });
+      return { method: "DELETE", path: `/projects/${p}/keys/${key.body.id}` };
+    },
+  },
+  {
+    name: "grant access",
+    needs: "admin",
+    success: 200,
+    reaches: null,
+    prepare: async (s, p) => ({
+      method: "PUT",
+      path: `/projects/${p}/access/${(await createPerson(s)).id}`,
+      body: { role: "read" },
+    }),
   },
   {
     name: "list access",
@@ -179,7 +242,10 @@ interface Caller {
   readonly options: RequestOptions;
   /** What they hold on the project; "none": the person has no grant (404); "refused": a grant, but this key not. */
   readonly holds: Rank | "none" | "refused" | "disabled";
-  /** A personal key that names a project (the matrix's, or another): it acts on no other. */
+  /**
+   * A personal key that names a project (the matrix's, or another): it acts on no other, and is bound to
+   * its default environment (production).
+   */
   readonly ofProject?: boolean;
 }
 
@@ -194,6 +260,8 @@ function expected(caller: Caller, op: Operation): string {
       return "403 forbidden";
     default:
       if (RANK[caller.holds] < RANK[op.needs]) return "403 forbidden";
+      // A key bound to an environment reaches that one only (docs/environments.md).
+      if (caller.ofProject && op.reaches !== undefined && op.reaches !== "production") return "403 forbidden";
       return op.sessionOnly && typeof caller.options.key === "string" ? "403 forbidden" : String(op.success);
   }
 }

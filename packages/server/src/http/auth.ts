@@ -1,4 +1,4 @@
-import { refuseOtherEnvironment } from "./environment.js";
+import { refuseBeyond, refuseOtherEnvironment } from "./environment.js";
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { AppError, projectNotFound } from "../errors.js";
@@ -46,6 +46,12 @@ declare module "fastify" {
      * made in a session are the project's: they outlive their maker, and the history names who made them.
      */
     mintsKey?: boolean;
+    /**
+     * The route acts on what belongs to the whole project, beyond any one environment; the words say what,
+     * for the refusal ("use webhooks"). A key bound to an environment is refused (403), whatever its role:
+     * see mayReach in environment.ts, where what such a key may reach is decided.
+     */
+    projectWide?: string;
   }
   interface FastifyRequest {
     principal?: Principal;
@@ -218,6 +224,8 @@ export function authenticate(
         "A personal key cannot make keys: sign in to the console to make one (a leaked key must not mint more).",
       );
     }
+    const projectWide = request.routeOptions.config.projectWide;
+    if (projectWide !== undefined) refuseBeyond(principal.environment, null, projectWide);
     const environment = (request.query as { environment?: unknown } | undefined)?.environment;
     if (typeof environment === "string") refuseOtherEnvironment(principal, environment);
     if (principal.userId !== undefined) request.person = people.person(principal.userId);

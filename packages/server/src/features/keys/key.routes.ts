@@ -88,6 +88,7 @@ export function keyRoutes(app: TypedApp, keys: KeyService, people: PeopleState):
       schema: {
         tags: ["keys"],
         summary: "Revoke an API key (extension; admin)",
+        description: "A key bound to an environment revokes keys bound to that environment only (403 otherwise).",
         params: Type.Object({ projectId: Type.String(), keyId: Type.String() }),
         response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
       },
