@@ -582,6 +582,11 @@ for (const dialect of DIALECTS) {
           environment: "staging",
           role: "admin",
         }),
+        await personal("the project admin's key bound to none", ownerCookie, {
+          project,
+          environment: null,
+          role: "admin",
+        }),
         await service("a write key bound to staging", "write", "staging"),
         await service("a read key bound to staging", "read", "staging"),
         await service("a write key bound to none", "write", null),

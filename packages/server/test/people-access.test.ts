@@ -495,6 +495,17 @@ for (const dialect of DIALECTS) {
       expectProblem(await refused(writer, { name: "k", role: "admin" }), 403, "forbidden");
       expectProblem(await refused(people.reader!.cookie, { name: "k", project, role: "write" }), 403, "forbidden");
       expectProblem(await refused(writer, { name: "k", environment: "production" }), 400, "invalid_request");
+      // Bound to none, as a service write key may be: admin and write keys only.
+      for (const role of ["read", "check"]) {
+        expectProblem(await refused(owner, { name: "k", project, role, environment: null }), 400, "invalid_request");
+      }
+      const unbound = await server.request(
+        "POST",
+        "/users/me/keys",
+        asSession(owner, { body: { name: "k", project, role: "admin", environment: null } }),
+      );
+      assert.equal(unbound.status, 201, unbound.text);
+      assert.equal(unbound.body.environment, null);
     });
 
     test("nothing crosses an environment: a key bound to one may not act on another", async () => {

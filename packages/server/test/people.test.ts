@@ -535,7 +535,8 @@ for (const dialect of DIALECTS) {
         const writer = await member(project, "write");
         const reader = await member(project, "read");
         const newcomer = await createPerson(server);
-        const ownerKey = await personalKey(server, owner.cookie, { project, role: "admin" });
+        // Access is the whole project's: a key bound to one environment may not change it (environment-keys.test.ts).
+        const ownerKey = await personalKey(server, owner.cookie, { project, environment: null, role: "admin" });
 
         for (const options of [asSession(owner.cookie), asKey(ownerKey.key)]) {
           const put = await server.request("PUT", `/projects/${project}/access/${newcomer.id}`, {

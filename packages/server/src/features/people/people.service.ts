@@ -287,6 +287,15 @@ export class PeopleService {
         { path: "/environment", message: "needs project" },
       ]);
     }
+    // As for service keys: a key that only reads or checks is bound to one environment.
+    if (input.environment === null && role !== "admin" && role !== "write") {
+      throw new AppError(
+        400,
+        "invalid_request",
+        `A ${role} key is bound to one environment: it cannot have environment null.`,
+        [{ path: "/environment", message: "must name an environment for check and read keys" }],
+      );
+    }
     if (input.project !== undefined) {
       const held = roleOn(principal, input.project, this.people);
       if (held === undefined) throw projectNotFound(input.project);
@@ -304,7 +313,9 @@ export class PeopleService {
       const projectId = input.project ?? null;
       if (projectId !== null && !(await findProject(trx, projectId))) throw projectNotFound(projectId);
       const environment =
-        projectId === null ? null : await resolveEnvironment(trx, projectId, input.environment ?? null);
+        projectId === null || input.environment === null
+          ? null
+          : await resolveEnvironment(trx, projectId, input.environment ?? null);
       const secret = newApiKey();
       const hash = hashApiKey(secret);
       const now = this.clock.now();
