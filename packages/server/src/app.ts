@@ -250,6 +250,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     idleMs: config.sessionIdleMs,
     maxMs: config.sessionMaxMs,
     secure: config.publicUrl?.startsWith("https:") ?? false,
+    logger: app.log,
   });
   const people = new PeopleService(db, work, clock, feed.snapshot.people, sessions);
   const signIn = new SignInService(db, clock);
@@ -399,15 +400,23 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     adapter = door;
   }
   metricsRoutes(app, metrics, config.metricsPublic);
-  const streams = new ProjectStreams(db, feed.snapshot, app.log, {
-    heartbeatMs: config.streamHeartbeatMs,
-    maxPerKey: config.streamMaxPerKey,
-    ofrepMaxPerKey: config.ofrepStreamMaxPerKey,
-    maxPerInstance: config.streamMaxPerInstance,
-    stallTimeoutMs: config.streamStallTimeoutMs,
-    replayMaxVersions: config.streamReplayMaxVersions,
-    replayMaxChars: config.streamReplayMaxBytes,
-  });
+  const streams = new ProjectStreams(
+    db,
+    feed.snapshot,
+    app.log,
+    {
+      heartbeatMs: config.streamHeartbeatMs,
+      maxPerKey: config.streamMaxPerKey,
+      ofrepMaxPerKey: config.ofrepStreamMaxPerKey,
+      maxPerInstance: config.streamMaxPerInstance,
+      stallTimeoutMs: config.streamStallTimeoutMs,
+      replayMaxVersions: config.streamReplayMaxVersions,
+      replayMaxChars: config.streamReplayMaxBytes,
+    },
+    { live: (held) => sessions.live(held), intervalMs: config.streamSessionCheckMs },
+  );
+  // A session ended here ends its streams at once; one ended elsewhere, at the streams' next check.
+  sessions.ended.subscribe((ended) => streams.endSessions(ended));
   ofrepRoutes(app, checker, metrics, {
     snapshot: feed.snapshot,
     streams,

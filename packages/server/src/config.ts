@@ -53,6 +53,11 @@ export interface Config {
   readonly streamMaxPerInstance: number;
   /** A stream whose client takes none of its waiting output for this long is closed, in milliseconds. */
   readonly streamStallTimeoutMs: number;
+  /**
+   * How often the streams opened with a session cookie check that their sessions still live, in
+   * milliseconds: the longest such a stream outlives a session ended on another instance or by time.
+   */
+  readonly streamSessionCheckMs: number;
   /** A resume further behind than this many versions gets a snapshot instead of the change log. */
   readonly streamReplayMaxVersions: number;
   /** A resume whose missed changes hold more JSON than this (characters) gets a snapshot instead. */
@@ -257,6 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ofrepStreamMaxPerKey: integer(env, "OFREP_STREAM_MAX_PER_KEY", 5000, 1, 1_000_000),
     streamMaxPerInstance: integer(env, "STREAM_MAX_PER_INSTANCE", 10_000, 1, 1_000_000),
     streamStallTimeoutMs: integer(env, "STREAM_STALL_TIMEOUT_MS", 30_000, 100, 3_600_000),
+    streamSessionCheckMs: integer(env, "STREAM_SESSION_CHECK_MS", 5000, 100, 60_000),
     streamReplayMaxVersions: integer(env, "STREAM_REPLAY_MAX_VERSIONS", 1000, 0, 1_000_000),
     streamReplayMaxBytes: integer(env, "STREAM_REPLAY_MAX_BYTES", 1_048_576, 1024, 1_073_741_824),
   });

@@ -2,6 +2,8 @@
 // write bound to staging, read bound to staging, check bound to staging} × {its own environment, another,
 // none named}. A key bound to an environment acts on that one only: it never reads or changes another's
 // configuration (403 when it names another), and its flag answers' `environments` show its own alone.
+// Then the project-wide routes (issue 31): environments, keys, webhooks, access and the project itself ×
+// service and personal keys bound to staging or to none, sessions and the admin key.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
@@ -10,10 +12,12 @@ import {
   createProject,
   DIALECTS,
   expectProblem,
+  type RequestOptions,
   startServer,
   type TestServer,
 } from "@flagstaff/test-harness";
 import { addEnvironment, addSegment, bindKey, inEnvironment, type Key, patchFlag } from "./helpers/environments.js";
+import { asKey, asSession, createPerson, grant, outcome, personalKey, signIn } from "./helpers/people.js";
 
 const ENVIRONMENTS = ["production", "staging"] as const;
 type Access = "read" | "write" | "check";
@@ -289,6 +293,372 @@ for (const dialect of DIALECTS) {
       for (const text of texts) {
         assert.ok(!text.includes('"production"'), `production is not named: ${text.slice(0, 300)}`);
         assert.ok(!text.includes("in-production"), "production's attachments are not shown");
+      }
+    });
+  });
+
+  describe(`role matrix: project-wide routes and keys bound to an environment [${dialect}]`, () => {
+    // A key bound to an environment acts in it only, on every route (http/environment.ts, mayReach): it
+    // changes or deletes its own environment and revokes its own environment's keys, and nothing that
+    // reaches another environment or the whole project. Personal keys make no keys at all.
+    let server: TestServer;
+    let project: string;
+    let serial = 0;
+    const unique = (prefix: string) => `${prefix}-${++serial}`;
+    const base = () => `/projects/${project}`;
+
+    interface WideCaller {
+      readonly label: string;
+      readonly options: RequestOptions;
+      /** The environment it is bound to; null: none. */
+      readonly environment: string | null;
+      /** 4 for an admin of the project; below, a service key's role. */
+      readonly rank: number;
+      /** A person's key (it makes no keys). */
+      readonly personal: boolean;
+    }
+    /** One project-wide operation: its request (targets made fresh as admin), and a look afterwards. */
+    interface WideRoute {
+      readonly name: string;
+      /** What it reaches: an environment, null for the whole project, undefined for no environment's own (a read). */
+      readonly reaches: string | null | undefined;
+      /** It makes a key: a person's key may not. */
+      readonly mints?: boolean;
+      readonly success: number;
+      call(options: RequestOptions): Promise<ApiResponse>;
+      /** Checks (as admin) that the request did what it asked, or, refused, nothing; undoes what would disturb the next. */
+      verify?(res: ApiResponse, done: boolean): Promise<void>;
+    }
+    const callers: WideCaller[] = [];
+    const admin = async (method: string, path: string, body?: unknown) => {
+      const res = await server.request(method, path, body === undefined ? {} : { body });
+      assert.ok(res.status < 300, `setup ${method} ${path}: ${res.status} ${res.text}`);
+      return res;
+    };
+    const call = (options: RequestOptions, method: string, path: string, body?: unknown) =>
+      server.request(method, `${base()}${path}`, { ...options, ...(body === undefined ? {} : { body }) });
+    /** Every item of a paginated list, as admin. */
+    const all = async (path: string): Promise<any[]> => {
+      const items: any[] = [];
+      let after: string | null = null;
+      do {
+        const page: ApiResponse = await admin(
+          "GET",
+          `${base()}${path}?limit=100${after === null ? "" : `&after=${after}`}`,
+        );
+        items.push(...page.body.data);
+        after = page.body.pagination.after;
+      } while (after !== null);
+      return items;
+    };
+    const environment = async (id: string) => (await server.request("GET", `${base()}/environments/${id}`)).body;
+    const keyWorks = async (key: string) => (await server.request("GET", "/whoami", { key })).status === 200;
+    const webhook = async () =>
+      (await admin("POST", `${base()}/webhooks`, { url: "http://127.0.0.1:9/hook", enabled: false })).body.id as string;
+
+    const routes: WideRoute[] = [
+      {
+        name: "PATCH its own environment",
+        reaches: "staging",
+        success: 200,
+        call: (o) => call(o, "PATCH", "/environments/staging", { description: unique("own") }),
+        verify: async (res, done) =>
+          assert.equal((await environment("staging")).description === res.body?.description, done),
+      },
+      {
+        name: "PATCH another environment",
+        reaches: "production",
+        success: 200,
+        call: (o) => call(o, "PATCH", "/environments/production", { description: unique("other") }),
+        verify: async (res, done) =>
+          assert.equal((await environment("production")).description === res.body?.description, done),
+      },
+      {
+        name: "PATCH another environment's protected",
+        reaches: "production",
+        success: 200,
+        call: (o) => call(o, "PATCH", "/environments/production", { protected: true }),
+        verify: async (_, done) => {
+          assert.equal((await environment("production")).protected, done);
+          await admin("PATCH", `${base()}/environments/production`, { protected: false });
+        },
+      },
+      {
+        name: "PATCH its own environment to be the default",
+        // The previous default changes too, and every key bound to none follows.
+        reaches: null,
+        success: 200,
+        call: (o) => call(o, "PATCH", "/environments/staging", { default: true }),
+        verify: async (_, done) => {
+          assert.equal((await environment("staging")).default, done);
+          await admin("PATCH", `${base()}/environments/production`, { default: true });
+        },
+      },
+      {
+        name: "DELETE another environment",
+        reaches: "doomed",
+        success: 204,
+        call: async (o) => {
+          await admin("POST", `${base()}/environments`, { id: "doomed", name: "Doomed" });
+          return call(o, "DELETE", "/environments/doomed");
+        },
+        verify: async (_, done) => {
+          const left = await server.request("GET", `${base()}/environments/doomed`);
+          assert.equal(left.status, done ? 404 : 200);
+          if (!done) await admin("DELETE", `${base()}/environments/doomed`);
+        },
+      },
+      ...[undefined, "staging"].map(
+        (copyFrom): WideRoute => ({
+          name: `POST an environment${copyFrom === undefined ? "" : " copied from its own"}`,
+          reaches: null,
+          success: 201,
+          call: (o) => call(o, "POST", "/environments", { id: unique("made"), name: "Made", copyFrom }),
+          verify: async (_, done) => {
+            const made = `made-${serial}`;
+            assert.equal((await server.request("GET", `${base()}/environments/${made}`)).status, done ? 200 : 404);
+            if (done) await admin("DELETE", `${base()}/environments/${made}`);
+          },
+        }),
+      ),
+      ...(
+        [
+          ["staging", "staging"],
+          ["production", "production"],
+          [null, null],
+          [undefined, "production"],
+        ] as const
+      ).map(
+        ([named, reaches]): WideRoute => ({
+          name: `POST a key bound to ${named === undefined ? "(the default)" : (named ?? "none")}`,
+          reaches,
+          mints: true,
+          success: 201,
+          call: (o) =>
+            call(o, "POST", "/keys", {
+              role: "write",
+              name: unique("minted"),
+              ...(named === undefined ? {} : { environment: named }),
+            }),
+          verify: async (res, done) => {
+            const names = (await all("/keys")).map((k) => k.name);
+            assert.equal(names.includes(`minted-${serial}`), done);
+            if (done) assert.equal(res.body.environment, reaches);
+          },
+        }),
+      ),
+      ...(["staging", "production", null] as const).map((bound): WideRoute => {
+        let made: Key | undefined;
+        return {
+          name: `DELETE a key bound to ${bound ?? "none"}`,
+          reaches: bound,
+          success: 204,
+          call: async (o) => {
+            made = await bindKey(server, project, "write", bound);
+            return call(o, "DELETE", `/keys/${made.id}`);
+          },
+          verify: async (_, done) => assert.equal(await keyWorks(made!.key), !done),
+        };
+      }),
+      { name: "GET keys", reaches: undefined, success: 200, call: (o) => call(o, "GET", "/keys") },
+      {
+        name: "POST a webhook",
+        reaches: null,
+        success: 201,
+        call: (o) => call(o, "POST", "/webhooks", { url: "http://127.0.0.1:9/hook", description: unique("hook") }),
+        verify: async (_, done) =>
+          assert.equal(
+            (await all("/webhooks")).some((h) => h.description === `hook-${serial}`),
+            done,
+          ),
+      },
+      { name: "GET webhooks", reaches: null, success: 200, call: (o) => call(o, "GET", "/webhooks") },
+      {
+        name: "GET a webhook",
+        reaches: null,
+        success: 200,
+        call: async (o) => call(o, "GET", `/webhooks/${await webhook()}`),
+      },
+      {
+        name: "PATCH a webhook",
+        reaches: null,
+        success: 200,
+        call: async (o) => call(o, "PATCH", `/webhooks/${await webhook()}`, { description: unique("changed") }),
+        verify: async (_, done) =>
+          assert.equal(
+            (await all("/webhooks")).some((h) => h.description === `changed-${serial}`),
+            done,
+          ),
+      },
+      {
+        name: "DELETE a webhook",
+        reaches: null,
+        success: 204,
+        call: async (o) => {
+          const id = await webhook();
+          const res = await call(o, "DELETE", `/webhooks/${id}`);
+          assert.equal(
+            (await server.request("GET", `${base()}/webhooks/${id}`)).status,
+            res.status === 204 ? 404 : 200,
+          );
+          return res;
+        },
+      },
+      {
+        name: "GET a webhook's deliveries",
+        reaches: null,
+        success: 200,
+        call: async (o) => call(o, "GET", `/webhooks/${await webhook()}/deliveries`),
+      },
+      {
+        name: "POST a webhook's test ping",
+        reaches: null,
+        success: 202,
+        call: async (o) => call(o, "POST", `/webhooks/${await webhook()}/test`),
+      },
+      { name: "GET access", reaches: undefined, success: 200, call: (o) => call(o, "GET", "/access") },
+      ...(["PUT", "DELETE"] as const).map((method): WideRoute => {
+        let person = "";
+        return {
+          name: `${method} access`,
+          reaches: null,
+          success: method === "PUT" ? 200 : 204,
+          call: async (o) => {
+            person = (await createPerson(server)).id;
+            if (method === "DELETE") await grant(server, project, person, "read");
+            return call(o, method, `/access/${person}`, method === "PUT" ? { role: "admin" } : undefined);
+          },
+          verify: async (_, done) => {
+            const granted = (await admin("GET", `${base()}/access`)).body.data.some((g: any) => g.userId === person);
+            assert.equal(granted, method === "PUT" ? done : !done);
+          },
+        };
+      }),
+    ];
+
+    before(async () => {
+      server = await startServer({
+        dialect,
+        env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", ENVIRONMENTS_MAX_PER_PROJECT: "100" },
+      });
+      project = await createProject(server);
+      await addEnvironment(server, project, "staging");
+      const owner = await createPerson(server);
+      await grant(server, project, owner.id, "admin");
+      const ownerCookie = await signIn(server, owner.email);
+      const boss = await createPerson(server, { role: "admin" });
+      const bossCookie = await signIn(server, boss.email);
+      const service = async (label: string, role: "write" | "read", bound: string | null): Promise<WideCaller> => ({
+        label,
+        options: asKey((await bindKey(server, project, role, bound)).key),
+        environment: bound,
+        rank: RANK[role],
+        personal: false,
+      });
+      const personal = async (label: string, cookie: string, body: Parameters<typeof personalKey>[2]) => ({
+        label,
+        options: asKey((await personalKey(server, cookie, body)).key),
+        environment: body.environment ?? null,
+        rank: 4,
+        personal: true,
+      });
+      callers.push(
+        { label: "the admin key", options: {}, environment: null, rank: 4, personal: false },
+        {
+          label: "the project's admin by session",
+          options: asSession(ownerCookie),
+          environment: null,
+          rank: 4,
+          personal: false,
+        },
+        await personal("an admin's personal key of no project", bossCookie, { role: "admin" }),
+        await personal("the project admin's key bound to staging", ownerCookie, {
+          project,
+          environment: "staging",
+          role: "admin",
+        }),
+        await personal("an admin's key bound to staging", bossCookie, {
+          project,
+          environment: "staging",
+          role: "admin",
+        }),
+        await personal("the project admin's key bound to none", ownerCookie, {
+          project,
+          environment: null,
+          role: "admin",
+        }),
+        await service("a write key bound to staging", "write", "staging"),
+        await service("a read key bound to staging", "read", "staging"),
+        await service("a write key bound to none", "write", null),
+      );
+    });
+    after(() => server.close());
+
+    test("every project-wide route × every caller: bound keys reach their own environment only", async () => {
+      const wrong: string[] = [];
+      const seen = new Set<string>();
+      for (const route of routes) {
+        for (const caller of callers) {
+          const want =
+            caller.rank < 4 ||
+            (route.mints && caller.personal) ||
+            (caller.environment !== null && route.reaches !== undefined && route.reaches !== caller.environment)
+              ? "403 forbidden"
+              : String(route.success);
+          const res = await route.call(caller.options);
+          const got = outcome(res);
+          seen.add(`${route.name}: ${got}`);
+          if (got !== want) wrong.push(`${route.name} by ${caller.label}: ${got} ${res.text}, expected ${want}`);
+          await route.verify?.(res, res.status < 300);
+        }
+      }
+      assert.deepEqual(wrong, []);
+      // Every route was both refused to someone and allowed to someone.
+      for (const route of routes) {
+        assert.ok(seen.has(`${route.name}: 403 forbidden`), `${route.name} refused to someone`);
+        assert.ok(seen.has(`${route.name}: ${route.success}`), `${route.name} allowed to someone`);
+      }
+    });
+
+    test("the refusal is the 403 of another environment, saying what was asked", async () => {
+      const key = callers.find((c) => c.label === "the project admin's key bound to staging")!.options;
+      const other = await call(key, "PATCH", "/environments/production", { description: "x" });
+      const named = await call(key, "GET", "/flags?environment=production");
+      for (const res of [other, named]) {
+        expectProblem(res, 403, "forbidden");
+        assert.equal(res.body.detail, 'This key is bound to environment "staging" and may not act on "production".');
+      }
+      const hook = await call(key, "POST", "/webhooks", { url: "http://127.0.0.1:9/hook" });
+      expectProblem(hook, 403, "forbidden");
+      assert.match(hook.body.detail, /bound to environment "staging" and may not use the project's webhooks/);
+      // A missing environment is refused the same way: a bound key learns nothing of the others.
+      expectProblem(await call(key, "DELETE", "/environments/nowhere"), 403, "forbidden");
+    });
+
+    test("a bound admin key may delete its own environment, which revokes it with the others bound there", async () => {
+      const p = await createProject(server);
+      await addEnvironment(server, p, "qa");
+      const owner = await createPerson(server);
+      await grant(server, p, owner.id, "admin");
+      const cookie = await signIn(server, owner.email);
+      const key = await personalKey(server, cookie, { project: p, environment: "qa", role: "admin" });
+      const res = await server.request("DELETE", `/projects/${p}/environments/qa`, asKey(key.key));
+      assert.equal(res.status, 204, res.text);
+      expectProblem(await server.request("GET", "/whoami", asKey(key.key)), 401, "unauthorized");
+    });
+
+    test("deleting the project: refused to a key bound to one of its environments", async () => {
+      const owner = await createPerson(server);
+      const cookie = await signIn(server, owner.email);
+      for (const bound of ["production", "staging"]) {
+        const p = await createProject(server);
+        await addEnvironment(server, p, "staging");
+        await grant(server, p, owner.id, "admin");
+        const key = await personalKey(server, cookie, { project: p, environment: bound, role: "admin" });
+        const res = await server.request("DELETE", `/projects/${p}`, asKey(key.key));
+        expectProblem(res, 403, "forbidden");
+        assert.equal((await server.request("GET", `/projects/${p}`)).status, 200, "the project is still there");
+        assert.equal((await server.request("DELETE", `/projects/${p}`, asSession(cookie))).status, 204);
       }
     });
   });

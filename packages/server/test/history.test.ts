@@ -57,6 +57,7 @@ for (const dialect of DIALECTS) {
       actor: { type: "key", keyId: "key_1", keyName: "tester", role: "write" },
       requestId: "r-1",
       mayConfigureProtected: true,
+      boundTo: null,
     };
     const clock = new ManualClock();
     before(async () => {

@@ -26,6 +26,13 @@ interface Operation {
   /** What it needs on the project. */
   readonly needs: Rank;
   readonly success: number;
+  /** Only a person signed in may, not their personal key (it makes a credential: docs/people.md). */
+  readonly sessionOnly?: boolean;
+  /**
+   * What it reaches beyond a flag's configuration: an environment, or null for the whole project. A key
+   * bound to another environment is refused (docs/environments.md); undefined: no environment's own.
+   */
+  readonly reaches?: string | null;
   /** The request, after setting up (as the admin key) what it acts on in `project`. */
   readonly prepare: (server: TestServer, project: string) => Promise<{ method: string; path: string; body?: unknown }>;
 }
@@ -112,18 +119,21 @@ const OPERATIONS: readonly Operation[] = [
     name: "create a key",
     needs: "admin",
     success: 201,
+    sessionOnly: true,
     prepare: async (_, p) => ({ method: "POST", path: `/projects/${p}/keys`, body: { role: "read", name: "k" } }),
   },
   {
     name: "list webhooks",
     needs: "admin",
     success: 200,
+    reaches: null,
     prepare: async (_, p) => ({ method: "GET", path: `/projects/${p}/webhooks` }),
   },
   {
     name: "create a webhook",
     needs: "admin",
     success: 201,
+    reaches: null,
     prepare: async (_, p) => ({
       method: "POST",
       path: `/projects/${p}/webhooks`,
@@ -140,6 +150,7 @@ const OPERATIONS: readonly Operation[] = [
     name: "create an environment",
     needs: "admin",
     success: 201,
+    reaches: null,
     prepare: async (_, p) => ({
       method: "POST",
       path: `/projects/${p}/environments`,
@@ -155,6 +166,61 @@ const OPERATIONS: readonly Operation[] = [
       await admin(s, "POST", `/projects/${p}/environments`, { id, name: "E" });
       return { method: "PATCH", path: `/projects/${p}/environments/${id}`, body: { description: "changed" } };
     },
+    // A new environment: not the one a project's personal key is bound to (the default, production).
+    reaches: "another",
+  },
+  {
+    name: "patch the default environment",
+    needs: "admin",
+    success: 200,
+    reaches: "production",
+    prepare: async (_, p) => ({
+      method: "PATCH",
+      path: `/projects/${p}/environments/production`,
+      body: { description: unique("changed") },
+    }),
+  },
+  {
+    name: "delete an environment",
+    needs: "admin",
+    success: 204,
+    reaches: "another", // a new environment, as above
+    prepare: async (s, p) => {
+      const id = unique("e");
+      await admin(s, "POST", `/projects/${p}/environments`, { id, name: "E" });
+      return { method: "DELETE", path: `/projects/${p}/environments/${id}` };
+    },
+  },
+  {
+    name: "revoke a key bound to the default environment",
+    needs: "admin",
+    success: 204,
+    reaches: "production",
+    prepare: async (s, p) => {
+      const key = await admin(s, "POST", `/projects/${p}/keys`, { role: "read", name: "doomed" });
+      return { method: "DELETE", path: `/projects/${p}/keys/${key.body.id}` };
+    },
+  },
+  {
+    name: "revoke a key bound to none",
+    needs: "admin",
+    success: 204,
+    reaches: null,
+    prepare: async (s, p) => {
+      const key = await admin(s, "POST", `/projects/${p}/keys`, { role: "write", name: "doomed", environment: null });
+      return { method: "DELETE", path: `/projects/${p}/keys/${key.body.id}` };
+    },
+  },
+  {
+    name: "grant access",
+    needs: "admin",
+    success: 200,
+    reaches: null,
+    prepare: async (s, p) => ({
+      method: "PUT",
+      path: `/projects/${p}/access/${(await createPerson(s)).id}`,
+      body: { role: "read" },
+    }),
   },
   {
     name: "list access",
@@ -176,7 +242,10 @@ interface Caller {
   readonly options: RequestOptions;
   /** What they hold on the project; "none": the person has no grant (404); "refused": a grant, but this key not. */
   readonly holds: Rank | "none" | "refused" | "disabled";
-  /** A personal key that names a project (the matrix's, or another): it acts on no other. */
+  /**
+   * A personal key that names a project (the matrix's, or another): it acts on no other, and is bound to
+   * its default environment (production).
+   */
   readonly ofProject?: boolean;
 }
 
@@ -190,7 +259,10 @@ function expected(caller: Caller, op: Operation): string {
     case "refused":
       return "403 forbidden";
     default:
-      return RANK[caller.holds] >= RANK[op.needs] ? String(op.success) : "403 forbidden";
+      if (RANK[caller.holds] < RANK[op.needs]) return "403 forbidden";
+      // A key bound to an environment reaches that one only (docs/environments.md).
+      if (caller.ofProject && op.reaches !== undefined && op.reaches !== "production") return "403 forbidden";
+      return op.sessionOnly && typeof caller.options.key === "string" ? "403 forbidden" : String(op.success);
   }
 }
 
@@ -423,6 +495,17 @@ for (const dialect of DIALECTS) {
       expectProblem(await refused(writer, { name: "k", role: "admin" }), 403, "forbidden");
       expectProblem(await refused(people.reader!.cookie, { name: "k", project, role: "write" }), 403, "forbidden");
       expectProblem(await refused(writer, { name: "k", environment: "production" }), 400, "invalid_request");
+      // Bound to none, as a service write key may be: admin and write keys only.
+      for (const role of ["read", "check"]) {
+        expectProblem(await refused(owner, { name: "k", project, role, environment: null }), 400, "invalid_request");
+      }
+      const unbound = await server.request(
+        "POST",
+        "/users/me/keys",
+        asSession(owner, { body: { name: "k", project, role: "admin", environment: null } }),
+      );
+      assert.equal(unbound.status, 201, unbound.text);
+      assert.equal(unbound.body.environment, null);
     });
 
     test("nothing crosses an environment: a key bound to one may not act on another", async () => {

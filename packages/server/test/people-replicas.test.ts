@@ -1,17 +1,20 @@
 // Two instances on one database (docs/people.md): disabling a person on one instance ends their sessions
 // and personal keys on the other within the propagation window (at once on PostgreSQL, by notification;
-// within FEED_POLL_INTERVAL_MS on SQLite), a grant given on one is honoured by the other, and failed
-// sign-ins are counted together.
+// within FEED_POLL_INTERVAL_MS on SQLite), a grant given on one is honoured by the other, failed
+// sign-ins are counted together, and a session ended on one ends the streams it opened on the other
+// within STREAM_SESSION_CHECK_MS.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
   createProject,
   DIALECTS,
+  EventStreamClient,
   type FreshDatabase,
   freshDatabase,
   startServer,
   type TestServer,
   waitFor,
+  withDeadline,
 } from "@flagstaff/test-harness";
 import { asKey, asSession, createPerson, grant, outcome, PASSWORD, personalKey, signIn } from "./helpers/people.js";
 
@@ -24,7 +27,8 @@ for (const dialect of DIALECTS) {
     before(async () => {
       database = await freshDatabase(dialect);
       // The safety-net poll is how SQLite instances learn of each other's writes; PostgreSQL notifies.
-      const env = { FEED_POLL_INTERVAL_MS: "100" };
+      // Sessions are rows, not changes: an instance finds one ended elsewhere at its streams' next check.
+      const env = { FEED_POLL_INTERVAL_MS: "100", STREAM_SESSION_CHECK_MS: "200" };
       a = await startServer({ dialect, database, env });
       b = await startServer({ dialect, database, env });
     });
@@ -97,6 +101,37 @@ for (const dialect of DIALECTS) {
         assert.equal(outcome(res), "429 too_many_attempts");
         assert.ok(Number(res.headers.get("retry-after")) > 0);
       }
+    });
+
+    test("signing out on one instance ends the session's streams on the other within the check's window", async () => {
+      const project = await createProject(a);
+      assert.equal((await a.request("POST", `/projects/${project}/flags/f`, { body: {} })).status, 201);
+      const person = await createPerson(a);
+      await grant(a, project, person.id, "read");
+      const cookie = await signIn(a, person.email);
+      const other = await signIn(a, person.email);
+      const open = async (session: string) => {
+        const stream = await waitFor(
+          "B to open a stream for the session made on A",
+          () =>
+            EventStreamClient.open(`${b.url}/projects/${project}/stream`, { key: null, headers: { cookie: session } }),
+          { until: (s) => s.status === 200 },
+        );
+        await stream.next("the snapshot on B", (e) => e.event === "snapshot");
+        return stream;
+      };
+      const ending = await open(cookie);
+      const going = await open(other);
+      assert.equal((await a.request("POST", "/auth/logout", asSession(cookie))).status, 204);
+      await withDeadline(ending.ended, 10_000, "B's stream of the session ended on A ending");
+      // The other session's stream on B goes on, and gets the next change.
+      const changed = await a.request("PATCH", `/projects/${project}/flags/f`, { body: { addActors: ["after"] } });
+      assert.equal(changed.status, 200, changed.text);
+      await going.next("the change on the other session's stream", (e) => e.event === "change");
+      assert.equal(going.isEnded, false);
+      // Sign-out everywhere on A ends it too.
+      assert.equal((await a.request("DELETE", "/users/me/sessions", asSession(other))).status, 204);
+      await withDeadline(going.ended, 10_000, "B's stream of a session signed out everywhere on A ending");
     });
   });
 }

@@ -387,6 +387,78 @@ for (const dialect of DIALECTS) {
         stream.close();
       });
 
+      test("a personal key cannot make service keys; one made in a session outlives its maker, who is named", async () => {
+        const project = await createProject(server);
+        assert.equal((await server.request("POST", `/projects/${project}/flags/f`, { body: {} })).status, 201);
+        const owner = await member(project, "admin");
+        const admin = await adminPerson();
+        const minting = [
+          await personalKey(server, owner.cookie, { project, role: "admin" }),
+          await personalKey(server, admin.cookie, { role: "admin" }),
+        ];
+        for (const { key } of minting) {
+          for (const body of [
+            { role: "write", name: "minted" },
+            { role: "write", name: "minted", environment: null },
+          ]) {
+            const res = await server.request("POST", `/projects/${project}/keys`, asKey(key, { body }));
+            expectProblem(res, 403, "forbidden");
+            assert.match(res.body.detail, /personal key cannot make keys/);
+          }
+        }
+        const names = async () =>
+          (await server.request("GET", `/projects/${project}/keys`)).body.data.map((k: { name: string }) => k.name);
+        assert.deepEqual(await names(), [], "none was made");
+        // Revoking mints nothing: a personal key may.
+        const doomed = await createKey(server, project, "read");
+        const revoked = await server.request(
+          "DELETE",
+          `/projects/${project}/keys/${doomed.id}`,
+          asKey(minting[0]!.key),
+        );
+        assert.equal(revoked.status, 204, revoked.text);
+
+        // Signed in, the project's admin makes one; it is the project's, and outlives them.
+        const made = await server.request(
+          "POST",
+          `/projects/${project}/keys`,
+          asSession(owner.cookie, { body: { role: "write", name: "ci" } }),
+        );
+        assert.equal(made.status, 201, made.text);
+        const disabled = await server.request("PATCH", `/users/${owner.person.id}`, { body: { disabled: true } });
+        assert.equal(disabled.status, 200, disabled.text);
+        expectProblem(await whoami(asKey(minting[0]!.key)), 401, "unauthorized");
+        const write = await server.request(
+          "PATCH",
+          `/projects/${project}/flags/f`,
+          asKey(made.body.key, { body: { description: "after its maker left" } }),
+        );
+        assert.equal(write.status, 200, write.text);
+        const history = await server.request(
+          "GET",
+          `/projects/${project}/events?type=key.created&actor=${owner.person.id}`,
+        );
+        const maker = {
+          type: "user",
+          id: owner.person.id,
+          email: owner.person.email,
+          name: owner.person.name,
+          via: "session",
+        };
+        // Newest first: the service key, then their personal key of the project.
+        assert.deepEqual(
+          history.body.data.map((e: { after: { id: string; userId?: string }; actor: unknown }) => [
+            e.after.id,
+            e.after.userId,
+            e.actor,
+          ]),
+          [
+            [made.body.id, undefined, maker],
+            [minting[0]!.id, owner.person.id, maker],
+          ],
+        );
+      });
+
       test("deleting a person takes their grants, sessions and keys; their history stays", async () => {
         const project = await createProject(server);
         const { person, cookie } = await member(project, "write");
@@ -489,7 +561,8 @@ for (const dialect of DIALECTS) {
         const writer = await member(project, "write");
         const reader = await member(project, "read");
         const newcomer = await createPerson(server);
-        const ownerKey = await personalKey(server, owner.cookie, { project, role: "admin" });
+        // Access is the whole project's: a key bound to one environment may not change it (environment-keys.test.ts).
+        const ownerKey = await personalKey(server, owner.cookie, { project, environment: null, role: "admin" });
 
         for (const options of [asSession(owner.cookie), asKey(ownerKey.key)]) {
           const put = await server.request("PUT", `/projects/${project}/access/${newcomer.id}`, {

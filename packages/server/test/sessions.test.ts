@@ -1,7 +1,8 @@
 // Sessions and password sign-in (docs/people.md, "Signing in"): the cookie and its attributes, the one
 // answer for every refused password, lockout and the per-address limit, fixation, cross-site requests,
 // sign-out, expiry (a ManualClock moves the server's time), personal keys made only in a session,
-// PASSWORD_SIGN_IN=false, and the one-time link of `admin-key user create`. Real servers, every dialect.
+// PASSWORD_SIGN_IN=false, the one-time link of `admin-key user create`, and the project streams a session
+// opened, which end with it. Real servers, every dialect.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
@@ -9,6 +10,7 @@ import {
   type ApiResponse,
   createProject,
   DIALECTS,
+  EventStreamClient,
   expectProblem,
   freshDatabase,
   ManualClock,
@@ -16,6 +18,7 @@ import {
   startServer,
   type TestServer,
   waitFor,
+  withDeadline,
 } from "@flagstaff/test-harness";
 import { Migrator } from "kysely/migration";
 import { sql } from "kysely";
@@ -57,6 +60,31 @@ const whoami = (server: TestServer, cookie: string) => server.request("GET", "/w
 
 /** Moves a server's ManualClock on by minutes. */
 const minutes = (clock: ManualClock, n: number) => clock.advance(n * 60_000);
+
+/** Opens a project's stream with a session cookie, as the console does, and waits for its snapshot. */
+async function sessionStream(server: TestServer, project: string, cookie: string): Promise<EventStreamClient> {
+  const stream = await EventStreamClient.open(`${server.url}/projects/${project}/stream`, {
+    key: null,
+    headers: { cookie },
+  });
+  assert.equal(stream.status, 200, JSON.stringify(stream.events));
+  await stream.next("the stream's snapshot", (e) => e.event === "snapshot");
+  return stream;
+}
+
+/** Changes flag `streamed` (as admin) and waits until every stream given has received that change. */
+async function changeReaches(server: TestServer, project: string, streams: readonly EventStreamClient[]) {
+  const actor = `seen-${randomBytes(4).toString("hex")}`;
+  const res = await server.request("PATCH", `/projects/${project}/flags/streamed`, { body: { addActors: [actor] } });
+  assert.equal(res.status, 200, res.text);
+  for (const stream of streams) {
+    await stream.next(`the change attaching ${actor} on a stream that goes on`, (e) =>
+      e.event === "change"
+        ? e.data.changes.some((c: any) => c.kind === "flag.upserted" && c.addActors.includes(actor))
+        : false,
+    );
+  }
+}
 
 /** A problem's answer without what differs from request to request. */
 const problemOf = (res: ApiResponse) => ({
@@ -576,6 +604,150 @@ for (const dialect of DIALECTS) {
         await handle.close().catch(() => {});
         if (!server) await fresh.drop();
       }
+    });
+  });
+
+  describe(`streams end with the session that opened them [${dialect}]`, () => {
+    // A check interval far longer than any test: what ends a stream here is the instance that ended its
+    // session, at once.
+    let server: TestServer;
+    let project: string;
+    before(async () => {
+      server = await startServer({ dialect, env: { STREAM_SESSION_CHECK_MS: "60000" } });
+      project = await createProject(server);
+      assert.equal((await server.request("POST", `/projects/${project}/flags/streamed`, { body: {} })).status, 201);
+    });
+    after(() => server.close());
+
+    /** A member who reads the project, signed in `sessions` times. */
+    async function reader(sessions = 1) {
+      const person = await createPerson(server);
+      await grant(server, project, person.id, "read");
+      const cookies: string[] = [];
+      for (let i = 0; i < sessions; i++) cookies.push(await signIn(server, person.email));
+      return { person, cookies };
+    }
+
+    test("logout ends the streams its session opened, at once; another session's stream goes on", async () => {
+      const { cookies } = await reader(2);
+      const [mine, other] = cookies as [string, string];
+      const ending = [await sessionStream(server, project, mine), await sessionStream(server, project, mine)];
+      const going = await sessionStream(server, project, other);
+      assert.equal((await server.request("POST", "/auth/logout", asSession(mine))).status, 204);
+      for (const stream of ending) await withDeadline(stream.ended, 10_000, "the logged-out session's stream ending");
+      await changeReaches(server, project, [going]);
+      // Reconnecting with the ended session is refused.
+      const again = await EventStreamClient.open(`${server.url}/projects/${project}/stream`, {
+        key: null,
+        headers: { cookie: mine },
+      });
+      assert.equal(again.status, 401);
+      // A session cannot open an OFREP event stream at all: OFREP takes its project from a project key.
+      const ofrep = await server.request("GET", "/ofrep/v1/event-stream", asSession(other));
+      expectProblem(ofrep, 403, "forbidden");
+    });
+
+    test("signing out everywhere ends every session's streams; the person's key and others' sessions go on", async () => {
+      const { cookies } = await reader(2);
+      const [a, b] = cookies as [string, string];
+      const key = await personalKey(server, a, { project, role: "read" });
+      const ending = [await sessionStream(server, project, a), await sessionStream(server, project, b)];
+      const byKey = await EventStreamClient.open(`${server.url}/projects/${project}/stream`, { key: key.key });
+      await byKey.next("the key stream's snapshot", (e) => e.event === "snapshot");
+      const bystander = await sessionStream(server, project, (await reader()).cookies[0] as string);
+      assert.equal((await server.request("DELETE", "/users/me/sessions", asSession(a))).status, 204);
+      for (const stream of ending) await withDeadline(stream.ended, 10_000, "a signed-out session's stream ending");
+      await changeReaches(server, project, [byKey, bystander]);
+    });
+
+    test("signing out everywhere with a personal key ends the person's session streams too", async () => {
+      const { cookies } = await reader(1);
+      const cookie = cookies[0] as string;
+      const key = await personalKey(server, cookie, { project, role: "read" });
+      const stream = await sessionStream(server, project, cookie);
+      assert.equal((await server.request("DELETE", "/users/me/sessions", asKey(key.key))).status, 204);
+      await withDeadline(stream.ended, 10_000, "the session's stream ending");
+    });
+
+    test("a new password (or none) ends the person's session streams once the change is committed", async () => {
+      const { person, cookies } = await reader(1);
+      const bystander = await sessionStream(server, project, (await reader()).cookies[0] as string);
+      for (const password of ["a brand new long password", null]) {
+        const cookie =
+          password === null ? await signIn(server, person.email, "a brand new long password") : cookies[0]!;
+        const stream = await sessionStream(server, project, cookie);
+        const res = await server.request("PATCH", `/users/${person.id}`, { body: { password } });
+        assert.equal(res.status, 200, res.text);
+        await withDeadline(
+          stream.ended,
+          10_000,
+          `the session's stream ending (password ${password === null ? "removed" : "changed"})`,
+        );
+      }
+      // A change of the person that keeps their sessions (a new name) ends nothing.
+      const renamed = await reader();
+      const kept = await sessionStream(server, project, renamed.cookies[0] as string);
+      const res = await server.request("PATCH", `/users/${renamed.person.id}`, { body: { name: "Renamed" } });
+      assert.equal(res.status, 200, res.text);
+      await changeReaches(server, project, [bystander, kept]);
+    });
+  });
+
+  describe(`streams end when their session expires [${dialect}]`, () => {
+    // A short check interval: nothing tells the streams that time ran out, the check finds it.
+    let server: TestServer;
+    let clock: ManualClock;
+    let project: string;
+    before(async () => {
+      clock = new ManualClock();
+      server = await startServer({
+        dialect,
+        clock,
+        env: { SESSION_IDLE_MINUTES: "5", SESSION_MAX_HOURS: "1", STREAM_SESSION_CHECK_MS: "100" },
+      });
+      project = await createProject(server);
+      assert.equal((await server.request("POST", `/projects/${project}/flags/streamed`, { body: {} })).status, 201);
+    });
+    after(() => server.close());
+
+    test("idle past SESSION_IDLE_MINUTES, then SESSION_MAX_HOURS after sign-in; the check is no use", async () => {
+      const person = await createPerson(server);
+      await grant(server, project, person.id, "read");
+      const idle = await signIn(server, person.email);
+      const busy = await signIn(server, person.email);
+      const idleStream = await sessionStream(server, project, idle);
+      const busyStream = await sessionStream(server, project, busy);
+      const lastSeen = async () =>
+        (
+          await server.database.db
+            .selectFrom("sessions")
+            .select(["last_seen_at"])
+            .where("user_id", "=", person.id)
+            .orderBy("last_seen_at", "desc")
+            .execute()
+        ).map((r) => r.last_seen_at);
+
+      minutes(clock, 4);
+      assert.equal((await whoami(server, busy)).status, 200, "a request is a use");
+      const touched = new Date(clock.now()).toISOString();
+      minutes(clock, 2);
+      // Idle 6 minutes: its stream ends at the next check. Used 2 minutes ago: the other goes on.
+      await withDeadline(idleStream.ended, 10_000, "the idle session's stream ending");
+      await changeReaches(server, project, [busyStream]);
+      assert.equal(busyStream.isEnded, false);
+      // The checks read the session, and do not count as its use.
+      assert.equal((await lastSeen())[0], touched);
+      assert.equal((await whoami(server, busy)).status, 200);
+
+      // Used every 4 minutes, the session still ends an hour after sign-in, and its stream with it.
+      for (let elapsed = 6; elapsed + 4 < 60; elapsed += 4) {
+        minutes(clock, 4);
+        assert.equal((await whoami(server, busy)).status, 200, `at ${elapsed + 4} minutes`);
+      }
+      await changeReaches(server, project, [busyStream]);
+      minutes(clock, 4);
+      await withDeadline(busyStream.ended, 10_000, "the stream of the session past SESSION_MAX_HOURS ending");
+      expectProblem(await whoami(server, busy), 401, "unauthorized");
     });
   });
 

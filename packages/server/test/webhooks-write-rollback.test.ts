@@ -15,6 +15,7 @@ const context: WriteContext = {
   actor: { type: "system", system: "startup" },
   requestId: null,
   mayConfigureProtected: true,
+  boundTo: null,
 };
 const quiet = { warn() {} };
 

@@ -99,9 +99,11 @@ export const CreatePersonalKeyBody = Type.Object(
       }),
     ),
     environment: Type.Optional(
-      Type.String({
-        minLength: 1,
-        description: "The environment it is bound to (with project); default the project's default",
+      Type.Union([Type.String({ minLength: 1 }), Type.Null()], {
+        description:
+          "The environment it is bound to (with project); default the project's default. null (admin and write " +
+          "keys): bound to none, like a write key bound to none; only such a key reaches what belongs to the " +
+          "whole project (webhooks, access, environments)",
       }),
     ),
     role: Type.Optional(oneOf(KEY_ROLES, { description: "Its highest role; default read" })),

@@ -1,4 +1,4 @@
-import { refuseOtherEnvironment } from "./environment.js";
+import { refuseBeyond, refuseOtherEnvironment } from "./environment.js";
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { AppError, projectNotFound } from "../errors.js";
@@ -39,6 +39,19 @@ declare module "fastify" {
      * stream, which a browser's EventSource opens without headers). See StreamTokens.
      */
     streamToken?: boolean;
+    /**
+     * true: the route makes a key (a project's service key). A person makes one only while signed in, never
+     * through a personal key (`403 forbidden`): a leaked key cannot mint more, and a key made by a personal
+     * key would outlive the person, whose disabling revokes their personal keys only. Service keys a person
+     * made in a session are the project's: they outlive their maker, and the history names who made them.
+     */
+    mintsKey?: boolean;
+    /**
+     * The route acts on what belongs to the whole project, beyond any one environment; the words say what,
+     * for the refusal ("use webhooks"). A key bound to an environment is refused (403), whatever its role:
+     * see mayReach in environment.ts, where what such a key may reach is decided.
+     */
+    projectWide?: string;
   }
   interface FastifyRequest {
     principal?: Principal;
@@ -204,6 +217,15 @@ export function authenticate(
     // Decided once: the route's access check and the route itself (protected environments) both use it.
     const held = projectId === undefined ? undefined : roleOn(principal, projectId, people);
     if (!allows(principal, access, projectId, people, held)) throw refusal(principal, access, projectId, people);
+    if (request.routeOptions.config.mintsKey && principal.via === "key") {
+      throw new AppError(
+        403,
+        "forbidden",
+        "A personal key cannot make keys: sign in to the console to make one (a leaked key must not mint more).",
+      );
+    }
+    const projectWide = request.routeOptions.config.projectWide;
+    if (projectWide !== undefined) refuseBeyond(principal.environment, null, projectWide);
     const environment = (request.query as { environment?: unknown } | undefined)?.environment;
     if (typeof environment === "string") refuseOtherEnvironment(principal, environment);
     if (principal.userId !== undefined) request.person = people.person(principal.userId);

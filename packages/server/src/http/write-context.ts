@@ -22,5 +22,10 @@ export function writeContext(request: FastifyRequest): WriteContext {
           ...(principal.via === "key" ? { keyId: principal.keyId, keyName: principal.keyName } : {}),
         }
       : { type: "key", keyId: principal.keyId, keyName: principal.keyName, role: principal.role };
-  return { actor, requestId: request.id, mayConfigureProtected: request.projectRole === "admin" };
+  return {
+    actor,
+    requestId: request.id,
+    mayConfigureProtected: request.projectRole === "admin",
+    boundTo: principal.environment,
+  };
 }

@@ -105,7 +105,7 @@ export async function grant(
 export async function personalKey(
   server: Requester,
   cookie: string,
-  body: { name?: string; project?: string; environment?: string; role?: "admin" | "write" | "read" | "check" },
+  body: { name?: string; project?: string; environment?: string | null; role?: "admin" | "write" | "read" | "check" },
 ): Promise<{ key: string; id: string }> {
   const res = await server.request("POST", "/users/me/keys", asSession(cookie, { body: { name: "a key", ...body } }));
   assert.equal(res.status, 201, res.text);

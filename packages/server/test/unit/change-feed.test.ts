@@ -19,6 +19,7 @@ const context: WriteContext = {
   actor: { type: "key", keyId: "key_1", keyName: "tester", role: "admin" },
   requestId: "r-1",
   mayConfigureProtected: true,
+  boundTo: null,
 };
 
 /** A project's first write: its row and its `project.created` event (version 1 of its stream). */

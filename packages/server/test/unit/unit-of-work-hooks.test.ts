@@ -12,6 +12,7 @@ const context: WriteContext = {
   actor: { type: "system", system: "startup" },
   requestId: null,
   mayConfigureProtected: true,
+  boundTo: null,
 };
 const event = (name: string) =>
   ({

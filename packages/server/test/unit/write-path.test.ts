@@ -18,6 +18,7 @@ const context: WriteContext = {
   actor: { type: "key", keyId: "key_1", keyName: "tester", role: "write" },
   requestId: "r-1",
   mayConfigureProtected: true,
+  boundTo: null,
 };
 const flagRecord = {
   name: "f",

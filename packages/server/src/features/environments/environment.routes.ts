@@ -11,7 +11,8 @@ const EnvironmentParams = Type.Object({ projectId: Type.String(), environmentId:
 
 /**
  * A project's environments. Any key of the project lists and reads them (a key bound to one still sees
- * which exist); only admin keys create, change and delete them, as they do projects and keys.
+ * which exist); admins of the project create, change and delete them, as they do keys. A key bound to an
+ * environment changes or deletes its own only, and creates none (see mayReach).
  */
 export function environmentRoutes(app: TypedApp, environments: EnvironmentService): void {
   app.addSchema(EnvironmentSchema);
@@ -34,7 +35,7 @@ export function environmentRoutes(app: TypedApp, environments: EnvironmentServic
   app.post(
     "/projects/:projectId/environments",
     {
-      config: { access: "admin" },
+      config: { access: "admin", projectWide: "create environments" },
       schema: {
         tags: ["environments"],
         summary: "Create an environment (extension; admin)",
@@ -81,6 +82,9 @@ export function environmentRoutes(app: TypedApp, environments: EnvironmentServic
       schema: {
         tags: ["environments"],
         summary: "Rename an environment, describe it, or make it the default (extension; admin)",
+        description:
+          "A key bound to an environment changes that one only, and never makes one the default (403): see " +
+          "docs/environments.md.",
         params: EnvironmentParams,
         body: UpdateEnvironmentBody,
         response: { 200: Environment, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
@@ -103,7 +107,8 @@ export function environmentRoutes(app: TypedApp, environments: EnvironmentServic
         tags: ["environments"],
         summary: "Delete an environment with its flag configurations; revokes the keys bound to it (extension; admin)",
         description:
-          "The default environment cannot be deleted (409 environment_is_default): make another the default first.",
+          "The default environment cannot be deleted (409 environment_is_default): make another the default first. " +
+          "A key bound to an environment deletes that one only (403 otherwise).",
         params: EnvironmentParams,
         response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) },
       },

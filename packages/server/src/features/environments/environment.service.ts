@@ -3,6 +3,7 @@ import { type Clock, isoTime } from "../../clock.js";
 import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
 import { AppError, environmentNotFound, invalid, projectNotFound } from "../../errors.js";
+import { refuseBeyond } from "../../http/environment.js";
 import { encodeCursor, type Page, type PageQuery } from "../../pagination.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { insertEnvironmentConfigurations } from "../flags/flag.repository.js";
@@ -99,13 +100,17 @@ export class EnvironmentService {
     }
   }
 
-  /** Renames or describes an environment, or makes it the default (the previous default stops being it). */
+  /**
+   * Renames or describes an environment, or makes it the default (the previous default stops being it).
+   * A caller bound to an environment changes its own only, and never moves the default (mayReach).
+   */
   async update(
     context: WriteContext,
     projectId: string,
     id: string,
     input: UpdateEnvironmentInput,
   ): Promise<Environment> {
+    refuseBeyond(context.boundTo, id);
     return this.work.write(context, projectId, async (trx) => {
       const current = await repo.findEnvironment(trx, projectId, id);
       if (!current) {
@@ -129,6 +134,8 @@ export class EnvironmentService {
       next.updatedAt = now;
       const events: DomainEvent[] = [];
       if (next.default && !current.default) {
+        // The previous default changes too, and every key bound to none follows the new one.
+        refuseBeyond(context.boundTo, null, "make an environment the default");
         const previous = (await repo.listEnvironments(trx, projectId)).find((e) => e.default);
         await repo.clearDefault(trx, projectId, now);
         if (previous) {
@@ -158,9 +165,11 @@ export class EnvironmentService {
 
   /**
    * Deletes an environment: its configurations of every flag, and the keys bound to it (each revoked, as
-   * its own event). The default environment cannot be deleted: make another the default first.
+   * its own event). The default environment cannot be deleted: make another the default first. A caller
+   * bound to an environment deletes its own only (mayReach).
    */
   async delete(context: WriteContext, projectId: string, id: string): Promise<void> {
+    refuseBeyond(context.boundTo, id);
     await this.work.write(context, projectId, async (trx) => {
       const environment = await repo.findEnvironment(trx, projectId, id);
       if (!environment) {

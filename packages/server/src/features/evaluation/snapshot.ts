@@ -33,6 +33,11 @@ export interface Principal {
   readonly userId?: string;
   /** How a person is signed in; absent for service keys. */
   readonly via?: "session" | "key";
+  /**
+   * A session's id as the database keys it (its SHA-256; never the id itself): what its streams are
+   * checked against (Sessions.live). Sessions only.
+   */
+  readonly session?: string;
 }
 
 /**

@@ -40,12 +40,19 @@ export interface WriteContext {
    * the service itself). Services that change a configuration check it; see environment-guard.ts.
    */
   readonly mayConfigureProtected: boolean;
+  /**
+   * The environment the caller's key is bound to; null: none (sessions, admin keys, keys bound to none,
+   * the service itself). Services whose writes reach an environment given by data (a key's) refuse a
+   * bound caller beyond its own: see mayReach in http/environment.ts.
+   */
+  readonly boundTo: string | null;
 }
 
 const system = (name: SystemActor): WriteContext => ({
   actor: { type: "system", system: name },
   requestId: null,
   mayConfigureProtected: true,
+  boundTo: null,
 });
 export const STARTUP = system("startup");
 export const ADMIN_KEY_COMMAND = system("admin-key-command");

@@ -48,11 +48,15 @@ export function keyRoutes(app: TypedApp, keys: KeyService, people: PeopleState):
   app.post(
     "/projects/:projectId/keys",
     {
-      config: { access: "admin" },
+      // A person makes keys in a session, never with a personal key (see mintsKey).
+      config: { access: "admin", mintsKey: true },
       schema: {
         tags: ["keys"],
         summary: "Create an API key for a project (extension; admin)",
-        description: "The secret `key` is in this answer only; the service stores just its SHA-256 hash.",
+        description:
+          "The secret `key` is in this answer only; the service stores just its SHA-256 hash. A person makes " +
+          "keys signed in to the console: a personal key is refused (403). A key made by a person is the " +
+          "project's: it outlives them (revoke it when they leave), and the history's key.created names them.",
         params: ProjectParams,
         body: CreateKeyBody,
         response: { 201: Type.Ref("CreatedApiKey"), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
@@ -84,6 +88,7 @@ export function keyRoutes(app: TypedApp, keys: KeyService, people: PeopleState):
       schema: {
         tags: ["keys"],
         summary: "Revoke an API key (extension; admin)",
+        description: "A key bound to an environment revokes keys bound to that environment only (403 otherwise).",
         params: Type.Object({ projectId: Type.String(), keyId: Type.String() }),
         response: { 204: NoContent, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
       },

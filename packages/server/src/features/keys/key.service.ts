@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import type { Database } from "../../db/schema.js";
 import { AppError, invalid, projectNotFound } from "../../errors.js";
+import { refuseBeyond } from "../../http/environment.js";
 import { resolveEnvironment } from "../environments/environment.repository.js";
 import { hashApiKey, newApiKey, newKeyId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
@@ -49,7 +50,8 @@ export class KeyService {
 
   /**
    * Creates a project key bound to `input.environment`, or to the project's default environment when it
-   * names none. Only a write key may be bound to no environment (`environment: null`).
+   * names none. Only a write key may be bound to no environment (`environment: null`). A caller bound to
+   * an environment makes keys of its own environment only (mayReach).
    */
   async create(context: WriteContext, projectId: string, input: CreateKeyInput): Promise<CreatedApiKey> {
     if (input.environment === null && input.role !== "write") {
@@ -57,12 +59,15 @@ export class KeyService {
         { path: "/environment", message: "must name an environment for check and read keys" },
       ]);
     }
+    // Before the environment is looked up: a bound caller learns nothing of the others.
+    if (input.environment !== undefined) refuseBeyond(context.boundTo, input.environment, "make a key bound to none");
     return this.work.write(context, projectId, async (trx) => {
       // Before anything else: a key bound to no environment would otherwise meet the missing project only
       // at the foreign key.
       if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
       const environment =
         input.environment === null ? null : await resolveEnvironment(trx, projectId, input.environment ?? null);
+      refuseBeyond(context.boundTo, environment, "make a key bound to none");
       const secret = newApiKey();
       const hash = hashApiKey(secret);
       const now = this.clock.now();
@@ -93,7 +98,10 @@ export class KeyService {
     );
   }
 
-  /** Revokes a key; every instance stops accepting it as soon as the change reaches it. */
+  /**
+   * Revokes a key; every instance stops accepting it as soon as the change reaches it. A caller bound to an
+   * environment revokes keys of its own environment only (mayReach): refused, the delete rolls back.
+   */
   async revoke(context: WriteContext, projectId: string, keyId: string): Promise<void> {
     await this.work.write(context, projectId, async (trx) => {
       if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
@@ -101,6 +109,7 @@ export class KeyService {
       if (!deleted) {
         throw new AppError(404, "key_not_found", `Key "${keyId}" does not exist in project "${projectId}".`);
       }
+      refuseBeyond(context.boundTo, deleted.environment, "revoke a key bound to none");
       return {
         result: undefined,
         events: [keyRevoked(projectId, { id: keyId, ...deleted })],

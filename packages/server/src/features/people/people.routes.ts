@@ -122,7 +122,7 @@ export function peopleRoutes(app: TypedApp, people: PeopleService, sessions: Ses
   app.put(
     "/projects/:projectId/access/:userId",
     {
-      config: { access: "admin" },
+      config: { access: "admin", projectWide: "change who has access to the project" },
       schema: {
         tags,
         summary: "Grant a person admin, write or read on the project (project admin)",
@@ -138,7 +138,7 @@ export function peopleRoutes(app: TypedApp, people: PeopleService, sessions: Ses
   app.delete(
     "/projects/:projectId/access/:userId",
     {
-      config: { access: "admin" },
+      config: { access: "admin", projectWide: "change who has access to the project" },
       schema: {
         tags,
         summary: "Remove a person's grant on the project (project admin)",

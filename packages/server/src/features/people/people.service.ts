@@ -120,7 +120,7 @@ export class PeopleService {
     if (actingPerson(context) === id && (input.disabled === true || input.role === "member")) throw cannotChangeSelf();
     const passwordHash =
       input.password === undefined ? undefined : input.password === null ? null : await hashPassword(input.password);
-    return this.work.write(context, GLOBAL_STREAM, async (trx) => {
+    return this.work.write(context, GLOBAL_STREAM, async (trx, hooks) => {
       const before = await repo.findUser(trx, id);
       if (!before) throw userNotFound(id);
       await repo.updateUser(trx, id, {
@@ -140,7 +140,7 @@ export class PeopleService {
       };
       const events: DomainEvent[] = [];
       const signOut = passwordHash !== undefined || (input.disabled === true && !before.disabled);
-      if (signOut) await this.sessions.endAll(id, trx);
+      if (signOut) await this.sessions.endAll(id, { trx, hooks });
       if (input.disabled === true && !before.disabled) events.push(...(await this.revokeKeysOf(trx, id)));
       const changed =
         JSON.stringify(userRecord(after)) !== JSON.stringify(userRecord(before)) || passwordHash !== undefined;
@@ -288,6 +288,15 @@ export class PeopleService {
         { path: "/environment", message: "needs project" },
       ]);
     }
+    // As for service keys: a key that only reads or checks is bound to one environment.
+    if (input.environment === null && role !== "admin" && role !== "write") {
+      throw new AppError(
+        400,
+        "invalid_request",
+        `A ${role} key is bound to one environment: it cannot have environment null.`,
+        [{ path: "/environment", message: "must name an environment for check and read keys" }],
+      );
+    }
     if (input.project !== undefined) {
       const held = roleOn(principal, input.project, this.people);
       if (held === undefined) throw projectNotFound(input.project);
@@ -305,7 +314,9 @@ export class PeopleService {
       const projectId = input.project ?? null;
       if (projectId !== null && !(await findProject(trx, projectId))) throw projectNotFound(projectId);
       const environment =
-        projectId === null ? null : await resolveEnvironment(trx, projectId, input.environment ?? null);
+        projectId === null || input.environment === null
+          ? null
+          : await resolveEnvironment(trx, projectId, input.environment ?? null);
       const secret = newApiKey();
       const hash = hashApiKey(secret);
       const now = this.clock.now();

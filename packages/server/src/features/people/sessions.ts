@@ -5,6 +5,8 @@ import { type Clock, isoTime } from "../../clock.js";
 import type { Database } from "../../db/schema.js";
 import type { SessionVerifier } from "../../http/auth.js";
 import { hashToken, newSecretToken } from "../../ids.js";
+import { EventBus } from "../../write-path/event-bus.js";
+import type { WriteHooks } from "../../write-path/unit-of-work.js";
 import type { Principal } from "../evaluation/snapshot.js";
 import type { PeopleState } from "./people-state.js";
 import { FAILURES_FORGOTTEN_AFTER_MS } from "./sign-in.service.js";
@@ -22,10 +24,18 @@ export interface SessionOptions {
   readonly maxMs: number;
   /** PUBLIC_URL is https: the cookie is Secure and carries the __Host- prefix (no Domain, Path=/). */
   readonly secure: boolean;
+  /** Where a failing listener of `ended` is logged. */
+  readonly logger?: { warn(obj: object, msg: string): void };
 }
 
 /** How often a session's last use is written: often enough for the idle timeout, rarely enough to cost little. */
 const TOUCH_EVERY_MS = 60_000;
+
+/** What ended: one session (by the hash of its id, as the database keys it), or every session of a person. */
+export type EndedSessions = { readonly session: string } | { readonly userId: string };
+
+/** A session's row, as far as whether it still lives goes. */
+type SessionTimes = { readonly last_seen_at: string; readonly expires_at: string };
 
 /**
  * Server-side sessions (OWASP's session management cheat sheet): the cookie holds a random 256-bit id, the
@@ -35,6 +45,12 @@ const TOUCH_EVERY_MS = 60_000;
  */
 export class Sessions implements SessionVerifier {
   readonly cookieName: string;
+  /**
+   * Published when sessions end here (sign-out, sign-out everywhere, a new password, disabling, expiry
+   * noticed at a request), after the ending is committed: the streams they opened end with them at once.
+   * Sessions ended elsewhere (another instance, pruning, time) are found by `live`, which the streams ask.
+   */
+  readonly ended = new EventBus<EndedSessions>();
 
   constructor(
     private readonly database: Kysely<Database>,
@@ -101,14 +117,13 @@ export class Sessions implements SessionVerifier {
       .executeTakeFirst();
     if (!row) return undefined;
     const now = this.clock.now();
-    const lastSeen = Date.parse(row.last_seen_at);
-    if (now >= Date.parse(row.expires_at) || now - lastSeen >= this.options.idleMs) {
+    if (this.expired(row, now)) {
       await this.end(sessionId);
       return undefined;
     }
     const person = this.people.person(row.user_id);
     if (!person || person.disabled) return undefined;
-    if (now - lastSeen >= TOUCH_EVERY_MS) {
+    if (now - Date.parse(row.last_seen_at) >= TOUCH_EVERY_MS) {
       await this.database
         .updateTable("sessions")
         .set({ last_seen_at: isoTime(now) })
@@ -123,16 +138,59 @@ export class Sessions implements SessionVerifier {
       environment: null,
       userId: person.id,
       via: "session",
+      session: hash,
     };
   }
 
-  async end(sessionId: string): Promise<void> {
-    await this.database.deleteFrom("sessions").where("id_hash", "=", hashToken(sessionId)).execute();
+  /**
+   * Which of these sessions (hashes of their ids) still live, by the rules `principalOf` applies: the row
+   * is there, neither idle for too long nor past its absolute end, and its person is there and not
+   * disabled. One query; it reads, and never counts as a use (`last_seen_at` stays as it is).
+   */
+  async live(hashes: readonly string[]): Promise<Set<string>> {
+    const live = new Set<string>();
+    if (hashes.length === 0) return live;
+    const rows = await this.database
+      .selectFrom("sessions")
+      .select(["id_hash", "user_id", "last_seen_at", "expires_at"])
+      .where("id_hash", "in", hashes)
+      .execute();
+    const now = this.clock.now();
+    for (const row of rows) {
+      const person = this.people.person(row.user_id);
+      if (!this.expired(row, now) && person && !person.disabled) live.add(row.id_hash);
+    }
+    return live;
   }
 
-  /** Ends every session of a person (in `db`, a write's transaction, when given). */
-  async endAll(userId: string, db: Kysely<Database> | Transaction<Database> = this.database): Promise<void> {
-    await db.deleteFrom("sessions").where("user_id", "=", userId).execute();
+  async end(sessionId: string): Promise<void> {
+    const session = hashToken(sessionId);
+    await this.database.deleteFrom("sessions").where("id_hash", "=", session).execute();
+    await this.tell({ session });
+  }
+
+  /**
+   * Ends every session of a person. Within a write (its transaction and hooks), the streams hear of it
+   * once the write has committed: a write that rolls back ends nothing.
+   */
+  async endAll(userId: string, within?: { trx: Transaction<Database>; hooks: WriteHooks }): Promise<void> {
+    await (within?.trx ?? this.database).deleteFrom("sessions").where("user_id", "=", userId).execute();
+    if (within) within.hooks.afterCommit(() => void this.tell({ userId }));
+    else await this.tell({ userId });
+  }
+
+  /** Tells the listeners; one that fails is logged, and the sessions stay ended (the streams' check follows). */
+  private async tell(ended: EndedSessions): Promise<void> {
+    try {
+      await this.ended.publish(ended);
+    } catch (error) {
+      this.options.logger?.warn({ err: error }, "a listener failed on ended sessions");
+    }
+  }
+
+  /** Whether a session is over by time: unused for the idle timeout, or past its absolute end. */
+  private expired(row: SessionTimes, now: number): boolean {
+    return now >= Date.parse(row.expires_at) || now - Date.parse(row.last_seen_at) >= this.options.idleMs;
   }
 }
 

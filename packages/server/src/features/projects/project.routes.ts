@@ -63,7 +63,7 @@ export function projectRoutes(app: TypedApp, projects: ProjectService): void {
   app.delete(
     "/projects/:projectId",
     {
-      config: { access: "admin" },
+      config: { access: "admin", projectWide: "delete the project" },
       schema: {
         tags: ["projects"],
         summary: "Delete a project and everything in it (extension; admin)",

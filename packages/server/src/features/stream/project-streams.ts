@@ -6,6 +6,7 @@ import type { ChangeSet } from "../evaluation/changes.js";
 import { readChangeSetsWithin } from "../evaluation/feed.repository.js";
 import type { Principal, Snapshot } from "../evaluation/snapshot.js";
 import { isActive, roleOn } from "../../http/authorization.js";
+import type { EndedSessions } from "../people/sessions.js";
 import { eventChunks } from "./snapshot-event.js";
 
 /**
@@ -46,6 +47,20 @@ export interface StreamLimits {
   /** A resume whose change sets hold more JSON than this is sent a snapshot instead. */
   readonly replayMaxChars: number;
 }
+
+/**
+ * How the streams opened with a session cookie learn that their session ended where no one told them (on
+ * another instance, by pruning, or by time: idle or past its absolute end).
+ */
+export interface SessionCheck {
+  /** Which of these sessions (hashes of their ids) still live; one query, which does not count as a use. */
+  live(sessions: readonly string[]): Promise<Set<string>>;
+  /** How often they are checked, in milliseconds: the longest such a stream outlives its session. */
+  readonly intervalMs: number;
+}
+
+/** Sessions asked about in one query (the console's streams are few; this bounds a query's parameters). */
+const SESSIONS_PER_QUERY = 1000;
 
 /** Why a new stream is refused: its key or this instance holds as many as allowed. */
 export type StreamRefusal = { readonly scope: "key" | "instance"; readonly limit: number };
@@ -106,7 +121,8 @@ const startsOver = (set: ChangeSet): boolean =>
 
 /**
  * Every server-sent event stream of a project, and their lifecycle: heartbeats, slow clients, and the end
- * of a stream when its key is revoked, its project deleted, or the server shuts down.
+ * of a stream when its key is revoked, its session ended, its person disabled or no longer granted the
+ * project, its project deleted, or the server shuts down.
  *
  * Project streams (`GET /projects/{projectId}/stream`) start with the project's whole evaluation state
  * (`snapshot`), or resume from `Last-Event-ID` out of the change log, then send one `change` event per
@@ -125,6 +141,11 @@ export class ProjectStreams {
   /** The last state serialized per environment's state, shared by the snapshots being written of that version. */
   private readonly states = new WeakMap<ProjectState, { version: number; json: WeakRef<ProjectStateJSON> }>();
   private readonly heartbeat: NodeJS.Timeout;
+  private readonly sessionTimer: NodeJS.Timeout | undefined;
+  /** A check of the sessions is under way: the next tick does not start another. */
+  private checkingSessions = false;
+  /** closeAll ran: a check still under way ends nothing and logs nothing (the database may be closing). */
+  private closed = false;
   private readonly unlisten: () => void;
 
   constructor(
@@ -132,6 +153,7 @@ export class ProjectStreams {
     private readonly snapshot: Snapshot,
     private readonly logger: StreamLogger,
     private readonly limits: StreamLimits,
+    private readonly sessions?: SessionCheck,
   ) {
     this.unlisten = snapshot.listen({
       applied: (set) => this.applied(set),
@@ -142,6 +164,10 @@ export class ProjectStreams {
       for (const client of this.clients) if (client.queue.length === 0) this.enqueue(client, ": keep-alive\n\n");
     }, limits.heartbeatMs);
     this.heartbeat.unref();
+    if (sessions) {
+      this.sessionTimer = setInterval(() => void this.checkSessions(), sessions.intervalMs);
+      this.sessionTimer.unref();
+    }
   }
 
   /**
@@ -226,8 +252,52 @@ export class ProjectStreams {
   /** Ends every stream (shutdown), so the server's close does not wait for them. */
   closeAll(): void {
     clearInterval(this.heartbeat);
+    clearInterval(this.sessionTimer);
+    this.closed = true;
     this.unlisten();
     for (const client of [...this.clients]) this.end(client);
+  }
+
+  /**
+   * Ends the streams opened with sessions that ended here (Sessions.ended): one session's, or every
+   * session's of a person. Streams of the person's keys go on: a key is not a session.
+   */
+  endSessions(ended: EndedSessions): void {
+    for (const client of [...this.clients]) {
+      const { session, userId } = client.holder;
+      if (session === undefined) continue;
+      if ("session" in ended ? session === ended.session : userId === ended.userId) this.end(client);
+    }
+  }
+
+  /**
+   * Ends the streams whose session no longer lives (Sessions.live): ended on another instance, pruned,
+   * idle for too long or past its absolute end. Runs every `SessionCheck.intervalMs`; a check that fails
+   * (the database is unreachable) ends nothing and is logged, and the next one tries again.
+   */
+  async checkSessions(): Promise<void> {
+    if (!this.sessions || this.checkingSessions || this.closed) return;
+    const held = new Set<string>();
+    for (const client of this.clients) if (client.holder.session !== undefined) held.add(client.holder.session);
+    if (held.size === 0) return;
+    this.checkingSessions = true;
+    try {
+      const asked = [...held];
+      const live = new Set<string>();
+      for (let i = 0; i < asked.length; i += SESSIONS_PER_QUERY) {
+        for (const session of await this.sessions.live(asked.slice(i, i + SESSIONS_PER_QUERY))) live.add(session);
+      }
+      // Only the sessions asked about: a stream opened meanwhile was authenticated just now.
+      for (const client of [...this.clients]) {
+        const session = client.holder.session;
+        if (session !== undefined && held.has(session) && !live.has(session)) this.end(client);
+      }
+    } catch (error) {
+      if (this.closed) return;
+      this.logger.warn({ err: error }, "could not check the sessions of streams; they go on until the next check");
+    } finally {
+      this.checkingSessions = false;
+    }
   }
 
   private add(

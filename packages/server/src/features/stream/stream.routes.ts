@@ -24,8 +24,9 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
           "A resume further behind than the replay bound gets a snapshot. Refused with 429 (this key holds " +
           "STREAM_MAX_PER_KEY streams here) or 503 (this instance holds STREAM_MAX_PER_INSTANCE), with Retry-After. " +
           "It never carries a key or any secret. It follows the key's environment (or the one named by `environment`, for a key bound to none; the " +
-          "default's otherwise). It ends when the key is revoked, the project or its environment deleted or " +
-          "the server stops; reconnect with Last-Event-ID (an id from before the project was created, such as " +
+          "default's otherwise). It ends when the key is revoked, the session that opened it ends (within " +
+          "STREAM_SESSION_CHECK_MS when it ends on another instance or by time), the project or its environment " +
+          "deleted or the server stops; reconnect with Last-Event-ID (an id from before the project was created, such as " +
           "one of a deleted project of the same id, gets a fresh snapshot). A 401, 403 or 404 on reconnecting " +
           "means the key or the project is gone: stop. See docs/streaming.md.",
         params: ProjectParams,

@@ -14,11 +14,17 @@ import type { WebhookService } from "./webhook.service.js";
 
 const tags = ["webhooks"];
 
+/**
+ * Webhooks belong to the whole project: each one receives every environment's events, and cannot be
+ * limited to one. A key bound to an environment uses none of these routes (see mayReach).
+ */
+const WEBHOOKS = "use the project's webhooks (each receives every environment's events)";
+
 export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
   app.post(
     "/projects/:projectId/webhooks",
     {
-      config: { access: "admin" },
+      config: { access: "admin", projectWide: WEBHOOKS },
       schema: {
         tags,
         summary: "Create a webhook (extension; admin)",
@@ -40,7 +46,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
   app.get(
     "/projects/:projectId/webhooks",
     {
-      config: { access: "admin" },
+      config: { access: "admin", projectWide: WEBHOOKS },
       schema: {
         tags,
         summary: "List a project's webhooks, oldest first, without secrets (extension; admin)",
@@ -55,7 +61,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
   app.get(
     "/projects/:projectId/webhooks/:webhookId",
     {
-      config: { access: "admin" },
+      config: { access: "admin", projectWide: WEBHOOKS },
       schema: {
         tags,
         summary: "Get a webhook (extension; admin)",
@@ -69,7 +75,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
   app.patch(
     "/projects/:projectId/webhooks/:webhookId",
     {
-      config: { access: "admin" },
+      config: { access: "admin", projectWide: WEBHOOKS },
       schema: {
         tags,
         summary: "Change a webhook's url, events, description or enabled (extension; admin)",
@@ -85,7 +91,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
   app.delete(
     "/projects/:projectId/webhooks/:webhookId",
     {
-      config: { access: "admin" },
+      config: { access: "admin", projectWide: WEBHOOKS },
       schema: {
         tags,
         summary: "Delete a webhook and its deliveries (extension; admin)",
@@ -102,7 +108,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
   app.get(
     "/projects/:projectId/webhooks/:webhookId/deliveries",
     {
-      config: { access: "admin" },
+      config: { access: "admin", projectWide: WEBHOOKS },
       schema: {
         tags,
         summary: "A webhook's deliveries, newest first: attempts, last status, error, next retry (extension; admin)",
@@ -126,7 +132,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
   app.get(
     "/projects/:projectId/webhooks/:webhookId/deliveries/:deliveryId",
     {
-      config: { access: "admin" },
+      config: { access: "admin", projectWide: WEBHOOKS },
       schema: {
         tags,
         summary: "One delivery with the JSON body it POSTs (extension; admin)",
@@ -143,7 +149,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
   app.post(
     "/projects/:projectId/webhooks/:webhookId/test",
     {
-      config: { access: "admin" },
+      config: { access: "admin", projectWide: WEBHOOKS },
       schema: {
         tags,
         summary: "Send a ping event to a webhook now (extension; admin)",
