@@ -121,6 +121,34 @@ for (const dialect of DIALECTS) {
         // An admin's key of no project holds admin: it manages people too.
         const adminKey = await personalKey(server, admin.cookie, { role: "admin" });
         assert.equal((await server.request("GET", `/users/${id}`, asKey(adminKey.key))).status, 200);
+        // But sets no password, which would be a sign-in outliving the key: that takes a session.
+        const byKey = uniqueEmail("by-key");
+        const withPassword = await server.request(
+          "POST",
+          "/users",
+          asKey(adminKey.key, { body: { email: byKey, name: "By Key", password: PASSWORD } }),
+        );
+        expectProblem(withPassword, 403, "forbidden");
+        assert.match(withPassword.body.detail, /personal key cannot set a password/);
+        const listed = await server.request("GET", "/users?limit=100", asSession(admin.cookie));
+        assert.equal(
+          listed.body.data.some((u: { email: string }) => u.email === byKey),
+          false,
+          "nobody was added",
+        );
+        expectProblem(
+          await server.request("PATCH", `/users/${id}`, asKey(adminKey.key, { body: { password: PASSWORD } })),
+          403,
+          "forbidden",
+        );
+        expectProblem(
+          await server.request("PATCH", `/users/${id}`, asKey(adminKey.key, { body: { password: null } })),
+          403,
+          "forbidden",
+        );
+        const renamed = await server.request("PATCH", `/users/${id}`, asKey(adminKey.key, { body: { name: "K" } }));
+        assert.equal(renamed.status, 200, renamed.text);
+        assert.equal(renamed.body.name, "K");
 
         const project = await createProject(server);
         const m = await member(project, "admin");

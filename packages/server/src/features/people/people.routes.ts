@@ -8,6 +8,7 @@ import {
   UpdateUserBody,
   UserSchema,
 } from "@flagstaff/core/schemas";
+import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { AppError } from "../../errors.js";
 import { errorResponses, NoContent, PageOf, PageQuery, ProjectParams } from "../../http/schemas.js";
@@ -18,6 +19,19 @@ import type { PeopleService } from "./people.service.js";
 import type { Sessions } from "./sessions.js";
 
 const UserParams = Type.Object({ userId: Type.String() });
+
+/**
+ * A password is a sign-in that outlives the key that set it: a person sets one only while signed in (or an
+ * admin service key), never through a personal key, as a personal key makes no service keys (mintsKey).
+ */
+function refusePasswordByPersonalKey(request: FastifyRequest, password: unknown): void {
+  if (password === undefined || request.principal?.userId === undefined || request.principal.via !== "key") return;
+  throw new AppError(
+    403,
+    "forbidden",
+    "A personal key cannot set a password: sign in to the console to set one (a leaked key must not mint a sign-in).",
+  );
+}
 const GrantParams = Type.Object({ projectId: Type.String(), userId: Type.String() });
 
 /** People (admins), project access (project admins), and a person's own keys and sessions. */
@@ -51,7 +65,10 @@ export function peopleRoutes(app: TypedApp, people: PeopleService, sessions: Ses
         response: { 201: Type.Ref("User"), ...errorResponses(400, 401, 403, 409, 413, 415, 429, 500, 503) },
       },
     },
-    async (request, reply) => reply.code(201).send(await people.create(writeContext(request), request.body)),
+    async (request, reply) => {
+      refusePasswordByPersonalKey(request, request.body.password);
+      return reply.code(201).send(await people.create(writeContext(request), request.body));
+    },
   );
 
   app.get(
@@ -82,7 +99,10 @@ export function peopleRoutes(app: TypedApp, people: PeopleService, sessions: Ses
         response: { 200: Type.Ref("User"), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) },
       },
     },
-    async (request) => people.update(writeContext(request), request.params.userId, request.body),
+    async (request) => {
+      refusePasswordByPersonalKey(request, request.body?.password);
+      return people.update(writeContext(request), request.params.userId, request.body);
+    },
   );
 
   app.delete(
