@@ -397,7 +397,8 @@ export function App() {
         <div className="who">
           {navProject && (
             <span>
-              Project <strong>{navProject}</strong>
+              <span className="project-label">Project </span>
+              <strong>{navProject}</strong>
             </span>
           )}
           <span data-testid="signed-in" className="signed-in">

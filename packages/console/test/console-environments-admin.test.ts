@@ -175,19 +175,19 @@ describe(`managing environments in the console, in Chromium [${dialect}]`, { ski
         assert.equal((await environments()).find((e) => e.default)?.id, "production");
 
         // Protect, then unprotect.
-        await page.getByRole("button", { name: "Protect Quality" }).click();
-        await page.getByRole("button", { name: "Unprotect Quality" }).waitFor();
+        await page.getByRole("button", { name: "Protect Quality", exact: true }).click();
+        await page.getByRole("button", { name: "Unprotect Quality", exact: true }).waitFor();
         assert.equal((await environments()).find((e) => e.id === "qa")?.protected, true);
-        await page.getByRole("button", { name: "Protect Staging" }).click();
-        await page.getByRole("button", { name: "Unprotect Staging" }).waitFor();
+        await page.getByRole("button", { name: "Protect Staging", exact: true }).click();
+        await page.getByRole("button", { name: "Unprotect Staging", exact: true }).waitFor();
         assert.deepEqual(await axeViolations(page), []);
         await screenshot(page, "environments-manage-light.png");
         await page.setViewportSize({ width: 390, height: 844 });
         assert.equal(await scrollsSideways(page), false, "no sideways scroll at 390 px");
         await screenshot(page, "environments-manage-390.png");
         await page.setViewportSize({ width: 1280, height: 900 });
-        await page.getByRole("button", { name: "Unprotect Quality" }).click();
-        await page.getByRole("button", { name: "Protect Quality" }).waitFor();
+        await page.getByRole("button", { name: "Unprotect Quality", exact: true }).click();
+        await page.getByRole("button", { name: "Protect Quality", exact: true }).waitFor();
         assert.equal((await environments()).find((e) => e.id === "qa")?.protected, false);
 
         // Delete, after typing its name: what is lost is said, the bound keys named.
@@ -277,7 +277,10 @@ describe(`managing environments in the console, in Chromium [${dialect}]`, { ski
         // It still sees every environment (any key lists them), and may change none of them here.
         assert.deepEqual(await listed(keyTab.page), ["Production", "Staging"]);
         assert.equal(await keyTab.page.getByRole("button", { name: "New environment" }).isDisabled(), true);
-        assert.equal(await keyTab.page.getByRole("button", { name: "Protect Staging" }).isDisabled(), true);
+        assert.equal(
+          await keyTab.page.getByRole("button", { name: "Unprotect Staging", exact: true }).isDisabled(),
+          true,
+        );
         assert.deepEqual(keyTab.problems, [], "no errors in the page");
       } finally {
         await keyTab.context.close();
