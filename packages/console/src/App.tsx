@@ -30,6 +30,7 @@ import {
 import { EnvironmentSwitcher } from "./environment-switcher.js";
 import { AccessPage } from "./pages/access.js";
 import { ActorsPage } from "./pages/actors.js";
+import { EnvironmentsPage } from "./pages/environments.js";
 import { FlagPage } from "./pages/flag.js";
 import { FlagsPage } from "./pages/flags.js";
 import { HistoryPage } from "./pages/history.js";
@@ -271,6 +272,7 @@ export function App() {
       rememberEnvironment(project, id);
       setQuery({ environment: id });
     },
+    reloadEnvironments: () => void environments.reload(),
   };
   // A project's tabs show in the project's pages, and on the global pages for the project last opened.
   const navProject = project && roleIn(session, project) !== undefined && !elsewhere ? project : undefined;
@@ -281,6 +283,8 @@ export function App() {
         ["segments", "Segments", true],
         ["actors", "Actors", true],
         ["history", "History", true],
+        // Everyone sees a project's environments; its admins change them (the page says so to the others).
+        ["environments", "Environments", true],
         ["keys", "Keys", navRole === "admin"],
         ["webhooks", "Webhooks", navRole === "admin"],
         ["access", "Access", navRole === "admin"],
@@ -345,6 +349,7 @@ export function App() {
   else if (section === "segments") page = <SegmentsPage />;
   else if (section === "actors") page = <ActorsPage actorId={item} />;
   else if (section === "history") page = <HistoryPage />;
+  else if (section === "environments") page = <EnvironmentsPage />;
   else if (["keys", "webhooks", "access"].includes(section) && !isProjectAdmin) {
     page = <p role="alert">{notProjectAdminReason(session, project)}</p>;
   } else if (section === "keys") page = <KeysPage />;
@@ -392,7 +397,8 @@ export function App() {
         <div className="who">
           {navProject && (
             <span>
-              Project <strong>{navProject}</strong>
+              <span className="project-label">Project </span>
+              <strong>{navProject}</strong>
             </span>
           )}
           <span data-testid="signed-in" className="signed-in">

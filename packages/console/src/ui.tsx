@@ -74,6 +74,8 @@ export interface AppContext {
   environments: Environment[];
   /** Shows another environment (remembered for the project, and named in the URL). */
   selectEnvironment: (id: string) => void;
+  /** Reads the project's environments again (after one was created, changed, moved or deleted). */
+  reloadEnvironments: () => void;
 }
 
 export const Ctx = createContext<AppContext | undefined>(undefined);

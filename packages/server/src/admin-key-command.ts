@@ -48,8 +48,9 @@ Subcommands:
   revoke <keyId>          Revoke an admin key
   user create --email <e-mail> [--name <name>] [--admin] [--password-stdin]
                           Add a person (a member, or an admin with --admin). Prints a one-time sign-in
-                          link, good for 24 hours (PUBLIC_URL names the server in it); with
-                          --password-stdin, reads their password from standard input and sets it instead
+                          link, good for 24 hours (PUBLIC_URL names the server in it): it signs them in
+                          once, on their Me page, where they set a password (or they use single sign-on);
+                          with --password-stdin, reads their password from standard input and sets it instead
 
 Options:
   --database-url <url>  The server's database: file:<path> or postgres://… (default: DATABASE_URL, else the
@@ -306,6 +307,9 @@ async function dispatch(argv: readonly string[], io: CommandIo): Promise<number>
                 "",
                 `  ${link}`,
                 ...(base === "" ? ["", "(PUBLIC_URL is unset: put the server's address in front of it.)"] : []),
+                "",
+                "They open it and are signed in to the console, on their Me page. The link works once: there they",
+                "set a password to sign in with next time (or they sign in with single sign-on, where it is set up).",
               ]),
         ].join("\n"),
       );

@@ -356,7 +356,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   healthRoutes(app, () => database.ping());
   projectRoutes(app, projects);
   keyRoutes(app, keys, feed.snapshot.people);
-  peopleRoutes(app, people, sessions);
+  peopleRoutes(app, people, sessions, signIn, { passwordSignIn: config.passwordSignIn });
   authRoutes(app, signIn, sessions, {
     passwordSignIn: config.passwordSignIn,
     oidcName: config.oidc?.name,

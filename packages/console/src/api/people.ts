@@ -225,6 +225,22 @@ export class PeopleApi {
     await this.request("DELETE", `/projects/${segment(projectId)}/access/${segment(userId)}`);
   }
 
+  // ---- Oneself (a signed-in person) ----
+
+  /** The person signed in, as the users API shows them: whether they have a password (`GET /users/me`). */
+  me(): Promise<User> {
+    return this.request("GET", "/users/me");
+  }
+
+  /**
+   * Sets or changes one's own password, in a session only (`PUT /users/me/password`): the current one is
+   * needed when there is one (a wrong one is 401 invalid_credentials, counted like a failed sign-in). The
+   * person's other sessions end; this one stays.
+   */
+  setMyPassword(input: { currentPassword?: string; newPassword: string }): Promise<User> {
+    return this.request("PUT", "/users/me/password", input);
+  }
+
   // ---- Personal keys (a signed-in person) ----
 
   myKeys(): Promise<{ data: PersonalKey[] }> {

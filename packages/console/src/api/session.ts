@@ -77,6 +77,15 @@ export interface Observer {
   answered(): void;
 }
 
+/** The `code` of a problem answer, read from a copy (the caller still reads the answer itself). */
+async function problemCode(response: Response): Promise<unknown> {
+  try {
+    return ((await response.clone().json()) as { code?: unknown } | null)?.code;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A connection with a key, or with the session cookie when `key` is undefined. */
 export function connect(key: string | undefined, observer?: Observer, environment?: string): Connection {
   const fetchImpl: FetchLike = async (url, init) => {
@@ -87,8 +96,10 @@ export function connect(key: string | undefined, observer?: Observer, environmen
       observer?.unavailable("The server cannot be reached.");
       throw error;
     }
-    if (response.status === 401) observer?.unauthorized();
-    else if (response.status === 503) observer?.unavailable("The server is unavailable (503).");
+    // A wrong current password (changing one's own) is a 401 too, but the session lives: only the others sign out.
+    if (response.status === 401) {
+      if ((await problemCode(response)) !== "invalid_credentials") observer?.unauthorized();
+    } else if (response.status === 503) observer?.unavailable("The server is unavailable (503).");
     else observer?.answered();
     return response;
   };

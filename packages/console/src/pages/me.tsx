@@ -1,10 +1,13 @@
-// The person's own page: who they are, the projects they reach, signing out everywhere, and their personal
-// keys (keys that act for them, never with more than they hold).
+// The person's own page: who they are, the projects they reach, their password (set or changed here: a
+// person invited by a one-time link lands here to set one), signing out everywhere, and their personal keys
+// (keys that act for them, never with more than they hold).
 import type { KeyRole } from "@flagstaff/sdk";
 import { useState } from "react";
 import { isAdmin as isAdminOf } from "../api/access.js";
 import type { CreatedPersonalKey, GrantRole, PersonalKey } from "../api/people.js";
+import { useUrlQuery } from "../url-state.js";
 import {
+  atField,
   Confirm,
   KeySecret,
   ErrorText,
@@ -48,6 +51,7 @@ export function MePage(props: { onSignedOutEverywhere: () => void }) {
           </>
         )}
       </dl>
+      <OwnPassword />
       {!admin && (
         <>
           <h2>Your projects</h2>
@@ -87,6 +91,141 @@ export function MePage(props: { onSignedOutEverywhere: () => void }) {
         <p>Every session of yours ends, this one included, in every browser. Personal keys keep working.</p>
       </Confirm>
     </section>
+  );
+}
+
+/**
+ * Setting or changing one's own password (`PUT /users/me/password`), in a session only. The current
+ * password is asked for when there is one. Arriving by a one-time link (`?signedInBy=link`), which works
+ * once, the page asks for a password at the top.
+ */
+function OwnPassword() {
+  const { session, conn } = useApp();
+  const [query, setQuery] = useUrlQuery();
+  const me = useData(() => conn.people.me(), []);
+  const methods = useData(() => conn.people.methods(), [], 0);
+  const [current, setCurrent] = useState("");
+  const [next, setNext] = useState("");
+  const [repeated, setRepeated] = useState("");
+  const [done, setDone] = useState<string | undefined>(undefined);
+  const action = useAction();
+  const byLink = query.get("signedInBy") === "link";
+  const user = me.data;
+  const oidc = methods.data?.oidc?.name;
+  const passwordsOff = methods.data !== undefined && !methods.data.password;
+  const byKey = session.key !== undefined;
+  const mismatch = repeated !== "" && repeated !== next;
+  const has = user?.hasPassword === true;
+  // A wrong current password is put under its field, like a validation error.
+  const error = atField(action.error, { invalid_credentials: ["/currentPassword", "is wrong"] });
+  return (
+    <>
+      {byLink && user && !has && !passwordsOff && (
+        <div className="card notice" role="status" aria-labelledby="welcome-title">
+          <h2 id="welcome-title">Welcome: set a password now</h2>
+          <p>
+            You signed in with a one-time link, which cannot be used again. Set a password below to sign in next time
+            with your e-mail, {user.email}
+            {oidc ? `, or sign in with ${oidc}` : ""}. When this session ends, the link will not sign you in.
+          </p>
+        </div>
+      )}
+      <section className="card" aria-labelledby="password-title">
+        <h2 id="password-title">Password</h2>
+        <ErrorText error={me.error} />
+        {done && <p role="status">{done}</p>}
+        {user === undefined || methods.data === undefined ? (
+          <Loading what="your password's state" />
+        ) : passwordsOff ? (
+          <p>
+            Password sign-in is turned off on this server: you sign in with {oidc ?? "single sign-on"}
+            {user.hasPassword ? "; the password you have is not used" : ""}.
+          </p>
+        ) : byKey ? (
+          <p>
+            Only a signed-in session sets a password (a key cannot mint a sign-in): sign in with your account to{" "}
+            {has ? "change" : "set"} it.
+          </p>
+        ) : (
+          <form
+            aria-labelledby="password-title"
+            onSubmit={async (e) => {
+              e.preventDefault();
+              if (mismatch) return;
+              setDone(undefined);
+              const input = has ? { currentPassword: current, newPassword: next } : { newPassword: next };
+              if (await action.run(async () => void (await conn.people.setMyPassword(input)))) {
+                setCurrent("");
+                setNext("");
+                setRepeated("");
+                setDone(
+                  has
+                    ? "Your password is changed. Your other sessions were signed out; this one goes on."
+                    : `Your password is set: next time, sign in with ${user.email} and it. Your other sessions were signed out; this one goes on.`,
+                );
+                if (byLink) setQuery({ signedInBy: undefined });
+                await me.reload();
+              }
+            }}
+          >
+            <p className="muted">
+              {has
+                ? "You sign in with your e-mail and a password. Changing it signs you out everywhere else."
+                : `You have no password yet: you signed in ${oidc ? `with ${oidc} or ` : ""}with a one-time link. Set one to sign in with your e-mail.`}
+            </p>
+            <div className="grid2">
+              {has && (
+                <TextField
+                  id="current-password"
+                  label="Current password"
+                  field="currentPassword"
+                  value={current}
+                  onChange={setCurrent}
+                  error={error}
+                  type="password"
+                  autoComplete="current-password"
+                  required
+                />
+              )}
+              <TextField
+                id="new-password"
+                label="New password"
+                field="newPassword"
+                value={next}
+                onChange={setNext}
+                error={error}
+                type="password"
+                autoComplete="new-password"
+                help="12 to 256 characters."
+                required
+              />
+              <div className="field">
+                <label htmlFor="repeat-password">Repeat the new password</label>
+                <input
+                  id="repeat-password"
+                  type="password"
+                  autoComplete="new-password"
+                  required
+                  value={repeated}
+                  aria-invalid={mismatch ? true : undefined}
+                  aria-describedby={mismatch ? "repeat-password-error" : undefined}
+                  onChange={(e) => setRepeated(e.target.value)}
+                />
+                {mismatch && (
+                  <span id="repeat-password-error" className="error field-error" role="alert">
+                    The two new passwords differ.
+                  </span>
+                )}
+              </div>
+            </div>
+            <ErrorText error={error} shownFields={["currentPassword", "newPassword"]} />
+            <button type="submit" className="primary" disabled={action.busy || mismatch}>
+              {has ? "Change password" : "Set password"}
+            </button>
+          </form>
+        )}
+      </section>
+    </>
   );
 }
 

@@ -307,7 +307,7 @@ function PasswordField(props: {
       required={!props.optional}
       help={
         props.optional
-          ? `${PASSWORD_HELP} Without one, the person signs in with single sign-on, or gets a password later.`
+          ? `${PASSWORD_HELP} Without one, the person signs in with single sign-on, or an admin sets one later. Once signed in, they change it on their Me page.`
           : `${PASSWORD_HELP} Setting it signs the person out everywhere.`
       }
       type="password"

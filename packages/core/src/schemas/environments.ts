@@ -51,6 +51,14 @@ export const UpdateEnvironmentBody = Type.Object(
       Type.Literal(true, { description: "true makes this the project's default environment (there is always one)" }),
     ),
     protected: Type.Optional(Type.Boolean({ description: "Only the project's admins change its configurations" })),
+    position: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 10_000,
+        description:
+          "Moves it to this place in the project's order (1 for the first, at most the number of environments); the others keep their order around it",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -60,6 +60,22 @@ export const UpdateUserBody = Type.Object(
 );
 export type UpdateUserInput = Static<typeof UpdateUserBody>;
 
+/** Body of `PUT /users/me/password`: a person sets or changes their own password. */
+export const SetOwnPasswordBody = Type.Object(
+  {
+    currentPassword: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: PASSWORD_MAX_LENGTH,
+        description: "Your password now: required when you have one, checked (and counted) as a sign-in is",
+      }),
+    ),
+    newPassword: Password,
+  },
+  { additionalProperties: false },
+);
+export type SetOwnPasswordInput = Static<typeof SetOwnPasswordBody>;
+
 export const GrantSchema = Type.Object(
   {
     userId: Type.String(),

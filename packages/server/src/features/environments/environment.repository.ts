@@ -103,6 +103,31 @@ export async function saveEnvironment(trx: Transaction<Database>, environment: E
     .execute();
 }
 
+/**
+ * Puts a project's environments in this order (every one of them, by id): each gets a position past the
+ * highest it has now, so the unique index on (project, position) never sees two at one place meanwhile.
+ */
+export async function reorderEnvironments(
+  trx: Transaction<Database>,
+  projectId: string,
+  ids: readonly string[],
+): Promise<void> {
+  const top = await trx
+    .selectFrom("environments")
+    .select(sql<number | string | null>`max(position)`.as("last"))
+    .where("project_id", "=", projectId)
+    .executeTakeFirst();
+  const base = Number(top?.last ?? 0);
+  for (const [index, id] of ids.entries()) {
+    await trx
+      .updateTable("environments")
+      .set({ position: base + 1 + index })
+      .where("project_id", "=", projectId)
+      .where("id", "=", id)
+      .execute();
+  }
+}
+
 /** Makes no environment of the project the default (the caller then makes one so, in the same transaction). */
 export async function clearDefault(trx: Transaction<Database>, projectId: string, at: string): Promise<void> {
   await trx

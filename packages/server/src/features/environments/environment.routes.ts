@@ -81,9 +81,10 @@ export function environmentRoutes(app: TypedApp, environments: EnvironmentServic
       config: { access: "admin" },
       schema: {
         tags: ["environments"],
-        summary: "Rename an environment, describe it, or make it the default (extension; admin)",
+        summary: "Rename, describe, protect or move an environment, or make it the default (extension; admin)",
         description:
-          "A key bound to an environment changes that one only, and never makes one the default (403): see " +
+          "position moves it to that place in the project's order (1 for the first). A key bound to an " +
+          "environment changes that one only, and never makes one the default nor moves one (403): see " +
           "docs/environments.md.",
         params: EnvironmentParams,
         body: UpdateEnvironmentBody,

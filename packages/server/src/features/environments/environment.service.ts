@@ -101,8 +101,9 @@ export class EnvironmentService {
   }
 
   /**
-   * Renames or describes an environment, or makes it the default (the previous default stops being it).
-   * A caller bound to an environment changes its own only, and never moves the default (mayReach).
+   * Renames or describes an environment, protects it, moves it in the project's order (`position`), or
+   * makes it the default (the previous default stops being it). A caller bound to an environment changes
+   * its own only, and never moves the default nor reorders (mayReach).
    */
   async update(
     context: WriteContext,
@@ -124,15 +125,36 @@ export class EnvironmentService {
         default: current.default || input.default === true,
         protected: input.protected ?? current.protected,
       };
+      // A move: its place in the project's order, from 1, before and after.
+      let moved: { from: number; to: number; order: string[] } | undefined;
+      if (input.position !== undefined) {
+        const order = (await repo.listEnvironments(trx, projectId)).map((e) => e.id);
+        if (input.position > order.length) {
+          throw invalid(
+            `Project "${projectId}" has ${order.length} environments: position must be 1 to ${order.length}.`,
+            [{ path: "/position", message: `must be at most ${order.length}, the number of environments` }],
+          );
+        }
+        const from = order.indexOf(id) + 1;
+        if (from !== input.position) {
+          // Its place and every other's change: what a key bound to one environment may not do.
+          refuseBeyond(context.boundTo, null, "reorder the project's environments");
+          order.splice(from - 1, 1);
+          order.splice(input.position - 1, 0, id);
+          moved = { from, to: input.position, order };
+        }
+      }
       const changed =
         next.name !== current.name ||
         next.description !== current.description ||
         next.default !== current.default ||
-        next.protected !== current.protected;
+        next.protected !== current.protected ||
+        moved !== undefined;
       if (!changed) return { result: current, events: [] };
       const now = isoTime(this.clock.now());
       next.updatedAt = now;
       const events: DomainEvent[] = [];
+      if (moved) await repo.reorderEnvironments(trx, projectId, moved.order);
       if (next.default && !current.default) {
         // The previous default changes too, and every key bound to none follows the new one.
         refuseBeyond(context.boundTo, null, "make an environment the default");
@@ -156,8 +178,8 @@ export class EnvironmentService {
         projectId,
         environment: next.id,
         target: target(next),
-        before: record(current),
-        after: record(next),
+        before: moved ? { ...record(current), position: moved.from } : record(current),
+        after: moved ? { ...record(next), position: moved.to } : record(next),
       });
       return { result: next, events };
     });

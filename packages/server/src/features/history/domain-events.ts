@@ -99,6 +99,8 @@ export type EnvironmentRecord = {
   readonly default: boolean;
   /** Only project admins change its configurations (absent in events recorded before it: false). */
   readonly protected?: boolean;
+  /** Its place in the project's order, from 1: in the records of an update that moved it only. */
+  readonly position?: number;
 };
 /** A person as the history records them: never a password or its hash. */
 export type UserRecord = {

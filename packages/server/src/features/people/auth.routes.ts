@@ -24,6 +24,8 @@ export interface AuthRouteOptions {
 
 /** Where the console's sign-in page is, for the redirects that end a browser's sign-in. */
 export const CONSOLE_PATH = "/console/";
+/** Where a one-time sign-in link lands: the person's own page, saying how to sign in next time. */
+export const LINK_LANDING = `${CONSOLE_PATH}me?signedInBy=link`;
 
 /**
  * Signing in and out. Sign-in answers set a new session cookie (see Sessions); sign-in itself is refused
@@ -112,7 +114,7 @@ export function authRoutes(app: TypedApp, signIn: SignInService, sessions: Sessi
       config: { access: "public" },
       schema: {
         tags,
-        summary: "Use a one-time sign-in link (from `admin-key user create`); redirects to the console",
+        summary: "Use a one-time sign-in link (from `admin-key user create`); redirects to the console's Me page",
         security: [],
         querystring: Type.Object({ token: Type.String({ maxLength: 256 }) }, { additionalProperties: false }),
         response: { 302: Type.Null(), ...errorResponses(400, 429, 500, 503) },
@@ -122,7 +124,8 @@ export function authRoutes(app: TypedApp, signIn: SignInService, sessions: Sessi
       const user = await signIn.withLink(request.query.token);
       if (!user) return redirectToSignIn(reply, "link_invalid");
       await sessions.start(reply, user.id);
-      return reply.redirect(CONSOLE_PATH, 302);
+      // The link works once: the person lands on their page, which asks them to set a password there.
+      return reply.redirect(LINK_LANDING, 302);
     },
   );
 }

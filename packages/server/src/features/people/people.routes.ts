@@ -5,6 +5,7 @@ import {
   GrantBody,
   GrantSchema,
   PersonalKeySchema,
+  SetOwnPasswordBody,
   UpdateUserBody,
   UserSchema,
 } from "@flagstaff/core/schemas";
@@ -17,6 +18,8 @@ import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
 import type { PeopleService } from "./people.service.js";
 import type { Sessions } from "./sessions.js";
+import type { SignInService } from "./sign-in.service.js";
+import { TooManyAttempts } from "./sign-in.service.js";
 
 const UserParams = Type.Object({ userId: Type.String() });
 
@@ -35,7 +38,13 @@ function refusePasswordByPersonalKey(request: FastifyRequest, password: unknown)
 const GrantParams = Type.Object({ projectId: Type.String(), userId: Type.String() });
 
 /** People (admins), project access (project admins), and a person's own keys and sessions. */
-export function peopleRoutes(app: TypedApp, people: PeopleService, sessions: Sessions): void {
+export function peopleRoutes(
+  app: TypedApp,
+  people: PeopleService,
+  sessions: Sessions,
+  signIn: SignInService,
+  options: { readonly passwordSignIn: boolean },
+): void {
   for (const schema of [UserSchema, GrantSchema, PersonalKeySchema, CreatedPersonalKeySchema]) app.addSchema(schema);
   const tags = ["people"];
 
@@ -231,6 +240,57 @@ export function peopleRoutes(app: TypedApp, people: PeopleService, sessions: Ses
     async (request, reply) => {
       await people.revokeKey(writeContext(request), me(request), request.params.keyId);
       return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    "/users/me",
+    {
+      config: { access: "person" },
+      schema: {
+        tags,
+        summary: "Yourself, as the users API shows a person (whether you have a password, your last sign-in)",
+        response: { 200: Type.Ref("User"), ...errorResponses(400, 401, 403, 429, 500, 503) },
+      },
+    },
+    async (request) => people.get(me(request)),
+  );
+
+  app.put(
+    "/users/me/password",
+    {
+      config: { access: "session" },
+      schema: {
+        tags,
+        summary: "Set or change your own password (signed-in person)",
+        description:
+          "currentPassword is required when you have a password, and is checked and counted as a sign-in is " +
+          "(a wrong one is 401 invalid_credentials and counts towards the lockout, 429 too_many_attempts). " +
+          "Every other session of yours ends; this one stays signed in. Only a session may: a key is refused " +
+          "(403). Refused (403) when PASSWORD_SIGN_IN=false.",
+        body: SetOwnPasswordBody,
+        response: { 200: Type.Ref("User"), ...errorResponses(400, 401, 403, 412, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const userId = me(request);
+      if (!options.passwordSignIn) {
+        throw new AppError(
+          403,
+          "forbidden",
+          "Password sign-in is turned off here (PASSWORD_SIGN_IN=false): a password could not be used. Sign in with single sign-on.",
+        );
+      }
+      const session = request.principal?.session;
+      if (session === undefined) throw new AppError(500, "internal", "A session's route was reached without one.");
+      try {
+        return await people.setOwnPassword(writeContext(request), userId, session, request.body, (email, current) =>
+          signIn.checkCurrent(userId, email, current, request.ip),
+        );
+      } catch (error) {
+        if (error instanceof TooManyAttempts) reply.header("retry-after", error.retryAfterSeconds);
+        throw error;
+      }
     },
   );
 

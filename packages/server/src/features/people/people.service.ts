@@ -4,6 +4,7 @@ import type {
   CreateUserInput,
   Grant,
   PersonalKey,
+  SetOwnPasswordInput,
   UpdateUserInput,
   User,
 } from "@flagstaff/core/schemas";
@@ -12,7 +13,7 @@ import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
-import { AppError, projectNotFound } from "../../errors.js";
+import { AppError, invalid, projectNotFound } from "../../errors.js";
 import { RANK, roleOn } from "../../http/authorization.js";
 import { hashApiKey, newApiKey, newKeyId, newUserId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
@@ -156,6 +157,62 @@ export class PeopleService {
         });
       }
       return { result: after, events };
+    });
+  }
+
+  /**
+   * A person sets or changes their own password, in a session (`PUT /users/me/password`). When they have
+   * one, `checkCurrent` checks the current password as a sign-in would (counted against the lockout) and
+   * answers the hash it matched. Every other session of theirs ends (and its streams); `session`, the hash
+   * of the one making the change, stays signed in.
+   */
+  async setOwnPassword(
+    context: WriteContext,
+    userId: string,
+    session: string,
+    input: SetOwnPasswordInput,
+    checkCurrent: (email: string, currentPassword: string) => Promise<string>,
+  ): Promise<User> {
+    const user = await repo.findUser(this.db, userId);
+    if (!user) throw userNotFound(userId);
+    let basis: string | null = null;
+    if (user.passwordHash !== null) {
+      if (input.currentPassword === undefined) {
+        throw invalid("You have a password: give the current one to change it.", [
+          { path: "/currentPassword", message: "is required: you have a password" },
+        ]);
+      }
+      basis = await checkCurrent(user.email, input.currentPassword);
+    }
+    // Hashed before the transaction: scrypt takes ~100 ms, and no lock need wait for it.
+    const passwordHash = await hashPassword(input.newPassword);
+    return this.work.write(context, GLOBAL_STREAM, async (trx, hooks) => {
+      const before = await repo.findUser(trx, userId);
+      if (!before) throw userNotFound(userId);
+      // Set or removed meanwhile (by an admin, or another browser of theirs): what was checked is stale.
+      if (before.passwordHash !== basis) {
+        throw new AppError(
+          412,
+          "precondition_failed",
+          "Your password was set or changed meanwhile: read your page again, then give the current one.",
+        );
+      }
+      await repo.updateUser(trx, userId, { passwordHash });
+      await repo.clearSignInFailures(trx, before.email);
+      await this.sessions.endOthers(userId, session, { trx, hooks });
+      const after: User = { ...repo.publicUser(before), hasPassword: true };
+      return {
+        result: after,
+        events: [
+          {
+            type: "user.updated",
+            projectId: null,
+            target: userTarget(after),
+            before: userRecord(repo.publicUser(before)),
+            after: userRecord(after),
+          },
+        ],
+      };
     });
   }
 

@@ -179,6 +179,27 @@ export class Sessions implements SessionVerifier {
     else await this.tell({ userId });
   }
 
+  /**
+   * Ends every session of a person but one (hash of its id, as `Principal.session` holds it): a new
+   * password set in a session signs out every other browser and keeps this one. Within a write, the
+   * streams of the ended sessions hear of it once the write has committed.
+   */
+  async endOthers(
+    userId: string,
+    keep: string,
+    within: { trx: Transaction<Database>; hooks: WriteHooks },
+  ): Promise<void> {
+    const ended = await within.trx
+      .deleteFrom("sessions")
+      .where("user_id", "=", userId)
+      .where("id_hash", "!=", keep)
+      .returning("id_hash")
+      .execute();
+    within.hooks.afterCommit(() => {
+      for (const { id_hash } of ended) void this.tell({ session: id_hash });
+    });
+  }
+
   /** Tells the listeners; one that fails is logged, and the sessions stay ended (the streams' check follows). */
   private async tell(ended: EndedSessions): Promise<void> {
     try {

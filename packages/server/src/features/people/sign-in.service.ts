@@ -60,6 +60,35 @@ export class SignInService {
   ) {}
 
   async withPassword(email: string, password: string, address: string): Promise<User> {
+    const user = await this.attempt(email, password, address);
+    const now = isoTime(this.clock.now());
+    await repo.updateUser(this.db, user.id, { lastSignInAt: now });
+    return { ...repo.publicUser(user), lastSignInAt: now };
+  }
+
+  /**
+   * Checks a signed-in person's password before they change it (`PUT /users/me/password`), as a sign-in
+   * checks it: counted against the e-mail's and the address's limits, so a stolen session cannot be used to
+   * guess the password; a wrong one is the same 401, a lockout the same 429. Answers the hash it matched.
+   */
+  async checkCurrent(userId: string, email: string, password: string, address: string): Promise<string> {
+    const wrong = () => new AppError(401, "invalid_credentials", "The current password is wrong.");
+    let user: repo.UserRow;
+    try {
+      user = await this.attempt(email, password, address);
+    } catch (error) {
+      throw error instanceof AppError && error.code === "invalid_credentials" ? wrong() : error;
+    }
+    // The e-mail is the person's own (from their session): it names no one else.
+    if (user.id !== userId || user.passwordHash === null) throw wrong();
+    return user.passwordHash;
+  }
+
+  /**
+   * One password attempt for an e-mail: counted, checked, and on success forgotten. Answers the person;
+   * throws 429 while locked, 401 for anything wrong.
+   */
+  private async attempt(email: string, password: string, address: string): Promise<repo.UserRow> {
     const now = this.clock.now();
     // Synchronous: no other attempt runs between this address's check and its count.
     const giveBack = this.addresses.take(address, now);
@@ -79,8 +108,7 @@ export class SignInService {
       // A success forgets the failures, and is not one of the address's.
       await repo.clearSignInFailures(this.db, key);
       giveBack();
-      await repo.updateUser(this.db, user.id, { lastSignInAt: isoTime(now) });
-      return { ...repo.publicUser(user), lastSignInAt: isoTime(now) };
+      return user;
     } catch (error) {
       // Only a password checked and refused counts against the address: not a locked e-mail's refusal
       // (no guess was checked), nor a database's failure.
