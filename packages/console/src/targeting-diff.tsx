@@ -1,8 +1,18 @@
-// Changes to a flag's targeting as people read them, rule by rule: what Copy to… would change. Built on
-// targeting-text.ts; a component of its own so any page can show a diff.
+// Changes to a flag's targeting as people read them, rule by rule: what Copy to… would change and what the
+// history recorded. Built on targeting-text.ts; a component of its own so any page can show a diff.
 import { isFlagstaffError } from "@flagstaff/sdk";
 import { useEffect, useState } from "react";
-import type { Change, ChangeKind, SegmentNamer } from "./targeting-text.js";
+import {
+  type Change,
+  type ChangeKind,
+  type Prerequisite,
+  prerequisiteChanges,
+  type Rule,
+  ruleChanges,
+  type SegmentNamer,
+  type Variant,
+  variantChanges,
+} from "./targeting-text.js";
 import { useApp } from "./ui.js";
 
 const KIND_LABELS: Record<ChangeKind, string> = {
@@ -46,6 +56,43 @@ export function ChangeList(props: { changes: readonly Change[]; label: string })
       ))}
     </ul>
   );
+}
+
+/** The parts of a configuration (and of the flag's definition) whose changes are listed one by one. */
+export interface TargetingLists {
+  rules?: readonly Rule[];
+  prerequisites?: readonly Prerequisite[];
+  variants?: readonly Variant[];
+}
+
+/** One group of changes: "Rules", with the counts before and after, and the changes one by one. */
+export interface ChangeGroup {
+  what: "Rules" | "Prerequisites" | "Variants";
+  before: number;
+  after: number;
+  changes: Change[];
+}
+
+/**
+ * The changes between two configurations' lists, by group; a group whose list is absent on either side
+ * (an event recorded before targeting existed) or that did not change is left out.
+ */
+export function listChanges(before: TargetingLists, after: TargetingLists, segmentName: SegmentNamer): ChangeGroup[] {
+  const out: ChangeGroup[] = [];
+  const group = <T,>(
+    what: ChangeGroup["what"],
+    a: readonly T[] | undefined,
+    b: readonly T[] | undefined,
+    diff: (a: readonly T[], b: readonly T[]) => Change[],
+  ) => {
+    if (!Array.isArray(a) || !Array.isArray(b)) return;
+    const changes = diff(a, b);
+    if (changes.length > 0) out.push({ what, before: a.length, after: b.length, changes });
+  };
+  group("Rules", before.rules, after.rules, (a, b) => ruleChanges(a, b, segmentName));
+  group("Prerequisites", before.prerequisites, after.prerequisites, prerequisiteChanges);
+  group("Variants", before.variants, after.variants, variantChanges);
+  return out;
 }
 
 /**

@@ -1,6 +1,7 @@
 // A flag's targeting as the console says it (issue 32), in Chromium against a real server in this process:
 // Copy to… shows every field a copy changes, the rules and prerequisites one by one (added, removed,
-// changed) in words, and copies them. Checked through the API too.
+// changed) in words, and copies them; the history shows rules, prerequisites, variants and the on and off
+// variants before and after. Checked through the API too.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -13,6 +14,7 @@ import {
   launchChromium,
   openTab,
   SCREENSHOTS,
+  screenshot,
   signIn,
 } from "./helpers/console.js";
 
@@ -269,6 +271,101 @@ describe(`a flag's targeting in words, in Chromium [${dialect}]`, { skip: browse
         assert.deepEqual(production.body.rules, staging.body.rules);
         assert.deepEqual(production.body.prerequisites, [{ flag: "new-checkout", variants: ["on"] }]);
       });
+    },
+  );
+
+  test(
+    "History: rules, prerequisites, variants and the on and off variants before and after, a copy's too",
+    T,
+    async () => {
+      // Saving targeting and variants, as the team lead did: one event each.
+      await configure("checkout-theme", "staging", {
+        onVariant: "green",
+        rules: [
+          EUROPE,
+          {
+            ...HALF,
+            serve: {
+              split: {
+                weights: [
+                  { variant: "blue", weight: 90 },
+                  { variant: "green", weight: 10 },
+                ],
+              },
+            },
+          },
+        ],
+      });
+      const variants = await api("PATCH", flagPath("checkout-theme"), {
+        variants: [
+          { key: "blue", value: "#1d4ed8" },
+          { key: "green", value: "#16a34a", description: "Brighter" },
+          { key: "red", value: "#b91c1c" },
+        ],
+      });
+      assert.equal(variants.status, 200, variants.text);
+      await withTab(async (page) => {
+        await signIn(page, server.url, writeKey);
+        await page.goto(`${server.url}/console/p/${project}/history`);
+        const events = page.getByRole("table", { name: "Events" });
+        await events.waitFor();
+        const row = (text: string) => events.locator("tbody > tr").filter({ hasText: text }).first();
+
+        // The variants (the definition): one changed.
+        const variantsRow = row("Variants: 3 variants → 3 variants");
+        await variantsRow.waitFor();
+        assert.deepEqual(await changesOf(variantsRow.getByRole("list", { name: "Variants changed" })), [
+          ["Changed", "Variant green", 'Before: green = "#15803d"', 'After: green = "#16a34a" (“Brighter”)'],
+        ]);
+        // The on variant and a split's weights.
+        const onRow = row("On variant: blue → green");
+        assert.deepEqual(await changesOf(onRow.getByRole("list", { name: "Rules changed" })), [
+          [
+            "Changed",
+            "Rule 2 “rule-2”",
+            "Before: everyone → splits 50% blue, 50% green",
+            "After: everyone → splits 90% blue, 10% green",
+          ],
+        ]);
+        // The copy into Production: where from, then its rules and prerequisite.
+        const copied = row("Copied from Staging");
+        assert.match(await copied.innerText(), /Rules: 1 rule → 2 rules/);
+        assert.match(await copied.innerText(), /Prerequisites: none → 1 prerequisite/);
+        assert.deepEqual(await changesOf(copied.getByRole("list", { name: "Rules changed" })), [
+          [
+            "Changed",
+            "Rule 1 “rule-1”",
+            "Before: if country is FR → serves blue",
+            "After: “Europe”: if country is one of FR, DE → serves green",
+          ],
+          ["Added", "Rule 2 “rule-2”", "everyone → splits 50% blue, 50% green"],
+        ]);
+        assert.deepEqual(await changesOf(copied.getByRole("list", { name: "Prerequisites changed" })), [
+          ["Added", "Prerequisite new-checkout", "new-checkout must serve on"],
+        ]);
+        // The first rules saved in Staging, with a prerequisite; a segment's rule names the segment.
+        const first = row("Rules: none → 2 rules");
+        assert.match(await first.innerText(), /Prerequisites: none → 1 prerequisite/);
+        const segmentRule = row("Rules: none → 5 rules");
+        await segmentRule.getByText("if the actor is in segment Beta testers → serves low").waitFor();
+        await segmentRule.getByText("if plan is pro (any case) → serves high").waitFor();
+        await segmentRule.getByText("if appVersion is a version ≥ 2.0.0 → serves mid").waitFor();
+        assert.deepEqual(await axeViolations(page), []);
+        await screenshot(page, "history-targeting-light.png");
+
+        // The same events through the API: what the rows say is what was recorded.
+        const recorded = (await api("GET", `/projects/${project}/events?flag=checkout-theme&type=flag.updated`)).body
+          .data;
+        assert.equal(recorded.find((e: any) => e.after.copiedFrom === "staging")?.after.rules.length, 2);
+      });
+      // The tints of what is added, removed and changed read in the dark theme too.
+      await withTab(async (page) => {
+        await signIn(page, server.url, writeKey);
+        await page.goto(`${server.url}/console/p/${project}/history`);
+        await page.getByRole("list", { name: "Rules changed" }).first().waitFor();
+        assert.deepEqual(await axeViolations(page), []);
+        await screenshot(page, "history-targeting-dark.png");
+      }, "dark");
     },
   );
 });
