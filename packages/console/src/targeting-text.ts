@@ -1,7 +1,8 @@
-// A flag's targeting in words, for people: a condition, what a rule serves, a prerequisite, a variant, and
-// the changes between two configurations (rule by rule). One home for them, read by Copy to… (docs/targeting.md
+// A flag's targeting in words, for people: a condition, what a rule serves, a prerequisite, a variant, a
+// one-line summary of what the targeting does, and the changes between two configurations (rule by rule).
+// One home for them, read by the flag list, the flag page, Copy to… and the history (docs/targeting.md
 // says what each field means; the wording here follows the console's own forms).
-import type { ConditionOperator, Flag } from "@flagstaff/sdk";
+import type { ConditionOperator, Flag, FlagStatus } from "@flagstaff/sdk";
 
 export type Rule = Flag["rules"][number];
 export type Condition = Rule["conditions"][number];
@@ -104,6 +105,9 @@ export function conditionText(c: Condition, segmentName: SegmentNamer = byId): s
   return `${subject} ${phrase}${shown}${c.caseInsensitive ? " (any case)" : ""}`;
 }
 
+/** A split's weights: "50/50", "33.333/33.333/33.334". */
+const splitShape = (weights: readonly { weight: number }[]) => weights.map((w) => decimal(w.weight)).join("/");
+
 /** What a rule serves: "serves green", "splits 50% blue, 50% green by plan". */
 export function serveText(serve: Rule["serve"]): string {
   if ("variant" in serve) return `serves ${serve.variant}`;
@@ -134,6 +138,59 @@ export function variantText(v: Variant): string {
 }
 
 const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+const ONE_TO_TEN = ["", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+const inWords = (n: number) => ONE_TO_TEN[n] ?? String(n);
+
+/** The part of a configuration that decides who gets what in one environment. */
+export interface TargetingShape {
+  status: FlagStatus;
+  percentageActors: number;
+  percentageCalls: number;
+  rules?: readonly Rule[];
+  prerequisites?: readonly Prerequisite[];
+}
+
+/**
+ * What the targeting of one environment does, in one line, in the order the engine decides
+ * (docs/targeting.md): "Needs new-checkout · 5 rules (one 50/50 split) · then 0% of actors". Attached
+ * actors and segments, which come first, are counted apart (attachedSummary).
+ */
+export function targetingSummary(flag: TargetingShape): string {
+  if (flag.status === "disabled") return "Off for everyone";
+  const rules = flag.rules ?? [];
+  const prerequisites = flag.prerequisites ?? [];
+  const parts: string[] = [];
+  if (prerequisites.length > 0) {
+    const names = prerequisites.map((p) => p.flag);
+    parts.push(`needs ${names.length <= 2 ? names.join(" and ") : counted(names.length, "flag")}`);
+  }
+  if (flag.status === "enabled") {
+    parts.push(prerequisites.length > 0 ? "then on for everyone" : "on for everyone");
+  } else {
+    if (rules.length > 0) {
+      const splits = rules.flatMap((r) => ("split" in r.serve ? [splitShape(r.serve.split.weights)] : []));
+      const shapes = [...new Set(splits)];
+      const splitWords =
+        splits.length === 0
+          ? ""
+          : shapes.length === 1
+            ? ` (${inWords(splits.length)} ${shapes[0]} split${splits.length === 1 ? "" : "s"})`
+            : ` (${inWords(splits.length)} splits)`;
+      parts.push(`${counted(rules.length, "rule")}${splitWords}`);
+    }
+    // A rule without conditions that serves a variant decides for everyone it reaches: nothing after it does.
+    const everyone = rules.find((r) => r.conditions.length === 0 && "variant" in r.serve);
+    if (everyone && "variant" in everyone.serve) {
+      parts.push(`then everyone else gets ${everyone.serve.variant}`);
+    } else {
+      const rollout = [`${decimal(flag.percentageActors)}% of actors`];
+      if (flag.percentageCalls > 0) rollout.push(`${decimal(flag.percentageCalls)}% of calls`);
+      parts.push(`${rules.length > 0 || prerequisites.length > 0 ? "then " : ""}${rollout.join(", ")}`);
+    }
+  }
+  const line = parts.join(" · ");
+  return line.charAt(0).toUpperCase() + line.slice(1);
+}
 
 // ---- Changes between two configurations ----
 

@@ -480,7 +480,7 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
         )
         .waitFor();
       const headers = await flagsTable(page).getByRole("columnheader").allInnerTexts();
-      assert.deepEqual(headers.slice(0, 3), ["Name", "Staging", "Rollout"], "one environment column");
+      assert.deepEqual(headers.slice(0, 3), ["Name", "Staging", "Targeting"], "one environment column");
       assert.equal((await rowCells(page, "bound-flag").nth(1).innerText()).trim(), "enabled");
       await screenshot(page, "environments-bound-light.png", false);
 

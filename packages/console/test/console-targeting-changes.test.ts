@@ -1,11 +1,12 @@
 // A flag's targeting as the console says it (issue 32), in Chromium against a real server in this process:
 // Copy to… shows every field a copy changes, the rules and prerequisites one by one (added, removed,
 // changed) in words, and copies them; the history shows rules, prerequisites, variants and the on and off
-// variants before and after. Checked through the API too.
+// variants before and after; the flag list and the flag page sum up what the targeting does. Checked
+// through the API too.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { createProject, DIALECTS, startServer, type TestServer } from "@flagstaff/test-harness";
+import { createProject, DIALECTS, startServer, type TestServer, waitFor } from "@flagstaff/test-harness";
 import type { Browser, Locator, Page } from "playwright-core";
 import {
   axeViolations,
@@ -368,4 +369,38 @@ describe(`a flag's targeting in words, in Chromium [${dialect}]`, { skip: browse
       }, "dark");
     },
   );
+
+  test("the flag list and the flag page sum up what the targeting does", T, async () => {
+    await withTab(async (page) => {
+      await signIn(page, server.url, writeKey);
+      await page.goto(`${server.url}/console/p/${project}/flags?environment=production`);
+      const table = page.getByRole("table", { name: "Flags" });
+      await table.waitFor();
+      // The cell under "Targeting" in the flag's row.
+      const summary = (name: string) =>
+        table
+          .getByRole("row")
+          .filter({ has: page.getByRole("link", { name, exact: true }) })
+          .locator("td")
+          .nth(3);
+      const expected: [string, string][] = [
+        ["price", "5 rules (one 50/50 split) · then 0% of actors"],
+        ["layout", "Needs new-checkout · then 0% of actors"],
+        ["new-checkout", "On for everyone"],
+      ];
+      for (const [name, text] of expected) {
+        await waitFor(`${name}'s summary`, async () => (await summary(name).innerText()) === text);
+      }
+      // Each flag's page says the same, with the same function.
+      for (const [name, text] of expected) {
+        await page.goto(`${server.url}/console/p/${project}/flags/${name}?environment=production`);
+        await page.getByRole("heading", { name, level: 1 }).waitFor();
+        await page.getByText(`${text} · 0 actors, 0 segments`, { exact: false }).waitFor();
+      }
+      await page.goto(`${server.url}/console/p/${project}/flags?environment=production`);
+      await table.waitFor();
+      await summary("price").waitFor();
+      await screenshot(page, "flags-targeting-summary-light.png");
+    });
+  });
 });

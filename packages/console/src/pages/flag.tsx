@@ -1,6 +1,7 @@
 import type { Flag, FlagExplanation, FlagStatus, Percentage, Segment, UpdateFlagInput } from "@flagstaff/sdk";
 import { useEffect, useRef, useState } from "react";
 import { baseUrl } from "../api/session.js";
+import { targetingSummary } from "../targeting-text.js";
 import {
   type Cursor,
   ConfigurationRights,
@@ -25,7 +26,7 @@ import {
 } from "../ui.js";
 import { EventList } from "./events.js";
 import { CopyTo } from "./flag-copy.js";
-import { attachedSummary, rolloutSummary, staleReason } from "./flags.js";
+import { attachedSummary, staleReason } from "./flags.js";
 import { MembersPanel } from "./members.js";
 import {
   type AttributeRow,
@@ -112,8 +113,9 @@ export function FlagPage(props: { name: string }) {
       )}
       <ErrorText error={flag.error} />
       <p className="muted">
-        {rolloutSummary(f)} · <span data-testid="attached-counts">{attachedSummary(f)}</span> · updated{" "}
-        {when(f.updatedAt)} · last checked {when(f.latestCheckedAt)}
+        <span data-testid="targeting-summary">{targetingSummary(f)}</span> ·{" "}
+        <span data-testid="attached-counts">{attachedSummary(f)}</span> · updated {when(f.updatedAt)} · last checked{" "}
+        {when(f.latestCheckedAt)}
       </p>
       <Description flag={f} patch={patch} etag={etag} />
       <ConfigurationRights>
