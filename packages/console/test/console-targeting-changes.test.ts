@@ -1,12 +1,13 @@
 // A flag's targeting as the console says it (issue 32), in Chromium against a real server in this process:
 // Copy to… shows every field a copy changes, the rules and prerequisites one by one (added, removed,
 // changed) in words, and copies them; the history shows rules, prerequisites, variants and the on and off
-// variants before and after; the flag list and the flag page sum up what the targeting does. Checked
-// through the API too.
+// variants before and after; the flag list and the flag page sum up what the targeting does; the snippets
+// call what fits the flag's type; Evaluate says "its one condition held". Checked through the API too.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { createProject, DIALECTS, startServer, type TestServer, waitFor } from "@flagstaff/test-harness";
+import { FlagstaffClient } from "@flagstaff/sdk";
+import { createKey, createProject, DIALECTS, startServer, type TestServer, waitFor } from "@flagstaff/test-harness";
 import type { Browser, Locator, Page } from "playwright-core";
 import {
   axeViolations,
@@ -401,6 +402,81 @@ describe(`a flag's targeting in words, in Chromium [${dialect}]`, { skip: browse
       await table.waitFor();
       await summary("price").waitFor();
       await screenshot(page, "flags-targeting-summary-light.png");
+    });
+  });
+
+  test("Evaluate says its one condition held; the snippets call what fits the flag's type", T, async () => {
+    const checkKey = (await createKey(server, project, "check")).key;
+    const client = new FlagstaffClient({ baseUrl: server.url, apiKey: checkKey });
+    const methods = {
+      boolean: "getBooleanValue",
+      string: "getStringValue",
+      number: "getNumberValue",
+      object: "getObjectValue",
+    };
+    await withTab(async (page) => {
+      await signIn(page, server.url, writeKey);
+
+      // Evaluate: one condition held, in plain words.
+      await configure("checkout-theme", "staging", { status: "conditional" });
+      await page.goto(`${server.url}/console/p/${project}/flags/checkout-theme?environment=staging`);
+      await page.getByLabel("Actor ids").fill("alice");
+      const rows = page.getByTestId("attribute-row");
+      await rows.first().getByLabel("Attribute 1 name").fill("country");
+      await rows.first().getByLabel("Attribute 1 value").fill("FR");
+      await page.getByRole("button", { name: "Evaluate", exact: true }).click();
+      const why = page.getByTestId("why");
+      await why.waitFor();
+      assert.equal(await why.innerText(), "Rule: targeting rule 1 “rule-1” (Europe): its one condition held.");
+
+      for (const [name, type] of [
+        ["new-checkout", "boolean"],
+        ["checkout-theme", "string"],
+        ["price", "number"],
+        ["layout", "object"],
+      ] as const) {
+        await page.goto(`${server.url}/console/p/${project}/flags/${name}?environment=production`);
+        const card = page.locator("section", { has: page.getByRole("heading", { name: "Check this flag" }) });
+        await card.locator("pre code").first().waitFor();
+        const blocks = await card.locator("pre code").allInnerTexts();
+        /** The snippet that imports this, or uses this tool. */
+        const code = (marker: string) => {
+          const found = blocks.filter((b) => b.includes(marker));
+          assert.equal(found.length, 1, `${name}: one snippet with ${marker}`);
+          return found[0] as string;
+        };
+        // What the server answers for this flag, in its type: OFREP's value (what OpenFeature checks the call against).
+        const ofrep = await server.request("POST", `/ofrep/v1/evaluate/flags/${name}`, {
+          key: checkKey,
+          body: { context: { targetingKey: "alice" } },
+        });
+        assert.equal(ofrep.status, 200, ofrep.text);
+        assert.equal(typeof ofrep.body.value, type, `${name}: OFREP answers a ${type}`);
+        for (const marker of ["@openfeature/server-sdk", "@openfeature/web-sdk"]) {
+          const calls = [...code(marker).matchAll(/getClient\(\)\.(get\w+Value)\(/g)].map((m) => m[1]);
+          assert.deepEqual(calls, [methods[type]], `${name} (${type}): the ${marker} snippet asks for a ${type}`);
+        }
+        // The SDK's call, made for real: a boolean flag's check answers whether it is on; any other's evaluate
+        // answers its value, of its type.
+        const sdk = code("@flagstaff/sdk");
+        if (type === "boolean") {
+          assert.match(sdk, /flagstaff\.flags\.check\("words", "new-checkout"/);
+          assert.equal(typeof (await client.flags.check(project, name, { actorIds: ["alice"] })), "boolean");
+        } else {
+          assert.match(
+            sdk,
+            new RegExp(`const \\{ variant, value \\} = await flagstaff\\.flags\\.evaluate\\("words", "${name}"`),
+          );
+          assert.doesNotMatch(sdk, /flags\.check\(/);
+          assert.equal(typeof (await client.flags.evaluate(project, name, { actorIds: ["alice"] })).value, type);
+        }
+        // curl: the check, and what it answers for this type.
+        const curl = code("curl ");
+        assert.match(curl, new RegExp(`/projects/words/flags/${name}/check\\?actorIds=alice`));
+        if (type === "boolean") assert.match(curl, /# answers, for instance, \{"enabled":true\}/);
+        else assert.match(curl, /# answers, for instance, \{"enabled":true,"variant":"[^"]+","value":/);
+        if (type === "number") await card.screenshot({ path: join(SCREENSHOTS, "flag-snippets-number-light.png") });
+      }
     });
   });
 });
