@@ -110,7 +110,22 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
 
   test("password sign-in: the session lives in the cookie, survives a reload, and signs out", T, async () => {
     await withTab(async (page, sent) => {
+      // Loading the console signed out asks whether a session exists without a 401 (which Chromium logs as
+      // an error in the console): no failed request, no error logged.
+      const refused: string[] = [];
+      const logged: string[] = [];
+      page.on("response", (r) => {
+        if (r.status() >= 400) refused.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
+      });
+      page.on("console", (m) => {
+        if (m.type() === "error") logged.push(m.text());
+      });
       await page.goto(`${url()}/console/`);
+      await page.getByLabel("E-mail").waitFor();
+      await page.reload();
+      await page.getByLabel("E-mail").waitFor();
+      assert.deepEqual(refused, [], "no request refused while signed out");
+      assert.deepEqual(logged, [], "nothing logged as an error");
       // What GET /auth/methods offers: the form, and the key for automation.
       await page.getByRole("button", { name: "Use an API key" }).waitFor();
       assert.equal(await page.getByRole("link", { name: /Sign in with/ }).count(), 0, "no single sign-on configured");
@@ -137,6 +152,7 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
       await page.goto(`${url()}/console/p/${project}/flags`);
       await page.getByRole("table", { name: "Flags" }).or(page.getByText("No flags")).first().waitFor();
       assert.match(await page.getByTestId("signed-in").innerText(), /Ada Lovelace/);
+      assert.deepEqual(refused, [], "nothing refused signed in either");
       // A change made with the session (Sec-Fetch-Site: same-origin, no key).
       await page.getByRole("button", { name: "New flag" }).click();
       await page.getByLabel("Name", { exact: true }).fill("made-by-ada");

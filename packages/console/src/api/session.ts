@@ -153,11 +153,13 @@ export async function signIn(key: string): Promise<Session> {
 }
 
 /**
- * The person signed in by the session cookie, if any: `GET /whoami` with no key answers 200 with `user`
- * while the cookie is valid, 401 otherwise (the console cannot read the HttpOnly cookie itself).
+ * The person signed in by the session cookie, if any (the console cannot read the HttpOnly cookie itself):
+ * `GET /auth/session` says whether there is one, 200 either way, then `GET /whoami` names them. Asking
+ * whoami first would answer 401 to every signed-out load, which the browser logs as an error.
  */
 export async function resumeSession(): Promise<Session | undefined> {
-  const { client } = connect(undefined);
+  const { client, people } = connect(undefined);
+  if (!(await people.signedIn())) return undefined;
   try {
     const me = (await client.whoami()) as WhoAmIPerson;
     return me.user ? { project: undefined, ...personOf(me) } : undefined;
