@@ -337,6 +337,19 @@ describe(`the console's lists in Chromium [${dialect}]`, { skip: browserSkip }, 
       assert.equal(rows.scroll, 0, "nothing sticks out");
       // The name is cut short on screen, whole on hover and to assistive technology.
       assert.match(await page.getByTestId("signed-in").innerText(), /rotated every 90 days/);
+      // The key's first characters and one ellipsis, whole; only the name after it gives way.
+      const masked = async () =>
+        header.locator(".key code").evaluate((code) => {
+          const box = code.getBoundingClientRect();
+          const shown = code.closest(".key")?.getBoundingClientRect();
+          return {
+            text: code.textContent ?? "",
+            clipped: shown === undefined || box.right > shown.right + 0.5 || box.left < shown.left - 0.5,
+          };
+        });
+      const key = await masked();
+      assert.equal(key.text, `${writeKey.slice(0, 8)}…`, "the first characters, then one ellipsis");
+      assert.equal(key.clipped, false, "the masked key is not cut");
       await screenshot(page, "lists-header-1280.png");
 
       // An admin has the most sections; at 1152 px as well, one row, and Sign out whole and in view.
@@ -346,8 +359,9 @@ describe(`the console's lists in Chromium [${dialect}]`, { skip: browserSkip }, 
       await page.goto(`${url()}/console/p/${project}/flags`);
       await page.getByRole("link", { name: "Webhooks" }).waitFor();
       const admin = await header.evaluate((h) => {
-        // What must stay whole: the links, the project, the role and Sign out (the key's name may be cut).
-        const boxes = [...h.querySelectorAll("a, button, strong")].map((e) => e.getBoundingClientRect());
+        // What must stay whole: the links, the project, the masked key, the role and Sign out (the key's
+        // name may be cut).
+        const boxes = [...h.querySelectorAll("a, button, strong, code")].map((e) => e.getBoundingClientRect());
         return {
           height: h.getBoundingClientRect().height,
           right: Math.max(...boxes.map((b) => b.right)),
@@ -359,6 +373,10 @@ describe(`the console's lists in Chromium [${dialect}]`, { skip: browserSkip }, 
       assert.ok(admin.height < 60, `one row high for an admin at 1152 px: ${JSON.stringify(admin)}`);
       assert.ok(admin.right <= 1152, `nothing past the right edge: ${JSON.stringify(admin)}`);
       assert.equal(admin.overlaps, false, "no link, button or name drawn over another");
+      const adminKey = await masked();
+      assert.equal(adminKey.text, `${server.config.adminApiKey!.slice(0, 8)}…`);
+      assert.equal(adminKey.clipped, false, "the admin's masked key is not cut at 1152 px either");
+      await screenshot(page, "lists-header-1152-admin.png");
     });
   });
 });

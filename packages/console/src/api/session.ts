@@ -47,9 +47,9 @@ export function saveSession(session: Session | undefined): void {
   else sessionStorage.setItem(STORAGE, JSON.stringify(session));
 }
 
-/** How a key is shown: its first characters only. */
+/** How a key is shown: its first characters only, then one ellipsis ("fsk_WjYa…"). */
 export function maskKey(key: string): string {
-  return key.length <= 10 ? "•".repeat(key.length) : `${key.slice(0, 8)}…${key.slice(-2)}`;
+  return key.length <= 10 ? "•".repeat(key.length) : `${key.slice(0, 8)}…`;
 }
 
 export const baseUrl = (): string => window.location.origin;
