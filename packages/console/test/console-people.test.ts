@@ -26,6 +26,7 @@ import {
   launchChromium,
   openTab,
   screenshot,
+  selectShowsWhole,
   showKeyForm,
 } from "./helpers/console.js";
 
@@ -254,11 +255,45 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
     },
   );
 
+  test("a member granted no project is told so, and whom to ask, instead of a form they may not use", T, async () => {
+    const nora = await person("nora@example.com", "Nora Newcomer");
+    await withTab(async (page) => {
+      await passwordSignIn(page, nora.email);
+      await page.waitForURL("**/console/projects");
+      const said = page.getByTestId("no-project");
+      await said.waitFor();
+      assert.match(
+        await said.innerText(),
+        /You have no project yet\. Ask a Flagstaff admin, or an admin of the project/,
+      );
+      assert.match(await said.innerText(), /nora@example\.com/);
+      assert.equal(await page.getByRole("button", { name: "Create project" }).count(), 0, "no New project form");
+      assert.equal(await page.getByLabel("Project id").count(), 0);
+      assert.deepEqual(await axeViolations(page), []);
+      await screenshot(page, "people-member-no-project.png");
+      // Granted meanwhile: the project shows without signing in again.
+      await api("PUT", `/projects/${project}/access/${nora.id}`, { role: "read" });
+      await page.goto(`${url()}/console/projects`);
+      await page.getByRole("link", { name: project, exact: true }).waitFor();
+    });
+  });
+
   test("People (admin): create with errors at the field, disable, reset the password, delete", T, async () => {
     await withTab(async (page) => {
       await passwordSignIn(page, admin.email);
       await page.getByRole("link", { name: "People" }).click();
       await page.getByRole("table", { name: "People" }).waitFor();
+      // The new person's role shows its words whole, at 1280 px and on a phone.
+      for (const width of [1280, 390]) {
+        await page.setViewportSize({ width, height: 900 });
+        for (const role of ["member", "admin"]) {
+          await page.getByLabel("Role", { exact: true }).selectOption(role);
+          const shown = await selectShowsWhole(page.getByLabel("Role", { exact: true }));
+          assert.ok(shown.whole, `${width} px: ${shown.detail}`);
+        }
+      }
+      await page.getByLabel("Role", { exact: true }).selectOption("member");
+      await page.setViewportSize({ width: 1280, height: 900 });
       // Ada's own row: what would lock her out is disabled, with the reason.
       assert.equal(await page.getByRole("button", { name: `Disable ${admin.email}` }).isDisabled(), true);
       assert.equal(await page.getByLabel(`Role of ${admin.email}`).isDisabled(), true);
