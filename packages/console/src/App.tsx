@@ -445,7 +445,8 @@ export function App() {
         </p>
       )}
       <main id="main" tabIndex={-1}>
-        {project && selected && visible && inProject && (
+        {/* The history is the project's, every environment's: it filters by environment instead (HistoryPage). */}
+        {project && selected && visible && inProject && section !== "history" && (
           <EnvironmentSwitcher
             environments={visible}
             selected={selected}
