@@ -291,6 +291,9 @@ export function App() {
       ]
     : [];
 
+  // How many sections the header links to (Projects, People, and the project's).
+  const sections = nav.filter(([, , shown]) => shown).length + (listsProjects(session) ? 1 : 0) + (isAdmin ? 1 : 0);
+
   let page: ReactElement;
   if (elsewhere) {
     const bound = boundProject(session);
@@ -363,7 +366,8 @@ export function App() {
       <a className="skip" href="#main">
         Skip to content
       </a>
-      <header className="top">
+      {/* An admin's nine sections leave little room on a small desktop: the header's words then give way. */}
+      <header className={sections > 7 ? "top crowded" : "top"}>
         <div className="brand">
           <Link to={startPage(session)}>Flagstaff</Link>
         </div>
@@ -397,16 +401,24 @@ export function App() {
         <div className="who">
           {navProject && (
             <span>
-              <span className="project-label">Project </span>
+              <span className="label-word">Project </span>
               <strong>{navProject}</strong>
             </span>
           )}
           <span data-testid="signed-in" className="signed-in">
             {session.key !== undefined && (
               <span className="key" title={session.name}>
-                Key <code>{maskKey(session.key)}</code>
-                {session.name ? ` (${session.name})` : ""}
-                {session.user ? ` of ${session.user.name}` : ""}
+                {/* The masked key stays whole; only the name after it is cut short (whole on hover). */}
+                <span className="key-id">
+                  <span className="label-word">Key </span>
+                  <code>{maskKey(session.key)}</code>
+                </span>
+                {(session.name || session.user) && (
+                  <span className="key-name">
+                    {session.name ? ` (${session.name})` : ""}
+                    {session.user ? ` of ${session.user.name}` : ""}
+                  </span>
+                )}
               </span>
             )}
             {session.key === undefined && session.user && (
@@ -438,7 +450,8 @@ export function App() {
         </p>
       )}
       <main id="main" tabIndex={-1}>
-        {project && selected && visible && inProject && (
+        {/* The history is the project's, every environment's: it filters by environment instead (HistoryPage). */}
+        {project && selected && visible && inProject && section !== "history" && (
           <EnvironmentSwitcher
             environments={visible}
             selected={selected}

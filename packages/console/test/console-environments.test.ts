@@ -480,7 +480,7 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
         )
         .waitFor();
       const headers = await flagsTable(page).getByRole("columnheader").allInnerTexts();
-      assert.deepEqual(headers.slice(0, 3), ["Name", "Staging", "Rollout"], "one environment column");
+      assert.deepEqual(headers.slice(0, 3), ["Name", "Staging", "Targeting"], "one environment column");
       assert.equal((await rowCells(page, "bound-flag").nth(1).innerText()).trim(), "enabled");
       await screenshot(page, "environments-bound-light.png", false);
 
@@ -620,7 +620,7 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
         // alpha differs between staging and production in its status and percentage of actors only.
         await page
           .getByTestId("copy-unchanged")
-          .getByText("Already the same: percentage of calls, attached actors, attached segments.")
+          .getByText("Already the same: percentage of calls, rules, prerequisites, attached actors, attached segments.")
           .waitFor();
         found.push(...(await axeViolations(page)).map((v) => `copy (${scheme}): ${v}`));
         await screenshot(page, `environments-copy-${scheme}.png`, false);

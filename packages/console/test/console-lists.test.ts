@@ -19,6 +19,7 @@ import {
   launchChromium,
   openTab,
   screenshot,
+  selectShowsWhole,
   signIn,
 } from "./helpers/console.js";
 
@@ -315,6 +316,16 @@ describe(`the console's lists in Chromium [${dialect}]`, { skip: browserSkip }, 
           assert.equal(await overflow(), 0, `${section}: the page does not scroll sideways`);
         }
         await screenshot(page, "lists-history-390.png");
+        // The history's environment filter shows its choice whole (a select is cut short on a phone).
+        const filter = await selectShowsWhole(page.getByLabel(/^Environment/));
+        assert.ok(filter.whole, filter.detail);
+
+        // An admin's project list: its visually hidden header scrolls with the table, not the page.
+        await page.getByRole("button", { name: "Sign out" }).click();
+        await signIn(page, url(), server.config.adminApiKey!);
+        await page.goto(`${url()}/console/projects`);
+        await page.getByRole("table", { name: "Projects" }).waitFor();
+        assert.equal(await overflow(), 0, "projects: the page does not scroll sideways");
       });
     },
   );
@@ -337,6 +348,19 @@ describe(`the console's lists in Chromium [${dialect}]`, { skip: browserSkip }, 
       assert.equal(rows.scroll, 0, "nothing sticks out");
       // The name is cut short on screen, whole on hover and to assistive technology.
       assert.match(await page.getByTestId("signed-in").innerText(), /rotated every 90 days/);
+      // The key's first characters and one ellipsis, whole; only the name after it gives way.
+      const masked = async () =>
+        header.locator(".key code").evaluate((code) => {
+          const box = code.getBoundingClientRect();
+          const shown = code.closest(".key")?.getBoundingClientRect();
+          return {
+            text: code.textContent ?? "",
+            clipped: shown === undefined || box.right > shown.right + 0.5 || box.left < shown.left - 0.5,
+          };
+        });
+      const key = await masked();
+      assert.equal(key.text, `${writeKey.slice(0, 8)}…`, "the first characters, then one ellipsis");
+      assert.equal(key.clipped, false, "the masked key is not cut");
       await screenshot(page, "lists-header-1280.png");
 
       // An admin has the most sections; at 1152 px as well, one row, and Sign out whole and in view.
@@ -346,8 +370,9 @@ describe(`the console's lists in Chromium [${dialect}]`, { skip: browserSkip }, 
       await page.goto(`${url()}/console/p/${project}/flags`);
       await page.getByRole("link", { name: "Webhooks" }).waitFor();
       const admin = await header.evaluate((h) => {
-        // What must stay whole: the links, the project, the role and Sign out (the key's name may be cut).
-        const boxes = [...h.querySelectorAll("a, button, strong")].map((e) => e.getBoundingClientRect());
+        // What must stay whole: the links, the project, the masked key, the role and Sign out (the key's
+        // name may be cut).
+        const boxes = [...h.querySelectorAll("a, button, strong, code")].map((e) => e.getBoundingClientRect());
         return {
           height: h.getBoundingClientRect().height,
           right: Math.max(...boxes.map((b) => b.right)),
@@ -359,6 +384,60 @@ describe(`the console's lists in Chromium [${dialect}]`, { skip: browserSkip }, 
       assert.ok(admin.height < 60, `one row high for an admin at 1152 px: ${JSON.stringify(admin)}`);
       assert.ok(admin.right <= 1152, `nothing past the right edge: ${JSON.stringify(admin)}`);
       assert.equal(admin.overlaps, false, "no link, button or name drawn over another");
+      const adminKey = await masked();
+      assert.equal(adminKey.text, `${server.config.adminApiKey!.slice(0, 8)}…`);
+      assert.equal(adminKey.clipped, false, "the admin's masked key is not cut at 1152 px either");
+      await screenshot(page, "lists-header-1152-admin.png");
     });
   });
+
+  test(
+    "History: the environment filter lists that environment's events only, through the API's filter",
+    T,
+    async () => {
+      const where = await createProject(server, "where");
+      const staging = await api("POST", `/projects/${where}/environments`, { id: "staging", name: "Staging" });
+      assert.equal(staging.status, 201, staging.text);
+      await api("POST", `/projects/${where}/flags/placed`, {});
+      await api("PATCH", `/projects/${where}/flags/placed?environment=staging`, { status: "enabled" });
+      await api("PATCH", `/projects/${where}/flags/placed?environment=production`, { percentageActors: 10 });
+      await api("POST", `/projects/${where}/segments`, { name: "Everywhere" });
+      await withTab(async (page) => {
+        const asked: URL[] = [];
+        page.on("request", (r) => {
+          const u = new URL(r.url());
+          if (u.pathname === `/projects/${where}/events`) asked.push(u);
+        });
+        await signIn(page, url(), server.config.adminApiKey!);
+        await page.goto(`${url()}/console/p/${where}/history`);
+        const table = page.getByRole("table", { name: "Events" });
+        await table.waitFor();
+        // One control says "Environment" here: the filter (the history is every environment's).
+        const filter = page.getByLabel(/^Environment/);
+        assert.equal(await filter.count(), 1);
+        assert.deepEqual(await filter.locator("option").allInnerTexts(), ["All", "Production", "Staging"]);
+        const environments = async () => table.locator("tbody tr td:nth-child(3)").allInnerTexts();
+        await waitFor("every environment's events and the project's", async () => {
+          const shown = new Set(await environments());
+          return shown.has("Staging") && shown.has("Production") && shown.has("—");
+        });
+
+        await filter.selectOption("staging");
+        await page.getByText("Staging's events only").waitFor();
+        await waitFor("Staging's events only", async () => {
+          const shown = await environments();
+          return shown.length > 0 && shown.every((e) => e === "Staging");
+        });
+        assert.equal(asked.at(-1)?.searchParams.get("environment"), "staging", "the API's environment filter");
+        // What the API lists for it, the page shows: the same events.
+        const listed = (await api("GET", `/projects/${where}/events?environment=staging`)).body.data;
+        assert.equal((await environments()).length, listed.length);
+        await screenshot(page, "lists-history-environment.png");
+
+        await filter.selectOption("");
+        await waitFor("every environment again", async () => (await environments()).includes("—"));
+        assert.equal(asked.at(-1)?.searchParams.get("environment"), null);
+      });
+    },
+  );
 });

@@ -26,6 +26,7 @@ import {
   launchChromium,
   openTab,
   screenshot,
+  selectShowsWhole,
   showKeyForm,
 } from "./helpers/console.js";
 
@@ -110,7 +111,22 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
 
   test("password sign-in: the session lives in the cookie, survives a reload, and signs out", T, async () => {
     await withTab(async (page, sent) => {
+      // Loading the console signed out asks whether a session exists without a 401 (which Chromium logs as
+      // an error in the console): no failed request, no error logged.
+      const refused: string[] = [];
+      const logged: string[] = [];
+      page.on("response", (r) => {
+        if (r.status() >= 400) refused.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
+      });
+      page.on("console", (m) => {
+        if (m.type() === "error") logged.push(m.text());
+      });
       await page.goto(`${url()}/console/`);
+      await page.getByLabel("E-mail").waitFor();
+      await page.reload();
+      await page.getByLabel("E-mail").waitFor();
+      assert.deepEqual(refused, [], "no request refused while signed out");
+      assert.deepEqual(logged, [], "nothing logged as an error");
       // What GET /auth/methods offers: the form, and the key for automation.
       await page.getByRole("button", { name: "Use an API key" }).waitFor();
       assert.equal(await page.getByRole("link", { name: /Sign in with/ }).count(), 0, "no single sign-on configured");
@@ -137,6 +153,7 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
       await page.goto(`${url()}/console/p/${project}/flags`);
       await page.getByRole("table", { name: "Flags" }).or(page.getByText("No flags")).first().waitFor();
       assert.match(await page.getByTestId("signed-in").innerText(), /Ada Lovelace/);
+      assert.deepEqual(refused, [], "nothing refused signed in either");
       // A change made with the session (Sec-Fetch-Site: same-origin, no key).
       await page.getByRole("button", { name: "New flag" }).click();
       await page.getByLabel("Name", { exact: true }).fill("made-by-ada");
@@ -238,11 +255,45 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
     },
   );
 
+  test("a member granted no project is told so, and whom to ask, instead of a form they may not use", T, async () => {
+    const nora = await person("nora@example.com", "Nora Newcomer");
+    await withTab(async (page) => {
+      await passwordSignIn(page, nora.email);
+      await page.waitForURL("**/console/projects");
+      const said = page.getByTestId("no-project");
+      await said.waitFor();
+      assert.match(
+        await said.innerText(),
+        /You have no project yet\. Ask a Flagstaff admin, or an admin of the project/,
+      );
+      assert.match(await said.innerText(), /nora@example\.com/);
+      assert.equal(await page.getByRole("button", { name: "Create project" }).count(), 0, "no New project form");
+      assert.equal(await page.getByLabel("Project id").count(), 0);
+      assert.deepEqual(await axeViolations(page), []);
+      await screenshot(page, "people-member-no-project.png");
+      // Granted meanwhile: the project shows without signing in again.
+      await api("PUT", `/projects/${project}/access/${nora.id}`, { role: "read" });
+      await page.goto(`${url()}/console/projects`);
+      await page.getByRole("link", { name: project, exact: true }).waitFor();
+    });
+  });
+
   test("People (admin): create with errors at the field, disable, reset the password, delete", T, async () => {
     await withTab(async (page) => {
       await passwordSignIn(page, admin.email);
       await page.getByRole("link", { name: "People" }).click();
       await page.getByRole("table", { name: "People" }).waitFor();
+      // The new person's role shows its words whole, at 1280 px and on a phone.
+      for (const width of [1280, 390]) {
+        await page.setViewportSize({ width, height: 900 });
+        for (const role of ["member", "admin"]) {
+          await page.getByLabel("Role", { exact: true }).selectOption(role);
+          const shown = await selectShowsWhole(page.getByLabel("Role", { exact: true }));
+          assert.ok(shown.whole, `${width} px: ${shown.detail}`);
+        }
+      }
+      await page.getByLabel("Role", { exact: true }).selectOption("member");
+      await page.setViewportSize({ width: 1280, height: 900 });
       // Ada's own row: what would lock her out is disabled, with the reason.
       assert.equal(await page.getByRole("button", { name: `Disable ${admin.email}` }).isDisabled(), true);
       assert.equal(await page.getByLabel(`Role of ${admin.email}`).isDisabled(), true);

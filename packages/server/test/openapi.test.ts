@@ -16,6 +16,7 @@ const PUBLIC_PATHS = new Set([
   "/readyz",
   // Signing in and out: before there is a session or a key (docs/people.md).
   "/auth/methods",
+  "/auth/session",
   "/auth/login",
   "/auth/logout",
   "/auth/link",

@@ -552,6 +552,22 @@ for (const dialect of DIALECTS) {
       expectProblem(await server.request("GET", "/whoami", asKey(key.key)), 401, "unauthorized");
     });
 
+    test("/auth/session says whether the cookie signs someone in, 200 either way (no 401 for a browser to log)", async () => {
+      const session = (cookie?: string) =>
+        server.request("GET", "/auth/session", cookie === undefined ? { key: null } : asSession(cookie));
+      const none = await session();
+      assert.equal(none.status, 200);
+      assert.deepEqual(none.body, { signedIn: false });
+      const person = await createPerson(server);
+      const cookie = await signIn(server, person.email);
+      assert.deepEqual((await session(cookie)).body, { signedIn: true });
+      assert.deepEqual((await session("flagstaff_session=not-a-session")).body, { signedIn: false });
+      await server.request("POST", "/auth/logout", asSession(cookie));
+      const ended = await session(cookie);
+      assert.equal(ended.status, 200);
+      assert.deepEqual(ended.body, { signedIn: false });
+    });
+
     test("/auth/methods offers the password", async () => {
       const res = await server.request("GET", "/auth/methods", { key: null });
       assert.deepEqual(res.body, { password: true, oidc: null });

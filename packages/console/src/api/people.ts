@@ -178,6 +178,14 @@ export class PeopleApi {
     return this.request("GET", "/auth/methods");
   }
 
+  /**
+   * Whether the browser's session cookie signs a person in (`GET /auth/session`): 200 either way, where
+   * whoami would answer 401, which the browser logs as an error, at every load of a signed-out console.
+   */
+  async signedIn(): Promise<boolean> {
+    return (await this.request<{ signedIn: boolean }>("GET", "/auth/session")).signedIn;
+  }
+
   /** Signs in with a password (`POST /auth/login`); the server sets the session cookie. */
   login(email: string, password: string): Promise<{ user: Person }> {
     return this.request("POST", "/auth/login", { email, password });

@@ -47,9 +47,9 @@ export function saveSession(session: Session | undefined): void {
   else sessionStorage.setItem(STORAGE, JSON.stringify(session));
 }
 
-/** How a key is shown: its first characters only. */
+/** How a key is shown: its first characters only, then one ellipsis ("fsk_WjYa…"). */
 export function maskKey(key: string): string {
-  return key.length <= 10 ? "•".repeat(key.length) : `${key.slice(0, 8)}…${key.slice(-2)}`;
+  return key.length <= 10 ? "•".repeat(key.length) : `${key.slice(0, 8)}…`;
 }
 
 export const baseUrl = (): string => window.location.origin;
@@ -164,11 +164,13 @@ export async function signIn(key: string): Promise<Session> {
 }
 
 /**
- * The person signed in by the session cookie, if any: `GET /whoami` with no key answers 200 with `user`
- * while the cookie is valid, 401 otherwise (the console cannot read the HttpOnly cookie itself).
+ * The person signed in by the session cookie, if any (the console cannot read the HttpOnly cookie itself):
+ * `GET /auth/session` says whether there is one, 200 either way, then `GET /whoami` names them. Asking
+ * whoami first would answer 401 to every signed-out load, which the browser logs as an error.
  */
 export async function resumeSession(): Promise<Session | undefined> {
-  const { client } = connect(undefined);
+  const { client, people } = connect(undefined);
+  if (!(await people.signedIn())) return undefined;
   try {
     const me = (await client.whoami()) as WhoAmIPerson;
     return me.user ? { project: undefined, ...personOf(me) } : undefined;

@@ -1,7 +1,8 @@
 // The history as people read it: field labels instead of property names, segment names instead of ids,
-// and the changed thing as a link to its page.
-import { type FlagstaffEvent, isFlagstaffError } from "@flagstaff/sdk";
-import { useEffect, useState } from "react";
+// rules, prerequisites and variants one by one in words, and the changed thing as a link to its page.
+import type { FlagstaffEvent } from "@flagstaff/sdk";
+import { ChangeList, type ChangeGroup, listChanges, type TargetingLists, useSegmentNames } from "../targeting-diff.js";
+import { howMany, ruleSegmentIds, type Rule, type SegmentNamer } from "../targeting-text.js";
 import { enc, Link, useApp, when } from "../ui.js";
 
 /** What each recorded property is called on the console's own forms. */
@@ -11,6 +12,8 @@ const LABELS: Record<string, string> = {
   status: "Status",
   percentageActors: "Percentage of actors",
   percentageCalls: "Percentage of calls",
+  onVariant: "On variant",
+  offVariant: "Off variant",
   url: "URL",
   events: "Events",
   enabled: "Enabled",
@@ -66,7 +69,7 @@ export function describeChange(
   return parts;
 }
 
-/** Segment ids of the events' segment lists. */
+/** Segment ids of the events' segment lists, and of the segments their rules name. */
 function segmentIds(events: FlagstaffEvent[]): string[] {
   const ids = new Set<string>();
   for (const e of events) {
@@ -74,38 +77,57 @@ function segmentIds(events: FlagstaffEvent[]): string[] {
       const list = e.after?.[key];
       if (Array.isArray(list)) for (const id of list) ids.add(String(id));
     }
+    // Only a flag's events hold rules; a segment's `conditions` have no segment condition.
+    if (e.target.kind !== "flag") continue;
+    for (const side of [e.before, e.after]) {
+      const rules = side?.rules;
+      if (Array.isArray(rules)) for (const id of ruleSegmentIds(rules as Rule[])) ids.add(id);
+    }
   }
   return [...ids].sort();
 }
 
 /**
- * Names of segments by id, fetched once each (GET …/segments/{id}); a deleted one is named from its id.
- * A segment renamed meanwhile shows its current name: the id is what the event recorded.
+ * The rules, prerequisites and variants an event of a flag changed, one by one; nothing for an event of
+ * anything else, a creation or a deletion, or an event recorded before targeting existed.
  */
-function useSegmentNames(ids: string[]): (id: string) => string {
-  const { conn, project } = useApp();
-  const [names, setNames] = useState<ReadonlyMap<string, string>>(new Map());
-  const key = ids.join(" ");
-  useEffect(() => {
-    const missing = ids.filter((id) => !names.has(id));
-    if (missing.length === 0) return;
-    let live = true;
-    void Promise.all(
-      missing.map(async (id): Promise<[string, string]> => {
-        try {
-          return [id, (await conn.client.segments.get(project, id)).name];
-        } catch (error) {
-          return [id, isFlagstaffError(error) && error.status === 404 ? `${id} (deleted)` : id];
-        }
-      }),
-    ).then((found) => {
-      if (live) setNames((previous) => new Map([...previous, ...found]));
-    });
-    return () => {
-      live = false;
-    };
-  }, [project, key]);
-  return (id) => names.get(id) ?? id;
+export function listChangesOf(e: FlagstaffEvent, segmentName: SegmentNamer): ChangeGroup[] {
+  if (e.target.kind !== "flag" || e.before === null || e.after === null) return [];
+  return listChanges(e.before as TargetingLists, e.after as TargetingLists, segmentName);
+}
+
+const NOUNS: Record<ChangeGroup["what"], string> = {
+  Rules: "rule",
+  Prerequisites: "prerequisite",
+  Variants: "variant",
+};
+
+/** An event's change: its lines, then its rules, prerequisites and variants one by one. */
+export function ChangeCell(props: {
+  event: FlagstaffEvent;
+  segmentName: SegmentNamer;
+  environmentName: (id: string) => string;
+}) {
+  const lines = describeChange(props.event, props.segmentName, props.environmentName);
+  const groups = listChangesOf(props.event, props.segmentName);
+  return (
+    <>
+      {lines.map((line) => (
+        <div key={line}>{line}</div>
+      ))}
+      {groups.map((g) => {
+        const noun = NOUNS[g.what];
+        return (
+          <div key={g.what} className="change-group">
+            <div>
+              {g.what}: {howMany(g.before, noun)} → {howMany(g.after, noun)}
+            </div>
+            <ChangeList changes={g.changes} label={`${g.what} changed`} />
+          </div>
+        );
+      })}
+    </>
+  );
 }
 
 /**
@@ -204,10 +226,8 @@ export function EventList(props: { events: FlagstaffEvent[] }) {
               <td>
                 <ActorCell actor={e.actor} />
               </td>
-              <td className="small">
-                {describeChange(e, segmentName, environmentName).map((line) => (
-                  <div key={line}>{line}</div>
-                ))}
+              <td className="small change-cell">
+                <ChangeCell event={e} segmentName={segmentName} environmentName={environmentName} />
               </td>
             </tr>
           );

@@ -1,8 +1,22 @@
 // "Copy to…": a flag's configuration in the environment shown, copied to another, after the differences
 // are shown. The copy is one write (POST …/flags/{flag}/copy) sent with If-Match of the target's ETag as it
 // was read for the comparison, so a change made to the target meanwhile is refused (412), not overwritten.
-import type { Environment, Flag, FlagstaffClient, FlagStatus, Percentage } from "@flagstaff/sdk";
-import { useState } from "react";
+// It replaces everything a configuration holds (flag.service.ts, copy): the status, both percentages, the
+// on and off variants, the rules, the prerequisites and the attached actors and segments; the comparison
+// shows each of them, the rules and prerequisites one by one.
+import type { Environment, Flag, FlagstaffClient, FlagStatus, FlagType, Percentage } from "@flagstaff/sdk";
+import { Fragment, useState } from "react";
+import { ChangeList, useSegmentNames } from "../targeting-diff.js";
+import {
+  type Change,
+  howMany,
+  type Prerequisite,
+  prerequisiteChanges,
+  type Rule,
+  ruleChanges,
+  ruleSegmentIds,
+  type SegmentNamer,
+} from "../targeting-text.js";
 import { Confirm, ErrorText, isConflict, Loading, useAction, useApp, useData } from "../ui.js";
 
 /** What is attached to a flag in one environment, as far as the console lists it. */
@@ -13,10 +27,15 @@ interface Attached {
 }
 
 /** A configuration to compare: the fields the copy replaces. */
-interface Configuration {
+export interface Configuration {
+  type: FlagType;
   status: FlagStatus;
   percentageActors: Percentage;
   percentageCalls: Percentage;
+  onVariant: string;
+  offVariant: string;
+  rules: readonly Rule[];
+  prerequisites: readonly Prerequisite[];
   actorsCount: number;
   segmentsCount: number;
   attached: Attached;
@@ -42,20 +61,29 @@ async function attached(client: FlagstaffClient, project: string, flag: Flag): P
 async function configuration(client: FlagstaffClient, project: string, flag: Flag): Promise<Configuration> {
   const { status, percentageActors, percentageCalls, actorsCount, segmentsCount } = flag;
   return {
+    type: flag.type ?? "boolean",
     status,
     percentageActors,
     percentageCalls,
+    onVariant: flag.onVariant,
+    offVariant: flag.offVariant,
+    rules: flag.rules ?? [],
+    prerequisites: flag.prerequisites ?? [],
     actorsCount,
     segmentsCount,
     attached: await attached(client, project, flag),
   };
 }
 
-/** One line of the comparison: what the target has now, and what it will have after the copy. */
+/**
+ * One line of the comparison: what the target has now, and what it will have after the copy; for the
+ * rules and the prerequisites, also what changes one by one.
+ */
 export interface Difference {
   what: string;
   now: string;
   after: string;
+  changes?: Change[];
 }
 
 const FEW = 10;
@@ -66,8 +94,19 @@ function few(items: string[]): string {
 }
 const count = (n: number, noun: string) => `${n.toLocaleString()} ${noun}${n === 1 ? "" : "s"}`;
 
-/** The differences between the target's configuration (`now`) and the source's, which the copy gives it. */
-export function differences(now: Configuration, source: Configuration): Difference[] {
+/** Prerequisites in a cell: each in words while they are few, else how many. */
+const prerequisitesCell = (list: readonly Prerequisite[]) =>
+  list.length === 0
+    ? "none"
+    : list.length <= 3
+      ? list.map((p) => `${p.flag} (${p.variants.join(" or ")})`).join(", ")
+      : howMany(list.length, "prerequisite");
+
+/**
+ * The differences between the target's configuration (`now`) and the source's, which the copy gives it,
+ * in the order the comparison shows them (the order of COMPARED).
+ */
+export function differences(now: Configuration, source: Configuration, segmentName: SegmentNamer): Difference[] {
   const out: Difference[] = [];
   if (now.status !== source.status) out.push({ what: "Status", now: now.status, after: source.status });
   if (now.percentageActors !== source.percentageActors) {
@@ -75,6 +114,28 @@ export function differences(now: Configuration, source: Configuration): Differen
   }
   if (now.percentageCalls !== source.percentageCalls) {
     out.push({ what: "Percentage of calls", now: `${now.percentageCalls}%`, after: `${source.percentageCalls}%` });
+  }
+  if (now.onVariant !== source.onVariant) out.push({ what: "On variant", now: now.onVariant, after: source.onVariant });
+  if (now.offVariant !== source.offVariant) {
+    out.push({ what: "Off variant", now: now.offVariant, after: source.offVariant });
+  }
+  const rules = ruleChanges(now.rules, source.rules, segmentName);
+  if (rules.length > 0) {
+    out.push({
+      what: "Rules",
+      now: howMany(now.rules.length, "rule"),
+      after: howMany(source.rules.length, "rule"),
+      changes: rules,
+    });
+  }
+  const prerequisites = prerequisiteChanges(now.prerequisites, source.prerequisites);
+  if (prerequisites.length > 0) {
+    out.push({
+      what: "Prerequisites",
+      now: prerequisitesCell(now.prerequisites),
+      after: prerequisitesCell(source.prerequisites),
+      changes: prerequisites,
+    });
   }
   const [had, will] = [now.attached.actors, source.attached.actors];
   if (had && will) {
@@ -109,12 +170,28 @@ export function differences(now: Configuration, source: Configuration): Differen
   return out;
 }
 
-/** Everything the copy replaces, as the comparison names it. */
-const COMPARED = ["Status", "Percentage of actors", "Percentage of calls", "Attached actors", "Attached segments"];
+/**
+ * Everything the copy replaces, as the comparison names it. A boolean flag's on and off variants are
+ * always `on` and `off`, so they are not named for it.
+ */
+export function compared(type: FlagType): string[] {
+  return [
+    "Status",
+    "Percentage of actors",
+    "Percentage of calls",
+    ...(type === "boolean" ? [] : ["On variant", "Off variant"]),
+    "Rules",
+    "Prerequisites",
+    "Attached actors",
+    "Attached segments",
+  ];
+}
 
 /** What the comparison found the same, in lower case: "percentage of calls, attached segments". */
-function unchanged(found: Difference[]): string[] {
-  return COMPARED.filter((what) => !found.some((d) => d.what === what)).map((what) => what.toLowerCase());
+function unchanged(type: FlagType, found: Difference[]): string[] {
+  return compared(type)
+    .filter((what) => !found.some((d) => d.what === what))
+    .map((what) => what.toLowerCase());
 }
 
 /** Why "Copy to…" cannot be used, or undefined when it can. */
@@ -153,17 +230,25 @@ export function CopyTo(props: { flag: Flag; changed: () => void }) {
   const comparison = useData(
     async () => {
       if (!open || !target) return undefined;
-      const there = await conn.clientIn(target).flags.getWithETag(project, props.flag.name);
+      // The source is read afresh too: the copy copies what the server holds, not what the page last polled.
+      const [here, there] = await Promise.all([
+        conn.client.flags.get(project, props.flag.name),
+        conn.clientIn(target).flags.getWithETag(project, props.flag.name),
+      ]);
       const [mine, theirs] = await Promise.all([
-        configuration(conn.client, project, props.flag),
+        configuration(conn.client, project, here),
         configuration(conn.clientIn(target), project, there.value),
       ]);
-      return { etag: there.etag, differences: differences(theirs, mine) };
+      return { etag: there.etag, mine, theirs };
     },
     [open, target, reads, props.flag.name],
     0,
   );
-  const found = comparison.data?.differences;
+  const { mine, theirs } = comparison.data ?? {};
+  // Rules name segments by id: the comparison names them.
+  const segmentName = useSegmentNames([...ruleSegmentIds(mine?.rules ?? []), ...ruleSegmentIds(theirs?.rules ?? [])]);
+  const found = mine && theirs ? differences(theirs, mine, segmentName) : undefined;
+  const type = props.flag.type ?? "boolean";
   return (
     <div className="copy-to">
       <button
@@ -225,8 +310,9 @@ export function CopyTo(props: { flag: Flag; changed: () => void }) {
             ))}
           </select>
           <span id="copy-target-help" className="help">
-            The copy replaces {targetName}'s status, percentages, attached actors and attached segments with{" "}
-            {source.name}'s. The description is shared by every environment.
+            The copy replaces {targetName}'s status, percentages,{type === "boolean" ? "" : " on and off variants,"}{" "}
+            rules, prerequisites, attached actors and attached segments with {source.name}'s. The description and the
+            variants are shared by every environment.
             {left.length > 0 &&
               ` Protected environments (${left.map((e) => e.name).join(", ")}) are not offered: only admins of this project change them.`}
           </span>
@@ -242,9 +328,9 @@ export function CopyTo(props: { flag: Flag; changed: () => void }) {
             {targetName} already has the same configuration as {source.name}: there is nothing to copy.
           </p>
         )}
-        {found && found.length > 0 && found.length < COMPARED.length && (
+        {found && found.length > 0 && found.length < compared(type).length && (
           <p className="help" data-testid="copy-unchanged">
-            Already the same: {unchanged(found).join(", ")}.
+            Already the same: {unchanged(type, found).join(", ")}.
           </p>
         )}
         {found && found.length > 0 && (
@@ -258,11 +344,21 @@ export function CopyTo(props: { flag: Flag; changed: () => void }) {
             </thead>
             <tbody>
               {found.map((d) => (
-                <tr key={d.what}>
-                  <th scope="row">{d.what}</th>
-                  <td>{d.now}</td>
-                  <td>{d.after}</td>
-                </tr>
+                <Fragment key={d.what}>
+                  <tr>
+                    <th scope="row">{d.what}</th>
+                    <td>{d.now}</td>
+                    <td>{d.after}</td>
+                  </tr>
+                  {d.changes && (
+                    // The rules and prerequisites one by one, under their row, across the table.
+                    <tr className="difference-details">
+                      <td colSpan={3}>
+                        <ChangeList changes={d.changes} label={`${d.what}: what the copy changes in ${targetName}`} />
+                      </td>
+                    </tr>
+                  )}
+                </Fragment>
               ))}
             </tbody>
           </table>

@@ -1,6 +1,7 @@
-import type { Flag, FlagExplanation, FlagStatus, Percentage, Segment, UpdateFlagInput } from "@flagstaff/sdk";
+import type { Flag, FlagExplanation, FlagStatus, FlagType, Percentage, Segment, UpdateFlagInput } from "@flagstaff/sdk";
 import { useEffect, useRef, useState } from "react";
 import { baseUrl } from "../api/session.js";
+import { targetingSummary } from "../targeting-text.js";
 import {
   type Cursor,
   ConfigurationRights,
@@ -25,7 +26,7 @@ import {
 } from "../ui.js";
 import { EventList } from "./events.js";
 import { CopyTo } from "./flag-copy.js";
-import { attachedSummary, rolloutSummary, staleReason } from "./flags.js";
+import { attachedSummary, staleReason } from "./flags.js";
 import { MembersPanel } from "./members.js";
 import {
   type AttributeRow,
@@ -112,8 +113,9 @@ export function FlagPage(props: { name: string }) {
       )}
       <ErrorText error={flag.error} />
       <p className="muted">
-        {rolloutSummary(f)} · <span data-testid="attached-counts">{attachedSummary(f)}</span> · updated{" "}
-        {when(f.updatedAt)} · last checked {when(f.latestCheckedAt)}
+        <span data-testid="targeting-summary">{targetingSummary(f)}</span> ·{" "}
+        <span data-testid="attached-counts">{attachedSummary(f)}</span> · updated {when(f.updatedAt)} · last checked{" "}
+        {when(f.latestCheckedAt)}
       </p>
       <Description flag={f} patch={patch} etag={etag} />
       <ConfigurationRights>
@@ -561,9 +563,14 @@ export function why(e: FlagExplanation): string {
       return `Rule: segment. ${e.actorId} is a member of the attached segment ${e.segment?.name ?? e.segmentId}.`;
     case "rule": {
       const m = e.matchedRule;
-      return m
-        ? `Rule: targeting rule ${m.index + 1} “${m.id}”${m.description ? ` (${m.description})` : ""}: all of its ${m.conditions.length} condition${m.conditions.length === 1 ? "" : "s"} held.`
-        : "Rule: a targeting rule.";
+      if (!m) return "Rule: a targeting rule.";
+      const held =
+        m.conditions.length === 0
+          ? "it has no conditions, so it holds for everyone"
+          : m.conditions.length === 1
+            ? "its one condition held"
+            : `all of its ${m.conditions.length} conditions held`;
+      return `Rule: targeting rule ${m.index + 1} “${m.id}”${m.description ? ` (${m.description})` : ""}: ${held}.`;
     }
     case "prerequisite":
       return `Rule: prerequisite. The prerequisite flag ${e.prerequisite ?? "?"} did not serve one of its required variants, so the off variant is served.`;
@@ -700,29 +707,71 @@ function EvaluatePanel(props: { flag: Flag }) {
   );
 }
 
-function Snippets(props: { flag: Flag }) {
-  const { project, environment } = useApp();
-  const url = baseUrl();
-  const path = `/projects/${enc(project)}/flags/${enc(props.flag.name)}/check`;
-  const snippets: [string, string][] = [
-    ["curl", `curl -s -H "Authorization: Bearer $FLAGSTAFF_KEY" \\\n  "${url}${path}?actorIds=alice"`],
+/** The OpenFeature client's evaluation method for each type of flag (server and web SDKs alike). */
+export const OPENFEATURE_METHODS: Record<FlagType, string> = {
+  boolean: "getBooleanValue",
+  string: "getStringValue",
+  number: "getNumberValue",
+  object: "getObjectValue",
+};
+
+/**
+ * The snippets that check a flag, each with the call that fits its type: the check answers a typed flag's
+ * variant and value beside `enabled`, the SDK's `flags.evaluate` reads them (`flags.check` answers only
+ * whether it is on), and OpenFeature asks for the value in the flag's type (any other answers
+ * TYPE_MISMATCH and the default). The default shown is the off variant's value.
+ */
+export function snippets(flag: Flag, project: string, url: string): [label: string, code: string][] {
+  const type = flag.type ?? "boolean";
+  const name = JSON.stringify(flag.name);
+  const path = `/projects/${enc(project)}/flags/${enc(flag.name)}/check`;
+  const variantValue = (key: string) => flag.variants?.find((v) => v.key === key)?.value;
+  const fallback = type === "boolean" ? "false" : JSON.stringify(variantValue(flag.offVariant) ?? null);
+  const example =
+    type === "boolean"
+      ? `{"enabled":true}`
+      : JSON.stringify({ enabled: true, variant: flag.onVariant, value: variantValue(flag.onVariant) ?? null });
+  const method = OPENFEATURE_METHODS[type];
+  const sdkCall =
+    type === "boolean"
+      ? `const on = await flagstaff.flags.check(${JSON.stringify(project)}, ${name}, { actorIds: ["alice"] });`
+      : `const { variant, value } = await flagstaff.flags.evaluate(${JSON.stringify(project)}, ${name}, { actorIds: ["alice"] });`;
+  return [
+    [
+      "curl",
+      `curl -s -H "Authorization: Bearer $FLAGSTAFF_KEY" \\\n  "${url}${path}?actorIds=alice"\n# answers, for instance, ${example}`,
+    ],
     [
       "SDK (TypeScript)",
-      `import { FlagstaffClient } from "@flagstaff/sdk";\n\nconst flagstaff = new FlagstaffClient({ baseUrl: "${url}", apiKey: process.env.FLAGSTAFF_KEY });\nconst on = await flagstaff.flags.check(${JSON.stringify(project)}, ${JSON.stringify(props.flag.name)}, { actorIds: ["alice"] });`,
+      `import { FlagstaffClient } from "@flagstaff/sdk";\n\nconst flagstaff = new FlagstaffClient({ baseUrl: "${url}", apiKey: process.env.FLAGSTAFF_KEY });\n${sdkCall}`,
     ],
     [
-      "OpenFeature",
-      `import { OpenFeature } from "@openfeature/server-sdk";\nimport { FlagstaffProvider } from "@flagstaff/openfeature";\n\nawait OpenFeature.setProviderAndWait(new FlagstaffProvider({ baseUrl: "${url}", apiKey: process.env.FLAGSTAFF_KEY, projectId: ${JSON.stringify(project)} }));\nconst on = await OpenFeature.getClient().getBooleanValue(${JSON.stringify(props.flag.name)}, false, { targetingKey: "alice" });`,
+      "OpenFeature (Node.js)",
+      `import { OpenFeature } from "@openfeature/server-sdk";\nimport { FlagstaffProvider } from "@flagstaff/openfeature";\n\nawait OpenFeature.setProviderAndWait(new FlagstaffProvider({ baseUrl: "${url}", apiKey: process.env.FLAGSTAFF_KEY, projectId: ${JSON.stringify(project)} }));\nconst value = await OpenFeature.getClient().${method}(${name}, ${fallback}, { targetingKey: "alice" });`,
+    ],
+    [
+      "OpenFeature (web)",
+      `import { OFREPWebProvider } from "@openfeature/ofrep-web-provider";\nimport { OpenFeature } from "@openfeature/web-sdk";\n\nawait OpenFeature.setContext({ targetingKey: "alice" });\nawait OpenFeature.setProviderAndWait(new OFREPWebProvider({ baseUrl: "${url}", headers: [["Authorization", \`Bearer \${FLAGSTAFF_BROWSER_KEY}\`]] }));\nconst value = OpenFeature.getClient().${method}(${name}, ${fallback});`,
     ],
   ];
+}
+
+function Snippets(props: { flag: Flag }) {
+  const { project, environment } = useApp();
+  const type = props.flag.type ?? "boolean";
   return (
     <section className="card" aria-labelledby="snippets-title">
       <h2 id="snippets-title">Check this flag</h2>
       <p className="help">
-        A check answers for the environment of the key it is made with: use a check key of {environment?.name}.
+        A check answers for the environment of the key it is made with: use a check key of {environment?.name}.{" "}
+        {type === "boolean"
+          ? "A boolean flag answers whether it is on."
+          : `A ${type} flag answers the variant it serves and its value; OpenFeature asks for a ${type}.`}{" "}
+        A web page needs a check key of its own (anyone who opens the page can read it) and its origin in the server's{" "}
+        <code>CORS_ALLOWED_ORIGINS</code>.
       </p>
-      {snippets.map(([label, code]) => (
-        <div key={label} className="snippet">
+      {snippets(props.flag, project, baseUrl()).map(([label, code]) => (
+        <div key={label} className="snippet" data-testid="snippet">
           <div className="row">
             <h3>{label}</h3>
             <CopyButton text={code} label={`Copy ${label} snippet`} />

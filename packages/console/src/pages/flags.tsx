@@ -16,6 +16,7 @@ import {
   useData,
   when,
 } from "../ui.js";
+import { targetingSummary } from "../targeting-text.js";
 import { oneOf, useUrlQuery } from "../url-state.js";
 import { emptyVariantRows, NewFlagTargeting, newFlagProblems, type VariantRow } from "./targeting.js";
 
@@ -39,15 +40,6 @@ export function staleReason(flag: Flag, now = Date.now()): string | undefined {
 export function attachedSummary(flag: Flag): string {
   const actors = `${flag.actorsCount.toLocaleString()} actor${flag.actorsCount === 1 ? "" : "s"}`;
   return `${actors}, ${flag.segmentsCount.toLocaleString()} segment${flag.segmentsCount === 1 ? "" : "s"}`;
-}
-
-export function rolloutSummary(flag: Flag): string {
-  if (flag.status === "enabled") return "On for everyone";
-  if (flag.status === "disabled") return "Off for everyone";
-  const parts: string[] = [];
-  parts.push(`${flag.percentageActors}% of actors`);
-  if (flag.percentageCalls > 0) parts.push(`${flag.percentageCalls}% of calls`);
-  return parts.join(", ");
 }
 
 /** Past this many environments the list shows one summary column instead of a column each. */
@@ -189,7 +181,7 @@ export function FlagsPage() {
         </label>
       </search>
       <p id="flags-environment-note" className="help">
-        The status filter, the order, the rollout, what is attached and the last check are those of{" "}
+        The status filter, the order, the targeting, what is attached and the last check are those of{" "}
         <strong>{shown}</strong>.
       </p>
       <ErrorText error={list.error} />
@@ -214,7 +206,7 @@ export function FlagsPage() {
                   </th>
                 ))}
                 {summarised && <th scope="col">Environments</th>}
-                <th scope="col">Rollout</th>
+                <th scope="col">Targeting</th>
                 <th scope="col">Attached</th>
                 {timeColumn && (
                   <th scope="col" aria-sort={sortedBy(timeColumn)}>
@@ -252,7 +244,7 @@ export function FlagsPage() {
                       );
                     })}
                     {summarised && <td>{environmentsSummary(flag, environments)}</td>}
-                    <td>{rolloutSummary(flag)}</td>
+                    <td data-testid="targeting-summary">{targetingSummary(flag)}</td>
                     <td>{attachedSummary(flag)}</td>
                     {timeColumn && (
                       <td>

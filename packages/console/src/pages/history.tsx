@@ -18,8 +18,13 @@ const TYPES = [
 ];
 
 export function HistoryPage() {
-  const { conn, project } = useApp();
+  const { conn, project, environments, session } = useApp();
   const [type, setType] = useState("");
+  // The history belongs to the project: every environment's events, and those of none (a segment, a key…).
+  // One environment's only is the API's `environment` filter.
+  const [environment, setEnvironment] = useState("");
+  const bound = Boolean(session.environment);
+  const filtered = environments.find((e) => e.id === environment);
   const [flag, setFlag] = useState("");
   const [since, setSince] = useState("");
   const [cursor, setCursor] = useState<Cursor>({});
@@ -36,9 +41,15 @@ export function HistoryPage() {
   const events = useData(
     () =>
       conn.client.events
-        .list(project, { type: type || undefined, flag: flag.trim() || undefined, since: sinceIso, actor })
+        .list(project, {
+          type: type || undefined,
+          flag: flag.trim() || undefined,
+          since: sinceIso,
+          actor,
+          environment: environment || undefined,
+        })
         .page({ limit: 25, ...cursor }),
-    [project, type, flag, sinceIso, actor, cursor.before, cursor.after],
+    [project, type, flag, sinceIso, actor, environment, cursor.before, cursor.after],
   );
   const first = events.data?.data[0];
   const reset = () => setCursor({});
@@ -58,6 +69,25 @@ export function HistoryPage() {
             {TYPES.map((t) => (
               <option key={t} value={t}>
                 {t === "" ? "Every type" : t.endsWith(".") ? `every ${t.slice(0, -1)} event` : t}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Environment
+          <select
+            value={environment}
+            aria-describedby="history-environment-help"
+            onChange={(e) => {
+              setEnvironment(e.target.value);
+              reset();
+            }}
+          >
+            {/* Short words (the help under the filters says what each shows): a select is cut on a phone. */}
+            <option value="">All</option>
+            {environments.map((e) => (
+              <option key={e.id} value={e.id}>
+                {e.name}
               </option>
             ))}
           </select>
@@ -84,6 +114,13 @@ export function HistoryPage() {
           />
         </label>
       </search>
+      <p id="history-environment-help" className="help">
+        {filtered
+          ? `${filtered.name}'s events only: its flags' configuration changes (copies into it included) and its own events. Those that belong to no environment (a flag created or deleted, segments, keys…) are left out.`
+          : bound
+            ? `This key is bound to ${environments[0]?.name ?? "one environment"}: the history shows its events and those that belong to no environment (—).`
+            : "Every environment's events, and those that belong to none (—: a flag created or deleted, segments, keys…)."}
+      </p>
       {actor && (
         <p className="filter-chip" role="status">
           Changes by <strong>{first ? actorLabel(first.actor) : actor}</strong>

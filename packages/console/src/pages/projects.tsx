@@ -18,6 +18,20 @@ export function ProjectsPage() {
   const create = useAction();
   const [id, setId] = useState("");
   const [name, setName] = useState("");
+  // A member granted no project yet has nothing to do here but ask: say so, rather than show a form they
+  // may not use and an empty list.
+  if (createBlocked && session.user && (session.grants ?? []).length === 0) {
+    return (
+      <section aria-labelledby="projects-title">
+        <h1 id="projects-title">Projects</h1>
+        <p className="notice" data-testid="no-project">
+          You have no project yet. Ask a Flagstaff admin, or an admin of the project you work on, to give you access on
+          its <strong>Access</strong> page: they will find you as <strong>{session.user.email}</strong>. The project
+          then shows here, without signing in again.
+        </p>
+      </section>
+    );
+  }
   return (
     <section aria-labelledby="projects-title">
       <h1 id="projects-title">Projects</h1>

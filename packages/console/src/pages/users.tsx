@@ -269,10 +269,20 @@ function NewPerson(props: { onCreated: () => void }) {
         <TextField id="person-name" label="Name" field="name" value={name} onChange={setName} error={error} required />
         <div className="field">
           <label htmlFor="person-role">Role</label>
-          <select id="person-role" value={role} onChange={(e) => setRole(e.target.value as PersonRole)}>
-            <option value="member">member: the projects granted to them</option>
-            <option value="admin">admin: every project, and the people</option>
+          <select
+            id="person-role"
+            value={role}
+            aria-describedby="person-role-help"
+            onChange={(e) => setRole(e.target.value as PersonRole)}
+          >
+            <option value="member">member</option>
+            <option value="admin">admin</option>
           </select>
+          {/* What each role allows, under the select rather than in its options: an option's text is cut
+              short by a select no wider than its column. */}
+          <span id="person-role-help" className="help">
+            A member reaches the projects granted to them; an admin reaches every project, and the people.
+          </span>
         </div>
         <PasswordField id="person-password" value={password} onChange={setPassword} error={error} optional />
       </div>

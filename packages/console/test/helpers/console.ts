@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AxeBuilder } from "@axe-core/playwright";
 import { browserSkip, closeBrowser, launchChromium as launchHarnessChromium } from "@flagstaff/test-harness";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The repository's root, from packages/console/dist/test/helpers. */
@@ -103,4 +103,26 @@ export async function axeViolations(page: Page): Promise<string[]> {
 /** A screenshot of the whole page, or of the window only (a dialog over a long page). */
 export async function screenshot(page: Page, name: string, fullPage = true): Promise<void> {
   await page.screenshot({ path: join(SCREENSHOTS, name), fullPage });
+}
+
+/** What Chromium draws a select's arrow in, beside its padding (measured: between 17 and 20 px at 15 px text). */
+const SELECT_ARROW_PX = 19;
+
+/**
+ * Whether a select shows its chosen option's text whole: the text's width in the select's font against the
+ * room inside it, less its arrow. A select is as wide as its longest option unless something caps it (a
+ * column, a phone's width): then Chromium cuts the text under the arrow, and this says so.
+ */
+export async function selectShowsWhole(select: Locator): Promise<{ whole: boolean; text: string; detail: string }> {
+  return select.evaluate((element, arrow) => {
+    const el = element as HTMLSelectElement;
+    const style = getComputedStyle(el);
+    const context = document.createElement("canvas").getContext("2d");
+    if (!context) throw new Error("no canvas");
+    context.font = style.font;
+    const text = el.selectedOptions[0]?.text ?? "";
+    const width = context.measureText(text).width;
+    const room = el.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight) - arrow;
+    return { whole: width <= room, text, detail: `"${text}" is ${width.toFixed(1)} px in ${room.toFixed(1)} px` };
+  }, SELECT_ARROW_PX);
 }

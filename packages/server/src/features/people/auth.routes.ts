@@ -51,6 +51,31 @@ export function authRoutes(app: TypedApp, signIn: SignInService, sessions: Sessi
     }),
   );
 
+  app.get(
+    "/auth/session",
+    {
+      config: { access: "public" },
+      schema: {
+        tags,
+        summary: "Whether this browser's session cookie signs a person in",
+        description:
+          "Answers 200 either way, so that a page asking whether it is signed in (the web console, at each load) " +
+          "gets no 401 when it is not, which browsers log as an error. Then `GET /whoami` names the person.",
+        security: [],
+        response: {
+          200: Type.Object({
+            signedIn: Type.Boolean({ description: "The cookie names a session that has not ended" }),
+          }),
+          ...errorResponses(429, 500, 503),
+        },
+      },
+    },
+    async (request) => {
+      const id = sessions.presented(request);
+      return { signedIn: id !== undefined && (await sessions.principalOf(id)) !== undefined };
+    },
+  );
+
   app.post(
     "/auth/login",
     {
