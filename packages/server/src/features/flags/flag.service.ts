@@ -10,6 +10,7 @@ import {
   isEnabledForSegment,
   pickTargeting,
   type ProjectState,
+  referencesOf,
   type Rule,
   validateConfiguration,
   validateVariants,
@@ -74,17 +75,6 @@ const flagState = (flag: Flag): FlagRecord => ({
 });
 
 const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-
-/** The segments a configuration's rules name (in_segment, not_in_segment). */
-const segmentsNamed = (rules: readonly Rule[]): string[] => [
-  ...new Set(
-    rules.flatMap((rule) =>
-      rule.conditions
-        .filter((c) => c.operator === "in_segment" || c.operator === "not_in_segment")
-        .flatMap((c) => c.values.filter((v): v is string => typeof v === "string")),
-    ),
-  ),
-];
 
 /** The actors and segments a write attaches to and detaches from a configuration. */
 interface LinkDelta {
@@ -450,7 +440,7 @@ export class FlagService {
       }
       refuseProblems(validateVariants(flag.type, flag.variants), `Flag "${flag.name}" cannot have these variants`);
     }
-    const named = segmentsNamed(flag.rules);
+    const named = referencesOf(flag).segments;
     const segments = named.length === 0 ? new Set<string>() : await existingSegmentIds(trx, projectId, named);
     const flags = flag.prerequisites.length === 0 ? [] : await repo.targetingIn(trx, projectId, environment);
     checkConfiguration(flag.name, pickTargeting(flag), { segmentExists: (id) => segments.has(id), flags });
