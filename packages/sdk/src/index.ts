@@ -20,11 +20,14 @@ export {
   TARGETING_REASONS,
 } from "@flagstaff/core";
 // The targeting model's words and its validator, so that a client (the console) checks a configuration
-// before it sends it, with the very code the server runs.
+// before it sends it, with the very code the server runs; and referencesOf, which segments and flags a
+// configuration names (what uses a segment), as the server and the local evaluator tell it.
 export {
   type ConfigurationProblem,
+  type ConfigurationReferences,
   OPERATOR_KIND,
   type OperatorKind,
+  referencesOf,
   validateConfiguration,
   validateSegmentConditions,
 } from "@flagstaff/core";

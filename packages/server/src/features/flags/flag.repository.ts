@@ -1,10 +1,11 @@
+import { referencesOf } from "@flagstaff/core";
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import { beyondKey, type KeyColumn, keysetPage } from "../../db/keyset.js";
 import { linkedNow, unlink } from "../../db/link-tables.js";
 import type { Database, FlagConfigsTable, FlagsTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
 import type { Flag, FlagEnvironmentConfiguration, FlagFilter, FlagSort } from "./flag.schemas.js";
-import { configurationColumns, definitionOf, targetingOf, variantsColumn } from "./targeting.js";
+import { configurationColumns, definitionOf, rulesOf, targetingOf, variantsColumn } from "./targeting.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -244,6 +245,29 @@ export async function targetingIn(db: Executor, projectId: string, environment: 
     ])
     .execute();
   return rows.map((row) => ({ name: row.name, ...targetingOf(row) }));
+}
+
+/**
+ * Every configuration of the project, in every environment, whose rules name the segment (in_segment,
+ * not_in_segment: core's referencesOf), by flag name and then environment.
+ */
+export async function rulesNamingSegment(
+  db: Executor,
+  projectId: string,
+  segmentId: string,
+): Promise<{ flag: string; environment: string }[]> {
+  const rows = await db
+    .selectFrom("flag_configs")
+    .innerJoin("flags", "flags.id", "flag_configs.flag_id")
+    .select(["flags.name", "flag_configs.environment_id", "flag_configs.rules"])
+    .where("flags.project_id", "=", projectId)
+    .where("flag_configs.rules", "is not", null)
+    .orderBy("flags.name")
+    .orderBy("flag_configs.environment_id")
+    .execute();
+  return rows
+    .filter((row) => referencesOf({ rules: rulesOf(row.rules) }).segments.includes(segmentId))
+    .map((row) => ({ flag: row.name, environment: row.environment_id }));
 }
 
 /**

@@ -6,12 +6,12 @@ import {
   type FlagEvaluation,
   type FlagState,
   type FlagTargeting,
-  isEnabledForActor,
   isEnabledForSegment,
   pickTargeting,
   type ProjectState,
   referencesOf,
   type Rule,
+  servedToActor,
   validateConfiguration,
   validateVariants,
   variantsOf,
@@ -572,9 +572,9 @@ export class FlagService {
   }
 
   /**
-   * Flags on for an actor by the deterministic rules (attached, in an attached segment, in the actor
-   * rollout) in an environment: the engine in @flagstaff/core decides from the snapshot, the database
-   * fills in the page.
+   * Flags on for an actor in an environment by what the actor id alone decides (core's servedToActor:
+   * evaluateFlag for a context of just that id, at this instant, without the random call rollout): the
+   * engine decides from the snapshot, the database fills in the page.
    */
   async listForActor(
     projectId: string,
@@ -583,12 +583,24 @@ export class FlagService {
     page: PageQuery,
   ): Promise<Page<Flag>> {
     const environment = await resolveEnvironment(this.db, projectId, scope.environment);
-    return this.pageDecidedByEngine(projectId, environment, scope.ownOnly, page, (flag, state) =>
-      isEnabledForActor(flag, actorId, state.isMember),
-    );
+    const now = this.clock.now();
+    let served: ((flag: FlagState, actorId: string) => boolean) | undefined;
+    return this.pageDecidedByEngine(projectId, environment, scope.ownOnly, page, (flag, state) => {
+      served ??= servedToActor({
+        isMember: state.isMember,
+        segmentConditions: (id) => state.segmentConditions(id),
+        flag: (name) => state.flag(name),
+        now: () => now,
+      });
+      return served(flag, actorId);
+    });
   }
 
-  /** Flags enabled for a segment (enabled, or conditional with it attached), decided by the same engine. */
+  /**
+   * A segment's flags in an environment: those enabled for it (enabled, or conditional with it attached,
+   * as the seed decides) and those whose configuration's rules name it (core's referencesOf), whatever
+   * their status.
+   */
   async listForSegment(
     projectId: string,
     scope: EnvironmentScope,
@@ -597,8 +609,12 @@ export class FlagService {
   ): Promise<Page<Flag>> {
     const environment = await resolveEnvironment(this.db, projectId, scope.environment);
     if (!(await findSegment(this.db, projectId, segmentId))) throw segmentNotFound(segmentId);
-    return this.pageDecidedByEngine(projectId, environment, scope.ownOnly, page, (flag) =>
-      isEnabledForSegment(flag, segmentId),
+    return this.pageDecidedByEngine(
+      projectId,
+      environment,
+      scope.ownOnly,
+      page,
+      (flag) => isEnabledForSegment(flag, segmentId) || referencesOf(flag).segments.includes(segmentId),
     );
   }
 
