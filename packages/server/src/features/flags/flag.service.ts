@@ -335,7 +335,9 @@ export class FlagService {
         !sameJSON(next.prerequisites, flag.prerequisites);
       // Configurations that serve the default variants go on serving the same keys whatever the new list's order.
       if (variantsChanged) await repo.pinDefaultVariants(trx, flag.id, defaultVariants(flag.type, flag.variants));
-      if (targetingChanged) await this.checkTargeting(trx, projectId, environmentId, next, variantsChanged);
+      if (targetingChanged) {
+        await this.checkTargeting(trx, projectId, environmentId, next, variantsChanged ? flag.variants : undefined);
+      }
       const fieldsChanged =
         targetingChanged ||
         next.description !== flag.description ||
@@ -421,33 +423,31 @@ export class FlagService {
   }
 
   /**
-   * Refuses targeting the validator refuses (400), a prerequisite cycle or over-long chain (409), and
-   * variants that drop a key a configuration still serves or a prerequisite still names (409), reading
-   * the segments and the environment's flags inside the write's transaction.
+   * Refuses variants that drop a key a configuration still serves or a prerequisite still names (409; with
+   * `previousVariants`, the variants before a write that changes them), targeting the validator refuses
+   * (400), a prerequisite cycle or over-long chain (409), reading the segments and the environment's flags
+   * inside the write's transaction.
    */
   private async checkTargeting(
     trx: Transaction<Database>,
     projectId: string,
     environment: string,
     flag: Flag,
-    variantsChanged: boolean,
+    previousVariants: Flag["variants"] | undefined,
   ): Promise<void> {
-    if (variantsChanged) {
+    if (previousVariants !== undefined) {
       if (flag.type === "boolean") {
         throw invalid(`Flag "${flag.name}" is boolean: its variants are fixed (on and off).`, [
           { path: "/variants", message: "a boolean flag's variants cannot be changed" },
         ]);
       }
       refuseProblems(validateVariants(flag.type, flag.variants), `Flag "${flag.name}" cannot have these variants`);
-    }
-    const named = referencesOf(flag).segments;
-    const segments = named.length === 0 ? new Set<string>() : await existingSegmentIds(trx, projectId, named);
-    const flags = flag.prerequisites.length === 0 ? [] : await repo.targetingIn(trx, projectId, environment);
-    checkConfiguration(flag.name, pickTargeting(flag), { segmentExists: (id) => segments.has(id), flags });
-    if (variantsChanged) {
+      // A key dropped while a configuration uses it is one answer wherever the use is (this environment's
+      // configuration as written, another's, another flag's prerequisite): 409, before the validator would
+      // call this configuration's use an unknown variant.
       const keys = new Set(flag.variants.map((v) => v.key));
-      // This configuration is checked above; the others, and other flags' prerequisites, are checked here.
-      const uses = await repo.variantUses(trx, projectId, flag, keys, environment);
+      const dropped = new Set(previousVariants.map((v) => v.key).filter((key) => !keys.has(key)));
+      const uses = await repo.variantUses(trx, projectId, flag, dropped, { environment, targeting: flag });
       if (uses.length > 0) {
         throw new AppError(
           409,
@@ -456,6 +456,10 @@ export class FlagService {
         );
       }
     }
+    const named = referencesOf(flag).segments;
+    const segments = named.length === 0 ? new Set<string>() : await existingSegmentIds(trx, projectId, named);
+    const flags = flag.prerequisites.length === 0 ? [] : await repo.targetingIn(trx, projectId, environment);
+    checkConfiguration(flag.name, pickTargeting(flag), { segmentExists: (id) => segments.has(id), flags });
   }
 
   /**
@@ -700,7 +704,7 @@ export class FlagService {
         !sameJSON(next.rules, flag.rules) ||
         !sameJSON(next.prerequisites, flag.prerequisites);
       // The target's other flags may chain differently: its prerequisites are checked there.
-      if (targetingChanged) await this.checkTargeting(trx, projectId, to, next, false);
+      if (targetingChanged) await this.checkTargeting(trx, projectId, to, next, undefined);
       const fieldsChanged =
         targetingChanged ||
         next.status !== flag.status ||
