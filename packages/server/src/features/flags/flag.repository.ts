@@ -337,6 +337,29 @@ export async function variantUses(
   return uses;
 }
 
+/** The environments whose configuration of the flag serves one of `keys` (servedKeys), in id order. */
+export async function environmentsServing(db: Executor, flagId: string, keys: ReadonlySet<string>): Promise<string[]> {
+  if (keys.size === 0) return [];
+  const rows = await db
+    .selectFrom("flag_configs")
+    .innerJoin("flags", "flags.id", "flag_configs.flag_id")
+    .select([
+      "flags.type",
+      "flags.variants",
+      "flag_configs.environment_id",
+      "flag_configs.on_variant",
+      "flag_configs.off_variant",
+      "flag_configs.rules",
+      "flag_configs.prerequisites",
+    ])
+    .where("flags.id", "=", flagId)
+    .orderBy("flag_configs.environment_id")
+    .execute();
+  return rows
+    .filter((row) => [...servedKeys(targetingOf(row)).keys()].some((key) => keys.has(key)))
+    .map((row) => row.environment_id);
+}
+
 export { definitionOf };
 
 /** Writes a flag's configuration in its environment. */

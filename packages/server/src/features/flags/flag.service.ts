@@ -359,6 +359,22 @@ export class FlagService {
         !sameJSON(next.rules, flag.rules) ||
         !sameJSON(next.prerequisites, flag.prerequisites);
       if (configurationChanged) await refuseProtected(trx, context, projectId, environmentId);
+      if (variantsChanged) {
+        // A variant's value is served wherever a configuration names it: changing it changes what those
+        // environments serve (a key dropped is served nowhere: checkTargeting refused it otherwise).
+        const before = new Map(flag.variants.map((v) => [v.key, JSON.stringify(v.value)]));
+        const changed = next.variants.filter((v) => before.has(v.key) && before.get(v.key) !== JSON.stringify(v.value));
+        const keys = new Set(changed.map((v) => v.key));
+        const serving = await repo.environmentsServing(trx, flag.id, keys);
+        const what = [...keys].map((key) => `"${key}"`).join(", ");
+        await refuseProtected(
+          trx,
+          context,
+          projectId,
+          serving,
+          `Changing the value of ${keys.size === 1 ? "variant" : "variants"} ${what}`,
+        );
+      }
 
       const now = isoTime(this.clock.now());
       next.updatedAt = now;
@@ -413,6 +429,9 @@ export class FlagService {
         );
       }
       requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
+      // The flag stops being served in every environment, protected ones included.
+      const environments = (await listEnvironments(trx, projectId)).map((e) => e.id);
+      await refuseProtected(trx, context, projectId, environments, `Deleting flag "${name}"`);
       await repo.deleteFlag(trx, flag.id);
       return {
         result: flag.id,
