@@ -220,6 +220,15 @@ export class KeysApi {
     }, options.limit);
   }
 
+  /**
+   * Renames a key (`PATCH /projects/{projectId}/keys/{keyId}`): its label only, recorded as `key.updated`;
+   * the history names the key's later changes so. 404 `key_not_found`.
+   */
+  async rename(projectId: string, keyId: string, name: string): Promise<ApiKey> {
+    const path = `/projects/${param("projectId", projectId)}/keys/${param("keyId", keyId)}`;
+    return (await this.http.request<ApiKey>({ method: "PATCH", path, body: { name } })).body;
+  }
+
   /** Revokes a key at once (`DELETE /projects/{projectId}/keys/{keyId}`). */
   async revoke(projectId: string, keyId: string): Promise<void> {
     const path = `/projects/${param("projectId", projectId)}/keys/${param("keyId", keyId)}`;
@@ -763,7 +772,7 @@ export class WebhooksApi {
 export class FlagstaffClient {
   /** Projects: create, get, list, delete. */
   readonly projects: ProjectsApi;
-  /** API keys: create, list, revoke. */
+  /** API keys: create, list, rename, revoke. */
   readonly keys: KeysApi;
   /** Environments: list, get, create, update, delete. */
   readonly environments: EnvironmentsApi;

@@ -53,6 +53,23 @@ export const keys: Noun = {
         ctx.print(created, (k) => showSecret(k, k.key));
       },
     },
+    rename: {
+      args: "<keyId>",
+      summary: "Rename a key (the history names its later changes so)",
+      options: { name: { type: "string", value: "<name>", description: "The new name", required: true } },
+      async run(ctx) {
+        const renamed = await ctx.client().keys.rename(ctx.project(), ctx.arg(0), ctx.required("name"));
+        ctx.print(renamed, (k) =>
+          record({
+            id: k.id,
+            name: k.name,
+            role: k.role,
+            environment: k.environment ?? "(none)",
+            createdAt: k.createdAt,
+          }),
+        );
+      },
+    },
     revoke: {
       args: "<keyId>",
       summary: "Revoke a key at once",
