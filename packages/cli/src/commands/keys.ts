@@ -1,4 +1,4 @@
-import type { ApiKey, KeyRole } from "@flagstaff/sdk";
+import { type ApiKey, type KeyRole, PROJECT_ROLES } from "@flagstaff/sdk";
 import type { Noun } from "../command.js";
 import { type Column, record, table } from "../output.js";
 
@@ -36,7 +36,12 @@ export const keys: Noun = {
     create: {
       summary: "Create a key bound to an environment and print its secret once",
       options: {
-        role: { type: "string", value: "check|read|write", description: "What the key may do", required: true },
+        role: {
+          type: "string",
+          value: [...PROJECT_ROLES].reverse().join("|"),
+          description: "What the key may do",
+          required: true,
+        },
         name: { type: "string", value: "<name>", description: "A label, e.g. where the key is used", required: true },
         unbound: { type: "boolean", description: "A write key bound to no environment: it may name any" },
       },
