@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { type Command, Context, GLOBAL_OPTIONS, type Noun, type Options } from "./command.js";
+import { access } from "./commands/access.js";
 import { check } from "./commands/check.js";
 import { environments } from "./commands/environments.js";
 import { events } from "./commands/events.js";
@@ -8,14 +9,28 @@ import { flags } from "./commands/flags.js";
 import { keys } from "./commands/keys.js";
 import { projects } from "./commands/projects.js";
 import { segments } from "./commands/segments.js";
+import { users } from "./commands/users.js";
 import { webhooks } from "./commands/webhooks.js";
 import { EXIT, EXIT_CODE_HELP, reportError, UsageError } from "./errors.js";
+import { closest } from "./suggest.js";
 import { type CliIo, writeOut } from "./output.js";
 
 export { EXIT } from "./errors.js";
 export type { CliIo, Writer } from "./output.js";
 
-const NOUNS: readonly Noun[] = [projects, keys, environments, flags, segments, check, events, webhooks];
+/** Every command, by noun (exported for the tests that go through them all). */
+export const NOUNS: readonly Noun[] = [
+  projects,
+  keys,
+  environments,
+  flags,
+  segments,
+  check,
+  events,
+  webhooks,
+  users,
+  access,
+];
 
 const VERSION: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
 
@@ -64,6 +79,21 @@ function arity(args = ""): { min: number; max: number } {
   };
 }
 
+/**
+ * The usage error of an option that is none of the command's: "Unknown option --x; did you mean --y?"
+ * with the closest of its options (its own and every command's), rather than parseArgs's words about
+ * positional arguments.
+ */
+function unknownOption(message: string, options: Options, helpCommand: string): UsageError {
+  const typed = /^Unknown option '([^']+)'/.exec(message)?.[1] ?? message;
+  const names = Object.entries(options).flatMap(([name, o]) => (o.type === "boolean" ? [name, `no-${name}`] : [name]));
+  const meant = typed.startsWith("--") ? closest(typed.slice(2).split("=")[0] as string, names) : undefined;
+  return new UsageError(
+    meant === undefined ? `Unknown option ${typed}.` : `Unknown option ${typed}; did you mean --${meant}?`,
+    helpCommand,
+  );
+}
+
 function parseOptions(options: Options, args: string[], helpCommand: string) {
   const config = Object.fromEntries(
     Object.entries(options).map(([name, { type, multiple = false, short }]) => [
@@ -72,9 +102,11 @@ function parseOptions(options: Options, args: string[], helpCommand: string) {
     ]),
   );
   try {
-    return parseArgs({ args, options: config, strict: true, allowPositionals: true });
+    // allowNegative: a boolean option may be turned off by name (`--no-protected`).
+    return parseArgs({ args, options: config, strict: true, allowPositionals: true, allowNegative: true });
   } catch (error) {
     const code = (error as { code?: unknown }).code;
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw unknownOption((error as Error).message, options, helpCommand);
     if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS_")) {
       throw new UsageError((error as Error).message, helpCommand);
     }
@@ -123,7 +155,7 @@ Options (every command):
 ${pad(optionRows(GLOBAL_OPTIONS))}
 
 Output is a readable table; with --json, the server's JSON. Keys, environments, flags, segments, check,
-events and webhooks work on one project: --project or FLAGSTAFF_PROJECT. Flags and check act on one
+events, webhooks and access work on one project: --project or FLAGSTAFF_PROJECT. Flags and check act on one
 environment: --environment or FLAGSTAFF_ENVIRONMENT, else the key's (else the project's default); a key
 bound to an environment may name only its own. Admin keys are managed beside the server,
 not over the API: "flagstaff-server admin-key --help" (or "npm run admin-key -- --help" in the server's
@@ -200,7 +232,13 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
         '"flagstaff-server admin-key --help" (in the repository: "npm run admin-key -- --help").',
     );
   }
-  if (!noun) throw new UsageError(`Unknown command "${nounName}".`);
+  if (!noun) {
+    const meant = closest(
+      nounName,
+      NOUNS.map((n) => n.name),
+    );
+    throw new UsageError(`Unknown command "${nounName}"${meant === undefined ? "." : `; did you mean ${meant}?`}`);
+  }
   let command = noun.command;
   let commandLine = `flagstaff ${noun.name}`;
   if (!command) {
@@ -214,7 +252,11 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
       throw new UsageError(`"${commandLine}" needs a subcommand: ${verbs}.`, commandLine);
     }
     command = noun.verbs?.[verbName];
-    if (!command) throw new UsageError(`Unknown subcommand "${verbName}" of "${commandLine}".`, commandLine);
+    if (!command) {
+      const meant = closest(verbName, Object.keys(noun.verbs ?? {}));
+      const guess = meant === undefined ? "." : `; did you mean "${commandLine} ${meant}"?`;
+      throw new UsageError(`Unknown subcommand "${verbName}" of "${commandLine}"${guess}`, commandLine);
+    }
     commandLine = `${commandLine} ${verbName}`;
   }
   const { values, positionals } = parseOptions({ ...GLOBAL_OPTIONS, ...command.options }, rest, commandLine);

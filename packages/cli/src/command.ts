@@ -36,6 +36,12 @@ export interface Noun {
 
 export const DEFAULT_URL = "http://127.0.0.1:8080";
 
+async function readProcessStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 /** Options every command takes. */
 export const GLOBAL_OPTIONS: Options = {
   url: { type: "string", value: "<url>", description: `Server address (env FLAGSTAFF_URL; default ${DEFAULT_URL})` },
@@ -103,6 +109,12 @@ export class Context {
   /** A boolean option: true when it was given. */
   boolean(name: string): boolean {
     return this.values[name] === true;
+  }
+
+  /** A boolean option that may be turned on (`--name`) or off (`--no-name`): undefined when neither was given. */
+  toggle(name: string): boolean | undefined {
+    const value = this.values[name];
+    return typeof value === "boolean" ? value : undefined;
   }
 
   /** Every value of a repeatable option. */
@@ -191,7 +203,16 @@ export class Context {
 
   /** The SDK client for --url/--key/--timeout/--environment or their environment variables. */
   client(): FlagstaffClient {
-    if (this.clientInstance) return this.clientInstance;
+    this.clientInstance ??= this.makeClient(this.environment());
+    return this.clientInstance;
+  }
+
+  /** A client like `client()`'s that acts on `environment` instead (a flag as it is there). */
+  clientIn(environment: string): FlagstaffClient {
+    return this.makeClient(environment);
+  }
+
+  private makeClient(environment: string | undefined): FlagstaffClient {
     const baseUrl = this.string("url") ?? (this.io.env.FLAGSTAFF_URL || DEFAULT_URL);
     let parsed: URL;
     try {
@@ -206,13 +227,21 @@ export class Context {
     if (timeout !== undefined && !/^\d+$/.test(timeout)) {
       throw this.usage(`--timeout must be a whole number of milliseconds, got "${timeout}".`);
     }
-    this.clientInstance = new FlagstaffClient({
+    return new FlagstaffClient({
       baseUrl,
       apiKey: this.string("key") ?? (this.io.env.FLAGSTAFF_API_KEY || undefined),
       timeoutMs: timeout === undefined ? undefined : Number(timeout),
-      environment: this.environment(),
+      environment,
     });
-    return this.clientInstance;
+  }
+
+  /**
+   * A password read from standard input (`--password-stdin`: never in an argument, where the shell's history
+   * and the process list would keep it), without its final line break.
+   */
+  async passwordFromStdin(): Promise<string> {
+    const text = await (this.io.readStdin ?? readProcessStdin)();
+    return text.replace(/\r?\n$/, "");
   }
 
   /** Prints `data` as JSON with --json, else the text `render` makes of it. */

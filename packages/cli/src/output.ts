@@ -36,6 +36,8 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly stdout: Writer;
   readonly stderr: Writer;
+  /** Reads all of standard input (for --password-stdin); the process's when absent. */
+  readonly readStdin?: () => Promise<string>;
 }
 
 /** Writes text to `out`, ending it with a newline. */

@@ -120,6 +120,12 @@ for (const dialect of DIALECTS) {
           ["app", "check"],
         ],
       );
+      const renamedKey = expectExit(
+        await admin("keys", "rename", keys[0].id, "--name", "ci pipeline", "--project", "shop"),
+        0,
+      ).stdout;
+      assert.match(renamedKey, /│ name +│ ci pipeline +│/);
+      expectExit(await admin("keys", "rename", keys[0].id, "--project", "shop"), 2, "--name is required");
       expectExit(await admin("keys", "revoke", keys[1].id, "--project", "shop"), 0);
       expectExit(await app("check", "new-checkout"), 4);
 

@@ -22,15 +22,20 @@ export interface CliResult {
 
 /**
  * Runs `flagstaff` with these arguments in this process, with `env` as its whole environment (none of this
- * process's variables), and collects what it writes.
+ * process's variables) and `stdin` as its standard input, and collects what it writes.
  */
-export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
+export async function runCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  stdin = "",
+): Promise<CliResult> {
   let stdout = "";
   let stderr = "";
   const io = {
     env: { ...env },
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text) },
+    readStdin: async () => stdin,
   };
   const code = await run(args, io);
   return { code, stdout, stderr };

@@ -23,6 +23,7 @@ export const API_ERROR_CODES = [
   "environment_limit",
   "prerequisite_cycle",
   "variant_in_use",
+  "segment_in_use",
   "user_exists",
   "cannot_change_self",
   "environment_protected",

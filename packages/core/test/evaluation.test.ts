@@ -14,6 +14,7 @@ import {
   type FlagStatus,
   isEnabledForActor,
   isEnabledForSegment,
+  servedToActor,
   inCallRollout,
   isTargeted,
   type SegmentMembership,
@@ -353,6 +354,15 @@ describe("isEnabledForActor", () => {
         const noCalls = withFlag(s, { percentageCalls: 0 }).flag;
         assert.equal(actual, evaluate(noCalls, [a], s.isMember, () => 0).enabled);
         assert.equal(actual, isEnabledForActor(noCalls, a, s.isMember));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("is what servedToActor (evaluateFlag for that actor alone, no call rollout) answers for a seed flag", () => {
+    fc.assert(
+      fc.property(scenarioArb(), actorId, (s, a) => {
+        assert.equal(servedToActor(s.isMember)(s.flag, a), isEnabledForActor(s.flag, a, s.isMember));
       }),
       { numRuns: 1000 },
     );

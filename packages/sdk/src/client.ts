@@ -3,6 +3,8 @@ import { CheckCache } from "./check-cache.js";
 import { FlagstaffError } from "./errors.js";
 import { type FetchLike, type QueryValue, Transport, type TransportResponse } from "./http.js";
 import { PageList } from "./pagination.js";
+import { param, pageQuery } from "./params.js";
+import { AccessApi, AuthApi, PersonalKeysApi, UsersApi } from "./people.js";
 import type {
   Actor,
   ActorMembership,
@@ -32,7 +34,6 @@ import type {
   HealthStatus,
   ListOptions,
   Page,
-  PageOptions,
   Project,
   ReadyStatus,
   Segment,
@@ -78,33 +79,6 @@ export interface FlagstaffClientOptions {
    */
   environment?: string;
 }
-
-/** Percent-encodes one path parameter, refusing values no URL path can carry (fetch would resolve "." and ".."). */
-function param(name: string, value: string): string {
-  if (typeof value !== "string" || value === "" || value === "." || value === "..") {
-    throw new FlagstaffError({
-      status: 0,
-      code: "invalid_argument",
-      detail: `${name} ${JSON.stringify(value)} cannot be sent as a path parameter.`,
-    });
-  }
-  try {
-    return encodeURIComponent(value);
-  } catch (error) {
-    throw new FlagstaffError({
-      status: 0,
-      code: "invalid_argument",
-      detail: `${name} is not well-formed Unicode.`,
-      cause: error,
-    });
-  }
-}
-
-const pageQuery = (options: PageOptions): Record<string, QueryValue> => ({
-  limit: options.limit,
-  before: options.before,
-  after: options.after,
-});
 
 /**
  * An attribute as the query carries it: a value as text, or a list of texts (an empty list carries
@@ -218,6 +192,15 @@ export class KeysApi {
       const path = `/projects/${param("projectId", projectId)}/keys`;
       return (await this.http.request<Page<ApiKey>>({ method: "GET", path, query: pageQuery(page) })).body;
     }, options.limit);
+  }
+
+  /**
+   * Renames a key (`PATCH /projects/{projectId}/keys/{keyId}`): its label only, recorded as `key.updated`;
+   * the history names the key's later changes so. 404 `key_not_found`.
+   */
+  async rename(projectId: string, keyId: string, name: string): Promise<ApiKey> {
+    const path = `/projects/${param("projectId", projectId)}/keys/${param("keyId", keyId)}`;
+    return (await this.http.request<ApiKey>({ method: "PATCH", path, body: { name } })).body;
   }
 
   /** Revokes a key at once (`DELETE /projects/{projectId}/keys/{keyId}`). */
@@ -763,7 +746,7 @@ export class WebhooksApi {
 export class FlagstaffClient {
   /** Projects: create, get, list, delete. */
   readonly projects: ProjectsApi;
-  /** API keys: create, list, revoke. */
+  /** API keys: create, list, rename, revoke. */
   readonly keys: KeysApi;
   /** Environments: list, get, create, update, delete. */
   readonly environments: EnvironmentsApi;
@@ -777,6 +760,14 @@ export class FlagstaffClient {
   readonly events: EventsApi;
   /** Webhooks: create, list, get, update, delete, deliveries, test. */
   readonly webhooks: WebhooksApi;
+  /** People (admins): list, get, create, update, delete. */
+  readonly users: UsersApi;
+  /** A project's grants to people (its admins): list, grant, revoke. */
+  readonly access: AccessApi;
+  /** The signed-in person's own keys: list, create (in a session only), revoke. */
+  readonly personalKeys: PersonalKeysApi;
+  /** Signing in: methods, login, logout, signOutEverywhere. */
+  readonly auth: AuthApi;
   /** The environment the flag calls act on (the `environment` option); undefined: the key's, or the project's default. */
   readonly environment: string | undefined;
   private readonly http: Transport;
@@ -810,6 +801,10 @@ export class FlagstaffClient {
     this.actors = new ActorsApi(this.http);
     this.events = new EventsApi(this.http);
     this.webhooks = new WebhooksApi(this.http);
+    this.users = new UsersApi(this.http);
+    this.access = new AccessApi(this.http);
+    this.personalKeys = new PersonalKeysApi(this.http);
+    this.auth = new AuthApi(this.http);
   }
 
   /** Liveness (`GET /healthz`, no key): answers `{status: "ok"}` while the server runs. */

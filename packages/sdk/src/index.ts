@@ -1,6 +1,7 @@
 // The API's contract (identifier rules, limits, closed word sets), for clients that check before they ask.
 export {
   ACTOR_ID_MAX_LENGTH,
+  ALLOWED_PERCENTAGES,
   CONDITION_OPERATORS,
   DEFAULT_ENVIRONMENT_ID,
   DELIVERY_STATUSES,
@@ -10,6 +11,8 @@ export {
   FLAG_NAME_MAX_LENGTH,
   FLAG_STATUSES,
   FLAG_TYPES,
+  GRANT_ROLES,
+  KEY_ROLES,
   isActorId,
   isEnvironmentId,
   isFlagName,
@@ -18,13 +21,17 @@ export {
   PROJECT_ID_MAX_LENGTH,
   PROJECT_ROLES,
   TARGETING_REASONS,
+  USER_ROLES,
 } from "@flagstaff/core";
 // The targeting model's words and its validator, so that a client (the console) checks a configuration
-// before it sends it, with the very code the server runs.
+// before it sends it, with the very code the server runs; and referencesOf, which segments and flags a
+// configuration names (what uses a segment), as the server and the local evaluator tell it.
 export {
   type ConfigurationProblem,
+  type ConfigurationReferences,
   OPERATOR_KIND,
   type OperatorKind,
+  referencesOf,
   validateConfiguration,
   validateSegmentConditions,
 } from "@flagstaff/core";
@@ -51,9 +58,23 @@ export {
 } from "./errors.js";
 export type { FetchLike } from "./http.js";
 export { PageList } from "./pagination.js";
+export { AccessApi, AuthApi, PersonalKeysApi, UsersApi } from "./people.js";
 export type {
   Actor,
   ActorMembership,
+  AuthMethods,
+  CreatedPersonalKey,
+  CreatePersonalKeyInput,
+  CreateUserInput,
+  Grant,
+  GrantRole,
+  LoginInput,
+  Person,
+  PersonalKey,
+  UpdateKeyInput,
+  UpdateUserInput,
+  User,
+  UserRole,
   ActorMembershipListOptions,
   ActorProfile,
   ApiKey,

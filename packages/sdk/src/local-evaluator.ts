@@ -10,6 +10,7 @@ import {
   ProjectState,
   type ProjectStateJSON,
   READABLE_STATE_FORMATS,
+  referencesOf,
   type TargetingReason,
   type TargetingResolver,
   type VariantValue,
@@ -171,17 +172,9 @@ export class FatalStreamError extends Error {
   override readonly name = "FatalStreamError";
 }
 
-/** The segments a flag reads: attached ones, and those its rules name with in_segment / not_in_segment. */
+/** The segments a flag reads: attached ones, and those its rules name (core's referencesOf). */
 function segmentsRead(flag: FlagState): Set<string> {
-  const ids = new Set(flag.segments);
-  for (const rule of flag.rules) {
-    for (const condition of rule.conditions) {
-      if (condition.operator === "in_segment" || condition.operator === "not_in_segment") {
-        for (const value of condition.values) ids.add(String(value));
-      }
-    }
-  }
-  return ids;
+  return new Set([...flag.segments, ...referencesOf(flag).segments]);
 }
 
 /** Everything evaluation sees of one flag (but its prerequisites' flags), as text, to tell which flags a fresh snapshot changed. */
@@ -749,13 +742,7 @@ export class LocalEvaluator {
       case "segment.conditions": {
         const segmentId = change.segmentId;
         const named = [...state.flagsById.values()]
-          .filter(
-            (flag) =>
-              flag.segments.has(segmentId) ||
-              flag.rules.some((rule) =>
-                rule.conditions.some((c) => c.attribute === undefined && c.values.includes(segmentId)),
-              ),
-          )
+          .filter((flag) => flag.segments.has(segmentId) || referencesOf(flag).segments.includes(segmentId))
           .map((flag) => flag.name);
         return withDependents(state, named);
       }
@@ -770,7 +757,7 @@ function withDependents(state: ProjectState, names: readonly string[]): string[]
   while (grew) {
     grew = false;
     for (const flag of state.flagsById.values()) {
-      if (!found.has(flag.name) && flag.prerequisites.some((p) => found.has(p.flag))) {
+      if (!found.has(flag.name) && referencesOf(flag).flags.some((name) => found.has(name))) {
         found.add(flag.name);
         grew = true;
       }

@@ -145,6 +145,10 @@ for (const dialect of DIALECTS) {
       assert.equal((await client(read.key).flags.get(projectId, "by-writer")).name, "by-writer");
       assert.equal(await client(check.key).flags.check(projectId, "by-writer"), false);
 
+      const renamed = await admin.keys.rename(projectId, write.id, "ci pipeline");
+      assert.deepEqual([renamed.id, renamed.name, renamed.role], [write.id, "ci pipeline", "write"]);
+      await rejectsWith(admin.keys.rename(projectId, "key_nope", "x"), 404, "key_not_found");
+
       await admin.keys.revoke(projectId, read.id);
       await rejectsWith(client(read.key).flags.get(projectId, "by-writer"), 401, "unauthorized");
       await rejectsWith(admin.keys.revoke(projectId, read.id), 404, "key_not_found");

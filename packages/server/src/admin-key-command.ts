@@ -35,8 +35,8 @@ export const EXIT = { ok: 0, unexpected: 1, usage: 2, notFound: 3, auth: 4, unav
 const COMMAND = "flagstaff-server admin-key";
 const DEFAULT_NAME = "created with flagstaff-server admin-key";
 
-export const ADMIN_KEY_HELP = `Usage: ${COMMAND} <create|list|revoke> [options]
-       npm run admin-key -- <create|list|revoke> [options]     (in the repository)
+export const ADMIN_KEY_HELP = `Usage: ${COMMAND} <create|list|rename|revoke> [options]
+       npm run admin-key -- <create|list|rename|revoke> [options]     (in the repository)
 
 Admin keys, straight in the database: no running server and no key needed. This is how to recover when
 every admin key is lost, and how to rotate them. Running servers follow each change: at once on
@@ -45,6 +45,9 @@ PostgreSQL, within FEED_POLL_INTERVAL_MS on SQLite.
 Subcommands:
   create [--name <name>]  Create an admin key and print it once (default name "${DEFAULT_NAME}")
   list                    List the admin keys (never their secrets)
+  rename <keyId> --name <name>
+                          Rename an admin key (the first one is "generated at first start"); the history
+                          names its later changes so
   revoke <keyId>          Revoke an admin key
   user create --email <e-mail> [--name <name>] [--admin] [--password-stdin]
                           Add a person (a member, or an admin with --admin). Prints a one-time sign-in
@@ -209,8 +212,8 @@ async function dispatch(argv: readonly string[], io: CommandIo): Promise<number>
   const expectArgs = (count: number, shape: string) => {
     if (args.length !== count) throw usage(`Wrong number of arguments: expected ${COMMAND} ${verb}${shape}.`);
   };
-  if (verb !== "create" && verb !== "user" && values.name !== undefined)
-    throw usage(`--name is an option of create, not of ${verb}.`);
+  if (verb !== "create" && verb !== "rename" && verb !== "user" && values.name !== undefined)
+    throw usage(`--name is an option of create, rename and user create, not of ${verb}.`);
   if (verb !== "user" && (values.email !== undefined || values.admin || values["password-stdin"]))
     throw usage(`--email, --admin and --password-stdin are options of user create, not of ${verb}.`);
 
@@ -232,6 +235,27 @@ async function dispatch(argv: readonly string[], io: CommandIo): Promise<number>
       expectArgs(0, "");
       const keys = await withDatabase(url, (handle) => offlineKeyService(handle).listAdminKeys());
       print(keys, keyTable);
+      return EXIT.ok;
+    }
+    case "rename": {
+      expectArgs(1, " <keyId> --name <name>");
+      const keyId = args[0] as string;
+      const name = values.name;
+      if (name === undefined) throw usage(`--name is required: ${COMMAND} rename <keyId> --name <name>.`);
+      if (name.length < 1 || [...name].length > NAME_MAX_LENGTH) {
+        throw usage(`--name must be 1–${NAME_MAX_LENGTH} characters.`);
+      }
+      const renamed = await withDatabase(url, async (handle) => {
+        try {
+          return await offlineKeyService(handle).rename(ADMIN_KEY_COMMAND, null, keyId, { name });
+        } catch (error) {
+          if (error instanceof AppError && error.code === "key_not_found") {
+            throw new CommandError(EXIT.notFound, "key_not_found", `No admin key with id "${keyId}".`);
+          }
+          throw error;
+        }
+      });
+      print(renamed, (key) => `Renamed admin key ${key.id} to "${key.name}".`);
       return EXIT.ok;
     }
     case "revoke": {
@@ -316,7 +340,7 @@ async function dispatch(argv: readonly string[], io: CommandIo): Promise<number>
       return EXIT.ok;
     }
     default:
-      throw usage(`Unknown subcommand "${verb}": create, list, revoke or user create.`);
+      throw usage(`Unknown subcommand "${verb}": create, list, rename, revoke or user create.`);
   }
 }
 

@@ -78,7 +78,14 @@ describe("admin-key without a database", () => {
   test("--help shows the subcommands, the options and the exit codes", async () => {
     const { stdout, stderr } = expectExit(await adminKey(["--help"]), 0);
     assert.equal(stderr, "");
-    for (const text of ["create [--name <name>]", "list", "revoke <keyId>", "--database-url <url>", "--json"]) {
+    for (const text of [
+      "create [--name <name>]",
+      "list",
+      "rename <keyId> --name <name>",
+      "revoke <keyId>",
+      "--database-url <url>",
+      "--json",
+    ]) {
       assert.ok(stdout.includes(text), `help mentions ${text}`);
     }
     for (const code of [0, 1, 2, 3, 4, 7]) assert.match(stdout, new RegExp(`^  ${code}  \\S`, "m"));

@@ -200,6 +200,15 @@ const OPERATIONS: readonly Operation[] = [
     probe: (p) => `/projects/${p.projectId}/access`,
   },
   {
+    method: "PATCH",
+    route: "/projects/:projectId/keys/:keyId",
+    roles: ADMIN_ONLY,
+    success: 200,
+    setup: withKey,
+    body: () => ({ name: "renamed" }),
+    probe: (p) => `/projects/${p.projectId}/keys`,
+  },
+  {
     method: "DELETE",
     route: "/projects/:projectId/keys/:keyId",
     roles: ADMIN_ONLY,

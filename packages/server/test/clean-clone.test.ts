@@ -1,6 +1,7 @@
 // What a newcomer and an operator do first, on a clean clone of this repository's HEAD:
 //
-// - the README's `npm install`, then `npx flagstaff --version` (the command is linked although dist/ is built
+// - the README's `npm install`, which ends without warnings (install scripts approved in allowScripts, npm's
+//   warnings off in .npmrc), then `npx flagstaff --version` (the command is linked although dist/ is built
 //   only afterwards, by the root `prepare` script);
 // - `npm start` on an empty SQLite database (the default ./data/flags.db), and again with nothing changed:
 //   each serves /healthz and rebuilds nothing (no build output, no build marker rewritten), and a changed
@@ -249,8 +250,18 @@ describe("a clean clone of HEAD", { concurrency: true }, () => {
     // Fetching the packages and building every package takes about a minute on a quiet machine, several
     // times that on a loaded one: the bound is generous, this checks that it works, not how fast.
     // The README's command; the flags only keep npm off the network (this machine has none) and quiet.
-    await runOk("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: clone, timeoutMs: 900_000 });
+    const install = await runOk("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], {
+      cwd: clone,
+      timeoutMs: 900_000,
+    });
     t.diagnostic(`npm install, with the prepare build: ${Math.round(performance.now() - installing)} ms`);
+    // A successful install ends as one: no warning that reads like a failure (npm 11's install scripts
+    // "not yet covered by allowScripts", engine warnings).
+    assert.doesNotMatch(install.output, /npm warn|install-scripts|EBADENGINE/, install.output);
+    // Every dependency's install script is reviewed in package.json's allowScripts (npm 11 and later).
+    const scripts = await run("npm", ["install-scripts", "ls"], { cwd: clone, timeoutMs: 60_000 });
+    if (scripts.code === 0) assert.match(scripts.stdout, /No packages with unreviewed install scripts/, scripts.output);
+    else t.diagnostic(`this npm has no install-scripts command: ${scripts.output}`);
     assert.equal(gitStatus(clone), "", "npm install left the clone as it was checked out");
 
     // `npx --no` never fetches a package of that name from the registry: only the linked workspace bin runs.

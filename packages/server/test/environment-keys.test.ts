@@ -460,6 +460,23 @@ for (const dialect of DIALECTS) {
           verify: async (_, done) => assert.equal(await keyWorks(made!.key), !done),
         };
       }),
+      ...(["staging", "production", null] as const).map((bound): WideRoute => {
+        let made: Key | undefined;
+        return {
+          name: `PATCH (rename) a key bound to ${bound ?? "none"}`,
+          reaches: bound,
+          success: 200,
+          call: async (o) => {
+            made = await bindKey(server, project, "write", bound);
+            return call(o, "PATCH", `/keys/${made.id}`, { name: unique("renamed") });
+          },
+          verify: async (_, done) =>
+            assert.equal(
+              (await all("/keys")).some((k) => k.id === made!.id && k.name === `renamed-${serial}`),
+              done,
+            ),
+        };
+      }),
       { name: "GET keys", reaches: undefined, success: 200, call: (o) => call(o, "GET", "/keys") },
       {
         name: "POST a webhook",

@@ -1,6 +1,6 @@
 // On a Node.js older than the project needs (Node.js 20: the system runtime of the machines it is built on),
 // the README's `npm install` and `npm start` stop at once with the command that installs Node.js 24: never
-// a crash, and nothing compiled or loaded. Needs such a Node.js on this machine (/usr/bin/node, or one on
+// a crash, nothing compiled or loaded, and no wall of npm's engine warnings before the message (.npmrc). Needs such a Node.js on this machine (/usr/bin/node, or one on
 // PATH); the suite itself runs on 22 or 24.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -62,7 +62,7 @@ describe(`on ${old?.version ?? "an old Node.js"} (engines ${ENGINES})`, {
   }, () => {
     // The files npm reads: the workspaces' manifests, the lock, the check (a copy: no build, no network use
     // beyond the npm cache and registry that the README's install uses anyway).
-    const files = ["package.json", "package-lock.json", "scripts/check-node.mjs", "scripts/install-node.sh"];
+    const files = [".npmrc", "package.json", "package-lock.json", "scripts/check-node.mjs", "scripts/install-node.sh"];
     for (const name of ["core", "server", "sdk", "openfeature", "cli", "console", "test-harness"]) {
       files.push(`packages/${name}/package.json`);
     }
@@ -78,6 +78,10 @@ describe(`on ${old?.version ?? "an old Node.js"} (engines ${ENGINES})`, {
     });
     assertStopped(run, "npm install");
     assert.ok(!run.stdout.includes("> npm run build"), "the prepare build did not start");
+    // The message is what the newcomer reads: not after dozens of lines of npm's engine warnings.
+    const output = `${run.stdout}${run.stderr}`;
+    assert.doesNotMatch(output, /EBADENGINE|npm warn/, output);
+    assert.ok(output.split("\n").length < 30, `a short output:\n${output}`);
     assert.equal(
       readFileSync(join(work, "package-lock.json"), "utf8"),
       readFileSync(join(REPO, "package-lock.json"), "utf8"),

@@ -1,6 +1,7 @@
 // What `npm start` shows a newcomer, as a real server process on a fresh database at the default log level:
 // the generated admin key again, in a box, as the last thing start-up prints; then one line per write (or
-// refused request) and nothing for reads, so that the console's polling cannot scroll the key away.
+// refused request) and nothing for reads, so that the console's polling cannot scroll the key away; the
+// console's "am I signed in?" (GET /whoami without a key, 401) is a read too.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { DIALECTS, freshDatabase, launchServer, type ServerProcess } from "@flagstaff/test-harness";
@@ -65,7 +66,14 @@ for (const dialect of DIALECTS) {
       for (let i = 0; i < 5; i++) {
         assert.equal((await server.request("GET", "/projects", { key })).status, 200);
         assert.equal((await server.request("GET", "/healthz", { key: null })).status, 200);
+        // The console asking whether it is signed in, at every load of its sign-in page: a read.
+        assert.equal((await server.request("GET", "/whoami", { key: null })).status, 401);
+        const ended = { key: null, headers: { cookie: "flagstaff_session=ended" } };
+        assert.equal((await server.request("GET", "/whoami", ended)).status, 401);
       }
+      // A wrong key is a refused request, logged.
+      const wrongKey = await server.request("GET", "/whoami", { key: "fsk_not-a-key" });
+      assert.equal(wrongKey.status, 401);
       const created = await server.request("POST", "/projects", { key, body: { id: "shop", name: "Shop" } });
       assert.equal(created.status, 201, created.text);
       const refused = await server.request("GET", "/projects/none", { key });
@@ -93,6 +101,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(
         requests,
         [
+          { method: "GET", url: "/whoami", statusCode: 401, reqId: wrongKey.headers.get("x-request-id"), level: 30 },
           { method: "POST", url: "/projects", statusCode: 201, reqId: created.headers.get("x-request-id"), level: 30 },
           {
             method: "GET",
@@ -115,6 +124,7 @@ for (const dialect of DIALECTS) {
       for (const line of lines) {
         assert.equal(line.msg, "request");
         assert.equal(typeof line.responseTime, "number");
+        if (line.statusCode === 401) continue;
         assert.match(line.keyId ?? "", /^key_/, "the key that made it, by id");
         assert.doesNotMatch(JSON.stringify(line), KEY, "never the key itself");
       }
@@ -151,5 +161,15 @@ describe("request logging at LOG_LEVEL=debug", () => {
     assert.equal(line.url, "/healthz?token=…");
     assert.ok(!server.stdout.includes("secret-token"), "the token is not logged");
     assert.doesNotMatch(server.stdout, /┌─/, "no box: no key was generated");
+  });
+
+  test("the console's GET /whoami without a key (401) is a read, at debug", async () => {
+    const asked = await server.request("GET", "/whoami", { key: null });
+    assert.equal(asked.status, 401, asked.text);
+    const id = asked.headers.get("x-request-id") as string;
+    await server.waitForOutput(new RegExp(`"reqId":"${id}"`));
+    const [line] = logLines(server.stdout).filter((l) => l.reqId === id) as [LogLine];
+    assert.equal(line.level, 20, "debug");
+    assert.equal(line.statusCode, 401);
   });
 });

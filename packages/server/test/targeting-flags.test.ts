@@ -578,7 +578,7 @@ for (const dialect of DIALECTS) {
       });
     });
 
-    test("variants in use: a rule in another environment; the environment written is refused with 400", async () => {
+    test("variants in use: a rule in another environment, the environment written: one answer, 409 variant_in_use", async () => {
       await setRules(
         server,
         project,
@@ -587,20 +587,38 @@ for (const dialect of DIALECTS) {
         {},
         "staging",
       );
+      await patchOk(server, project, "vu", {
+        rules: [{ id: "to-b", conditions: [inCountry("FR")], serve: { variant: "b" } }],
+      });
       await changesNothing(["vu"], async () => {
         const res = await patch(server, project, "vu", {
           variants: stringVariants("a", "b", "c", "e"),
         });
         expectProblem(res, 409, "variant_in_use");
         assert.match(res.body.detail, /rule "to-d" serves "d" in environment "staging"/);
-        // Dropping the key this environment serves is refused by the validator, naming the field.
+        // Dropping the key the environment written serves is the same answer, naming where.
+        const own = await patch(server, project, "vu", { variants: stringVariants("b", "c", "d", "e") });
+        expectProblem(own, 409, "variant_in_use");
+        assert.match(own.body.detail, /onVariant is "a" in environment "production"/);
+        // A rule of the environment written, too.
+        const byRule = await patch(server, project, "vu", { variants: stringVariants("a", "c", "d", "e") });
+        expectProblem(byRule, 409, "variant_in_use");
+        assert.match(byRule.body.detail, /rule "to-b" serves "b" in environment "production"/);
+        // A key that never was a variant is still the validator's 400, naming the field.
         expectRefusal(
-          await patch(server, project, "vu", { variants: stringVariants("b", "c", "d", "e") }),
+          await patch(server, project, "vu", { variants: stringVariants("a", "b", "c", "d", "e"), onVariant: "z" }),
           400,
           "invalid_request",
           { "/onVariant": "not one of" },
         );
       });
+      // A write that drops a key and stops using it in the environment written is accepted.
+      await createFlag(server, project, "vu-own", { type: "string", variants: stringVariants("x", "y", "z") });
+      await setRules(server, project, "vu-own", [
+        { id: "to-z", conditions: [inCountry("FR")], serve: { variant: "z" } },
+      ]);
+      const dropped = await patchOk(server, project, "vu-own", { variants: stringVariants("x", "y"), rules: [] });
+      assert.deepEqual(dropped.variants, stringVariants("x", "y"));
       // A key no one uses may go; values may change: every environment sees the new variants.
       const changed = await patchOk(server, project, "vu", {
         variants: [

@@ -6,6 +6,7 @@ const COLUMNS: Column<Environment>[] = [
   ["ID", (e) => e.id],
   ["NAME", (e) => e.name],
   ["DEFAULT", (e) => (e.default ? "yes" : "")],
+  ["PROTECTED", (e) => (e.protected ? "yes" : "")],
   ["DESCRIPTION", (e) => clip(e.description)],
   ["CREATED", (e) => e.createdAt],
 ];
@@ -16,10 +17,13 @@ const show = (e: Environment) =>
     name: e.name,
     description: e.description,
     default: e.default,
+    protected: e.protected,
     projectId: e.projectId,
     createdAt: e.createdAt,
     updatedAt: e.updatedAt,
   });
+
+const PROTECTED = "Only the project's admins change what it serves (its configurations, deleting flags)";
 
 export const environments: Noun = {
   name: "environments",
@@ -50,6 +54,7 @@ export const environments: Noun = {
           value: "<id>",
           description: "An environment whose configuration of every flag the new one starts with",
         },
+        protected: { type: "boolean", description: PROTECTED },
       },
       async run(ctx) {
         const input = {
@@ -57,26 +62,29 @@ export const environments: Noun = {
           name: ctx.required("name"),
           description: ctx.string("description"),
           copyFrom: ctx.string("copy-from"),
+          protected: ctx.toggle("protected"),
         };
         ctx.print(await ctx.client().environments.create(ctx.project(), input), show);
       },
     },
     update: {
       args: "<id>",
-      summary: "Rename or describe an environment, or make it the default",
+      summary: "Rename or describe an environment, make it the default, or protect it (or not)",
       options: {
         name: { type: "string", value: "<name>", description: "New display name" },
         description: { type: "string", value: "<text>", description: "New description" },
         default: { type: "boolean", description: "Make it the default (the previous default stops being it)" },
+        protected: { type: "boolean", description: `${PROTECTED}; --no-protected: anyone who may write` },
       },
       async run(ctx) {
         const input: UpdateEnvironmentInput = {
           name: ctx.string("name"),
           description: ctx.string("description"),
           default: ctx.boolean("default") ? true : undefined,
+          protected: ctx.toggle("protected"),
         };
         if (Object.values(input).every((v) => v === undefined)) {
-          throw ctx.usage("Nothing to change: pass --name, --description or --default.");
+          throw ctx.usage("Nothing to change: pass --name, --description, --default, --protected or --no-protected.");
         }
         ctx.print(await ctx.client().environments.update(ctx.project(), ctx.arg(0), input), show);
       },

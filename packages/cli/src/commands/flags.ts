@@ -1,13 +1,15 @@
-import type {
-  CreateFlagInput,
-  Flag,
-  FlagExplanation,
-  FlagType,
-  Percentage,
-  PrerequisiteInput,
-  RuleInput,
-  UpdateFlagInput,
-  VariantInput,
+import {
+  ALLOWED_PERCENTAGES,
+  type CreateFlagInput,
+  type Flag,
+  type FlagExplanation,
+  type FlagType,
+  type Percentage,
+  type PrerequisiteInput,
+  type RuleInput,
+  type UpdateFlagInput,
+  type VariantInput,
+  FLAG_TYPES,
 } from "@flagstaff/sdk";
 import type { Command, Context, Noun, Options } from "../command.js";
 import { clip, type Column, record, table } from "../output.js";
@@ -160,12 +162,12 @@ const setCommand: Command = {
     "actors-percent": {
       type: "string",
       value: "<n>",
-      description: "Sticky share of actors: 0, 1, 2, 5, 10, 25, 50, 75 or 100",
+      description: `Sticky share of actors: ${ALLOWED_PERCENTAGES.join(", ")}`,
     },
     "calls-percent": {
       type: "string",
       value: "<n>",
-      description: "Random share of checks: 0, 1, 2, 5, 10, 25, 50, 75 or 100",
+      description: `Random share of checks: ${ALLOWED_PERCENTAGES.join(", ")}`,
     },
     description: { type: "string", value: "<text>", description: "New description" },
     ...TARGETING_OPTIONS,
@@ -217,7 +219,7 @@ export const flags: Noun = {
         type: {
           type: "string",
           value: "<type>",
-          description: "boolean (default), string, number or object; fixed for the flag's life",
+          description: `${FLAG_TYPES.join(", ")} (default ${FLAG_TYPES[0]}); fixed for the flag's life`,
         },
         variants: {
           type: "string",
@@ -300,7 +302,24 @@ export const flags: Noun = {
       },
       async run(ctx) {
         const input = { from: ctx.required("from"), to: ctx.required("to") };
-        ctx.print(await ctx.client().flags.copy(ctx.project(), ctx.arg(0), input), show);
+        const [project, name] = [ctx.project(), ctx.arg(0)];
+        // The target's ETag before and after: a copy that changes nothing leaves it as it was. (A refused
+        // read is left to the copy, whose refusal says why.)
+        const before = await ctx
+          .clientIn(input.to)
+          .flags.getWithETag(project, name)
+          .then((tagged) => tagged.etag)
+          .catch(() => undefined);
+        const copied = await ctx.client().flags.copyWithETag(project, name, input);
+        const unchanged = before === copied.etag;
+        ctx.print(copied.value, (flag) =>
+          [
+            unchanged
+              ? `Nothing changed: ${name} in ${input.to} was already configured as in ${input.from}.`
+              : `Copied ${name}'s configuration from ${input.from} to ${input.to}.`,
+            show(flag),
+          ].join("\n"),
+        );
       },
     },
     segments: {

@@ -1,4 +1,4 @@
-import type { ApiKey, KeyRole } from "@flagstaff/sdk";
+import { type ApiKey, type KeyRole, PROJECT_ROLES } from "@flagstaff/sdk";
 import type { Noun } from "../command.js";
 import { type Column, record, table } from "../output.js";
 
@@ -36,7 +36,12 @@ export const keys: Noun = {
     create: {
       summary: "Create a key bound to an environment and print its secret once",
       options: {
-        role: { type: "string", value: "check|read|write", description: "What the key may do", required: true },
+        role: {
+          type: "string",
+          value: [...PROJECT_ROLES].reverse().join("|"),
+          description: "What the key may do",
+          required: true,
+        },
         name: { type: "string", value: "<name>", description: "A label, e.g. where the key is used", required: true },
         unbound: { type: "boolean", description: "A write key bound to no environment: it may name any" },
       },
@@ -51,6 +56,23 @@ export const keys: Noun = {
         }
         const created = await ctx.client().keys.create(ctx.project(), { role, name, environment });
         ctx.print(created, (k) => showSecret(k, k.key));
+      },
+    },
+    rename: {
+      args: "<keyId>",
+      summary: "Rename a key (the history names its later changes so)",
+      options: { name: { type: "string", value: "<name>", description: "The new name", required: true } },
+      async run(ctx) {
+        const renamed = await ctx.client().keys.rename(ctx.project(), ctx.arg(0), ctx.required("name"));
+        ctx.print(renamed, (k) =>
+          record({
+            id: k.id,
+            name: k.name,
+            role: k.role,
+            environment: k.environment ?? "(none)",
+            createdAt: k.createdAt,
+          }),
+        );
       },
     },
     revoke: {

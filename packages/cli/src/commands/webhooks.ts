@@ -172,7 +172,7 @@ export const webhooks: Noun = {
       args: "<id>",
       summary: "List a webhook's deliveries, newest first: attempts, last result, next retry",
       options: {
-        status: { type: "string", value: "pending|succeeded|failed", description: "Only deliveries in this state" },
+        status: { type: "string", value: DELIVERY_STATUSES.join("|"), description: "Only deliveries in this state" },
         limit: { type: "string", value: "<n>", description: `How many deliveries to print (default ${DEFAULT_COUNT})` },
       },
       async run(ctx) {

@@ -44,6 +44,7 @@ export const EVENT_TYPES = [
   "project.created",
   "project.deleted",
   "key.created",
+  "key.updated",
   "key.revoked",
   "flag.created",
   "flag.updated",

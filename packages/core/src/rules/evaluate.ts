@@ -179,3 +179,35 @@ export function evaluateFlag(
     spare = scope;
   }
 }
+
+/** A draw no call rollout takes: `inCallRollout` holds when the draw is below percentage / 100, at most 1. */
+const NEVER_IN_CALL_ROLLOUT = () => 1;
+
+/**
+ * Whether a flag serves an actor anything but its offVariant by what the actor id alone decides: the
+ * answer of `evaluateFlag` for a context of just that actor id (no attributes), with the random call
+ * rollout left out (the flag's and its prerequisites': no draw falls in one). Attached actors and segments,
+ * rules (an `in_segment` on a segment the actor is a member of, a split bucketed by the actor id), the
+ * actor rollout and prerequisites decide; an answer in error is not "on". For a boolean flag with no rules
+ * and no prerequisites this is the seed's `isEnabledForActor`. Answers a function of (flag, actor id) over
+ * one resolver (the environment's state, with its clock for `$now`).
+ */
+export function servedToActor(
+  resolver: TargetingResolver | SegmentMembership,
+): (flag: TargetedFlag, actorId: string) => boolean {
+  const base: TargetingResolver = typeof resolver === "function" ? { isMember: resolver } : resolver;
+  const deterministic: TargetingResolver = {
+    isMember: base.isMember,
+    segmentConditions: (segmentId) => base.segmentConditions?.(segmentId),
+    flag: (name) => base.flag?.(name),
+    now: () => (base.now ? base.now() : Date.now()),
+    random: NEVER_IN_CALL_ROLLOUT,
+  };
+  const actorIds: string[] = [""];
+  const context = { actorIds };
+  return (flag, actorId) => {
+    actorIds[0] = actorId;
+    const result = evaluateFlag(flag, context, deterministic);
+    return result.variant !== null && result.variant !== compiled(flag).answers.DEFAULT.variant;
+  };
+}

@@ -1,7 +1,8 @@
 // The targeting engine of issue 25: typed variants, ordered rules on context attributes, rule-based
 // segments and prerequisites. docs/targeting.md describes the model; the server, the SDK's local evaluator
 // and the OpenFeature providers are to call this, so a rule is written once.
-export { evaluateFlag } from "./evaluate.js";
+export { evaluateFlag, servedToActor } from "./evaluate.js";
+export { type ConfigurationReferences, referencesOf } from "./references.js";
 export {
   CONFIGURATION_PROBLEM_CODES,
   type ConfigurationProblem,

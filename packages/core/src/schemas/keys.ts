@@ -55,6 +55,13 @@ export const CreateKeyBody = Type.Object(
 /** Body of a project key's create. */
 export type CreateKeyInput = Static<typeof CreateKeyBody>;
 
+export const UpdateKeyBody = Type.Object(
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH })) },
+  { additionalProperties: false },
+);
+/** Body of a key's update: its name (a label; the secret, role and environment never change). */
+export type UpdateKeyInput = Static<typeof UpdateKeyBody>;
+
 export const WhoAmISchema = Type.Object(
   {
     keyId: Type.String({ description: "The key's id; for a session, an id of the session (ses_…)" }),

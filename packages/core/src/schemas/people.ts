@@ -89,6 +89,8 @@ export const GrantSchema = Type.Object(
 export type Grant = Static<typeof GrantSchema>;
 
 export const GrantBody = Type.Object({ role: GrantRole }, { additionalProperties: false });
+/** Body of a grant: the role on the project. */
+export type GrantInput = Static<typeof GrantBody>;
 
 export const LoginBody = Type.Object(
   {
@@ -98,12 +100,17 @@ export const LoginBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** Body of a password sign-in. */
+export type LoginInput = Static<typeof LoginBody>;
+
 export const AuthMethodsSchema = Type.Object({
   password: Type.Boolean({ description: "E-mail and password sign-in is on" }),
   oidc: Type.Union([Type.Object({ name: Type.String() }), Type.Null()], {
     description: "Single sign-on: the button's label; null when not configured",
   }),
 });
+/** What the sign-in page offers. */
+export type AuthMethods = Static<typeof AuthMethodsSchema>;
 
 export const CreatePersonalKeyBody = Type.Object(
   {
@@ -158,3 +165,5 @@ export const PersonSchema = Type.Object({
   name: Type.String(),
   role: UserRole,
 });
+/** The person behind a session or a personal key. */
+export type Person = Static<typeof PersonSchema>;

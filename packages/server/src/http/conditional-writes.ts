@@ -26,6 +26,8 @@ export interface ConditionalResource<P extends TObject, B extends TSchema, E ext
   readonly deleteDescription?: string;
   /** Statuses PATCH may answer beyond those of every conditional write (409 for a name taken). */
   readonly updateErrors?: readonly number[];
+  /** Statuses DELETE may answer beyond those of every conditional write (409 for a segment in use). */
+  readonly deleteErrors?: readonly number[];
   /** The query every route of the entity takes (a flag's `environment`); none when absent. */
   readonly query?: TObject;
   /** The entity's ETag; by default made of its id and revision. */
@@ -115,7 +117,10 @@ export function conditionalResourceRoutes<P extends TObject, B extends TSchema, 
         params: resource.params,
         ...querystring,
         headers: IfMatchHeaders,
-        response: { 204: NoContent, ...errorResponses(...writeErrors) },
+        response: {
+          204: NoContent,
+          ...errorResponses(...[...writeErrors, ...(resource.deleteErrors ?? [])].sort((a, b) => a - b)),
+        },
       },
     },
     async (request, reply) => {

@@ -26,6 +26,7 @@ const TITLES: Record<ErrorCode, string> = {
   environment_limit: "Too many environments",
   prerequisite_cycle: "Prerequisites would form a cycle or too long a chain",
   variant_in_use: "Variant in use",
+  segment_in_use: "Segment in use",
   user_exists: "User already exists",
   cannot_change_self: "An admin cannot disable, demote or delete themselves",
   environment_protected: "Environment protected",

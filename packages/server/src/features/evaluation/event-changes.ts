@@ -27,6 +27,21 @@ export function evaluationChanges(event: DomainEvent): Change[] {
           ...(event.after.userId === undefined ? {} : { userId: event.after.userId }),
         },
       ];
+    case "key.updated":
+      // The key as created, under its new name: every instance puts it again (its name is the actor's in
+      // the history). A change kind every instance already applies, so older ones apply it too.
+      return [
+        {
+          kind: "key.created",
+          id: event.target.id,
+          name: event.after.name,
+          hash: event.unpublished.keyHash,
+          role: event.after.role,
+          projectId: event.projectId,
+          environment: event.after.environment ?? null,
+          ...(event.after.userId === undefined ? {} : { userId: event.after.userId }),
+        },
+      ];
     case "key.revoked":
       return [{ kind: "key.deleted", id: event.target.id }];
     case "flag.created":

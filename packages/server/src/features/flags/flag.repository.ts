@@ -1,10 +1,11 @@
+import { type FlagTargeting, referencesOf } from "@flagstaff/core";
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import { beyondKey, type KeyColumn, keysetPage } from "../../db/keyset.js";
 import { linkedNow, unlink } from "../../db/link-tables.js";
 import type { Database, FlagConfigsTable, FlagsTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
 import type { Flag, FlagEnvironmentConfiguration, FlagFilter, FlagSort } from "./flag.schemas.js";
-import { configurationColumns, definitionOf, targetingOf, variantsColumn } from "./targeting.js";
+import { configurationColumns, definitionOf, rulesOf, targetingOf, variantsColumn } from "./targeting.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -247,17 +248,54 @@ export async function targetingIn(db: Executor, projectId: string, environment: 
 }
 
 /**
- * Every configuration, in every environment of the project, that names a variant of `flag` outside
- * `keys`: its own (onVariant, offVariant, rules; except in `ownChecked`, the environment whose new
- * configuration the caller validates itself) and other flags' prerequisites on it. Answers where.
+ * Every configuration of the project, in every environment, whose rules name the segment (in_segment,
+ * not_in_segment: core's referencesOf), by flag name and then environment.
+ */
+export async function rulesNamingSegment(
+  db: Executor,
+  projectId: string,
+  segmentId: string,
+): Promise<{ flag: string; environment: string }[]> {
+  const rows = await db
+    .selectFrom("flag_configs")
+    .innerJoin("flags", "flags.id", "flag_configs.flag_id")
+    .select(["flags.name", "flag_configs.environment_id", "flag_configs.rules"])
+    .where("flags.project_id", "=", projectId)
+    .where("flag_configs.rules", "is not", null)
+    .orderBy("flags.name")
+    .orderBy("flag_configs.environment_id")
+    .execute();
+  return rows
+    .filter((row) => referencesOf({ rules: rulesOf(row.rules) }).segments.includes(segmentId))
+    .map((row) => ({ flag: row.name, environment: row.environment_id }));
+}
+
+/** The variant keys a configuration serves: its onVariant and offVariant, and every rule's variant or split's. */
+export function servedKeys(t: Pick<FlagTargeting, "onVariant" | "offVariant" | "rules">): Map<string, string[]> {
+  const served = new Map<string, string[]>();
+  const add = (key: string, where: string) => served.set(key, [...(served.get(key) ?? []), where]);
+  add(t.onVariant, "onVariant");
+  add(t.offVariant, "offVariant");
+  for (const rule of t.rules) {
+    const keys = "variant" in rule.serve ? [rule.serve.variant] : rule.serve.split.weights.map((w) => w.variant);
+    for (const key of new Set(keys)) add(key, `rule "${rule.id}"`);
+  }
+  return served;
+}
+
+/**
+ * Every configuration, in every environment of the project, that uses a variant of `flag` that `dropped`
+ * holds: its own (onVariant, offVariant, rules; in `own.environment`, the configuration the write makes
+ * there) and other flags' prerequisites on it. Answers where, in words, by flag and environment.
  */
 export async function variantUses(
   db: Executor,
   projectId: string,
   flag: { id: string; name: string },
-  keys: ReadonlySet<string>,
-  ownChecked: string,
+  dropped: ReadonlySet<string>,
+  own: { environment: string; targeting: Pick<FlagTargeting, "onVariant" | "offVariant" | "rules"> },
 ): Promise<string[]> {
+  if (dropped.size === 0) return [];
   const rows = await db
     .selectFrom("flag_configs")
     .innerJoin("flags", "flags.id", "flag_configs.flag_id")
@@ -280,27 +318,46 @@ export async function variantUses(
   const uses: string[] = [];
   for (const row of rows) {
     const where = `in environment "${row.environment_id}"`;
-    if (row.id === flag.id && row.environment_id !== ownChecked) {
-      for (const [field, key] of [
-        ["onVariant", row.on_variant],
-        ["offVariant", row.off_variant],
-      ] as const) {
-        if (key !== null && !keys.has(key)) uses.push(`${field} is "${key}" ${where}`);
-      }
-      const t = targetingOf(row);
-      for (const rule of t.rules) {
-        const served = "variant" in rule.serve ? [rule.serve.variant] : rule.serve.split.weights.map((w) => w.variant);
-        for (const key of served) if (!keys.has(key)) uses.push(`rule "${rule.id}" serves "${key}" ${where}`);
+    if (row.id === flag.id) {
+      const configuration = row.environment_id === own.environment ? own.targeting : targetingOf(row);
+      for (const [key, places] of servedKeys(configuration)) {
+        if (!dropped.has(key)) continue;
+        for (const place of places) {
+          uses.push(place.startsWith("rule") ? `${place} serves "${key}" ${where}` : `${place} is "${key}" ${where}`);
+        }
       }
     }
     for (const p of targetingOf(row).prerequisites) {
       if (p.flag !== flag.name) continue;
       for (const key of p.variants) {
-        if (!keys.has(key)) uses.push(`flag "${row.name}" requires "${key}" ${where}`);
+        if (dropped.has(key)) uses.push(`flag "${row.name}" requires "${key}" ${where}`);
       }
     }
   }
   return uses;
+}
+
+/** The environments whose configuration of the flag serves one of `keys` (servedKeys), in id order. */
+export async function environmentsServing(db: Executor, flagId: string, keys: ReadonlySet<string>): Promise<string[]> {
+  if (keys.size === 0) return [];
+  const rows = await db
+    .selectFrom("flag_configs")
+    .innerJoin("flags", "flags.id", "flag_configs.flag_id")
+    .select([
+      "flags.type",
+      "flags.variants",
+      "flag_configs.environment_id",
+      "flag_configs.on_variant",
+      "flag_configs.off_variant",
+      "flag_configs.rules",
+      "flag_configs.prerequisites",
+    ])
+    .where("flags.id", "=", flagId)
+    .orderBy("flag_configs.environment_id")
+    .execute();
+  return rows
+    .filter((row) => [...servedKeys(targetingOf(row)).keys()].some((key) => keys.has(key)))
+    .map((row) => row.environment_id);
 }
 
 export { definitionOf };

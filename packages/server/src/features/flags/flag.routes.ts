@@ -123,7 +123,8 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
     deleteDescription:
       "With If-Match, only when the flag's configuration in the environment acted on still has that ETag; 412 " +
       "otherwise (extension). A key bound to an environment may delete a flag only while the project has no " +
-      "other environment (403 otherwise): deleting a flag deletes its configuration in every environment.",
+      "other environment (403 otherwise): deleting a flag deletes its configuration in every environment. " +
+      "While an environment is protected, only the project's admins may (403 environment_protected).",
     query: EnvironmentQuery,
     tag: flagTag,
     get: (params, request) => flags.get(params.projectId, environmentScope(request), params.flagName),

@@ -6,11 +6,12 @@ import {
   type FlagEvaluation,
   type FlagState,
   type FlagTargeting,
-  isEnabledForActor,
   isEnabledForSegment,
   pickTargeting,
   type ProjectState,
+  referencesOf,
   type Rule,
+  servedToActor,
   validateConfiguration,
   validateVariants,
   variantsOf,
@@ -74,17 +75,6 @@ const flagState = (flag: Flag): FlagRecord => ({
 });
 
 const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-
-/** The segments a configuration's rules name (in_segment, not_in_segment). */
-const segmentsNamed = (rules: readonly Rule[]): string[] => [
-  ...new Set(
-    rules.flatMap((rule) =>
-      rule.conditions
-        .filter((c) => c.operator === "in_segment" || c.operator === "not_in_segment")
-        .flatMap((c) => c.values.filter((v): v is string => typeof v === "string")),
-    ),
-  ),
-];
 
 /** The actors and segments a write attaches to and detaches from a configuration. */
 interface LinkDelta {
@@ -345,7 +335,9 @@ export class FlagService {
         !sameJSON(next.prerequisites, flag.prerequisites);
       // Configurations that serve the default variants go on serving the same keys whatever the new list's order.
       if (variantsChanged) await repo.pinDefaultVariants(trx, flag.id, defaultVariants(flag.type, flag.variants));
-      if (targetingChanged) await this.checkTargeting(trx, projectId, environmentId, next, variantsChanged);
+      if (targetingChanged) {
+        await this.checkTargeting(trx, projectId, environmentId, next, variantsChanged ? flag.variants : undefined);
+      }
       const fieldsChanged =
         targetingChanged ||
         next.description !== flag.description ||
@@ -367,6 +359,22 @@ export class FlagService {
         !sameJSON(next.rules, flag.rules) ||
         !sameJSON(next.prerequisites, flag.prerequisites);
       if (configurationChanged) await refuseProtected(trx, context, projectId, environmentId);
+      if (variantsChanged) {
+        // A variant's value is served wherever a configuration names it: changing it changes what those
+        // environments serve (a key dropped is served nowhere: checkTargeting refused it otherwise).
+        const before = new Map(flag.variants.map((v) => [v.key, JSON.stringify(v.value)]));
+        const changed = next.variants.filter((v) => before.has(v.key) && before.get(v.key) !== JSON.stringify(v.value));
+        const keys = new Set(changed.map((v) => v.key));
+        const serving = await repo.environmentsServing(trx, flag.id, keys);
+        const what = [...keys].map((key) => `"${key}"`).join(", ");
+        await refuseProtected(
+          trx,
+          context,
+          projectId,
+          serving,
+          `Changing the value of ${keys.size === 1 ? "variant" : "variants"} ${what}`,
+        );
+      }
 
       const now = isoTime(this.clock.now());
       next.updatedAt = now;
@@ -421,6 +429,9 @@ export class FlagService {
         );
       }
       requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
+      // The flag stops being served in every environment, protected ones included.
+      const environments = (await listEnvironments(trx, projectId)).map((e) => e.id);
+      await refuseProtected(trx, context, projectId, environments, `Deleting flag "${name}"`);
       await repo.deleteFlag(trx, flag.id);
       return {
         result: flag.id,
@@ -431,33 +442,31 @@ export class FlagService {
   }
 
   /**
-   * Refuses targeting the validator refuses (400), a prerequisite cycle or over-long chain (409), and
-   * variants that drop a key a configuration still serves or a prerequisite still names (409), reading
-   * the segments and the environment's flags inside the write's transaction.
+   * Refuses variants that drop a key a configuration still serves or a prerequisite still names (409; with
+   * `previousVariants`, the variants before a write that changes them), targeting the validator refuses
+   * (400), a prerequisite cycle or over-long chain (409), reading the segments and the environment's flags
+   * inside the write's transaction.
    */
   private async checkTargeting(
     trx: Transaction<Database>,
     projectId: string,
     environment: string,
     flag: Flag,
-    variantsChanged: boolean,
+    previousVariants: Flag["variants"] | undefined,
   ): Promise<void> {
-    if (variantsChanged) {
+    if (previousVariants !== undefined) {
       if (flag.type === "boolean") {
         throw invalid(`Flag "${flag.name}" is boolean: its variants are fixed (on and off).`, [
           { path: "/variants", message: "a boolean flag's variants cannot be changed" },
         ]);
       }
       refuseProblems(validateVariants(flag.type, flag.variants), `Flag "${flag.name}" cannot have these variants`);
-    }
-    const named = segmentsNamed(flag.rules);
-    const segments = named.length === 0 ? new Set<string>() : await existingSegmentIds(trx, projectId, named);
-    const flags = flag.prerequisites.length === 0 ? [] : await repo.targetingIn(trx, projectId, environment);
-    checkConfiguration(flag.name, pickTargeting(flag), { segmentExists: (id) => segments.has(id), flags });
-    if (variantsChanged) {
+      // A key dropped while a configuration uses it is one answer wherever the use is (this environment's
+      // configuration as written, another's, another flag's prerequisite): 409, before the validator would
+      // call this configuration's use an unknown variant.
       const keys = new Set(flag.variants.map((v) => v.key));
-      // This configuration is checked above; the others, and other flags' prerequisites, are checked here.
-      const uses = await repo.variantUses(trx, projectId, flag, keys, environment);
+      const dropped = new Set(previousVariants.map((v) => v.key).filter((key) => !keys.has(key)));
+      const uses = await repo.variantUses(trx, projectId, flag, dropped, { environment, targeting: flag });
       if (uses.length > 0) {
         throw new AppError(
           409,
@@ -466,6 +475,10 @@ export class FlagService {
         );
       }
     }
+    const named = referencesOf(flag).segments;
+    const segments = named.length === 0 ? new Set<string>() : await existingSegmentIds(trx, projectId, named);
+    const flags = flag.prerequisites.length === 0 ? [] : await repo.targetingIn(trx, projectId, environment);
+    checkConfiguration(flag.name, pickTargeting(flag), { segmentExists: (id) => segments.has(id), flags });
   }
 
   /**
@@ -582,9 +595,9 @@ export class FlagService {
   }
 
   /**
-   * Flags on for an actor by the deterministic rules (attached, in an attached segment, in the actor
-   * rollout) in an environment: the engine in @flagstaff/core decides from the snapshot, the database
-   * fills in the page.
+   * Flags on for an actor in an environment by what the actor id alone decides (core's servedToActor:
+   * evaluateFlag for a context of just that id, at this instant, without the random call rollout): the
+   * engine decides from the snapshot, the database fills in the page.
    */
   async listForActor(
     projectId: string,
@@ -593,12 +606,24 @@ export class FlagService {
     page: PageQuery,
   ): Promise<Page<Flag>> {
     const environment = await resolveEnvironment(this.db, projectId, scope.environment);
-    return this.pageDecidedByEngine(projectId, environment, scope.ownOnly, page, (flag, state) =>
-      isEnabledForActor(flag, actorId, state.isMember),
-    );
+    const now = this.clock.now();
+    let served: ((flag: FlagState, actorId: string) => boolean) | undefined;
+    return this.pageDecidedByEngine(projectId, environment, scope.ownOnly, page, (flag, state) => {
+      served ??= servedToActor({
+        isMember: state.isMember,
+        segmentConditions: (id) => state.segmentConditions(id),
+        flag: (name) => state.flag(name),
+        now: () => now,
+      });
+      return served(flag, actorId);
+    });
   }
 
-  /** Flags enabled for a segment (enabled, or conditional with it attached), decided by the same engine. */
+  /**
+   * A segment's flags in an environment: those enabled for it (enabled, or conditional with it attached,
+   * as the seed decides) and those whose configuration's rules name it (core's referencesOf), whatever
+   * their status.
+   */
   async listForSegment(
     projectId: string,
     scope: EnvironmentScope,
@@ -607,8 +632,12 @@ export class FlagService {
   ): Promise<Page<Flag>> {
     const environment = await resolveEnvironment(this.db, projectId, scope.environment);
     if (!(await findSegment(this.db, projectId, segmentId))) throw segmentNotFound(segmentId);
-    return this.pageDecidedByEngine(projectId, environment, scope.ownOnly, page, (flag) =>
-      isEnabledForSegment(flag, segmentId),
+    return this.pageDecidedByEngine(
+      projectId,
+      environment,
+      scope.ownOnly,
+      page,
+      (flag) => isEnabledForSegment(flag, segmentId) || referencesOf(flag).segments.includes(segmentId),
     );
   }
 
@@ -694,7 +723,7 @@ export class FlagService {
         !sameJSON(next.rules, flag.rules) ||
         !sameJSON(next.prerequisites, flag.prerequisites);
       // The target's other flags may chain differently: its prerequisites are checked there.
-      if (targetingChanged) await this.checkTargeting(trx, projectId, to, next, false);
+      if (targetingChanged) await this.checkTargeting(trx, projectId, to, next, undefined);
       const fieldsChanged =
         targetingChanged ||
         next.status !== flag.status ||

@@ -52,6 +52,9 @@ export function targetingOf(row: {
   };
 }
 
+/** A configuration's rules from their column. */
+export const rulesOf = (text: string | null): readonly Rule[] => parsed<Rule>(text);
+
 /** A configuration's targeting columns; a boolean flag's variants are not stored (they are fixed). */
 export const configurationColumns = (t: FlagTargeting) => ({
   on_variant: t.type === "boolean" ? null : t.onVariant,

@@ -162,6 +162,10 @@ export type DomainEvent =
   | (EventOf<"key.created", "key", null, KeyRecord, string | null> & {
       readonly unpublished: { readonly keyHash: string };
     })
+  | (EventOf<"key.updated", "key", KeyRecord, KeyRecord, string | null> & {
+      /** The key's hash, for the snapshot, which holds keys by hash (the new name is the history's actor). */
+      readonly unpublished: { readonly keyHash: string };
+    })
   | EventOf<"key.revoked", "key", KeyRecord, null, string | null>
   | EventOf<"flag.created", "flag", null, FlagRecord>
   | EventOf<"flag.updated", "flag", FlagRecord, FlagUpdate>

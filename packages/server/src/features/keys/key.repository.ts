@@ -39,6 +39,26 @@ export async function insertKey(
     .execute();
 }
 
+/** A service key of the project, or an admin key with `projectId` null, with its hash; undefined when none. */
+export async function findServiceKey(
+  db: Executor,
+  projectId: string | null,
+  id: string,
+): Promise<(ApiKey & { hash: string }) | undefined> {
+  let query = db
+    .selectFrom("api_keys")
+    .select([...COLUMNS, "key_hash"])
+    .where("id", "=", id)
+    .where("user_id", "is", null);
+  query = projectId === null ? query.where("role", "=", "admin") : query.where("project_id", "=", projectId);
+  const row = await query.executeTakeFirst();
+  return row && { ...toKey(row), hash: row.key_hash };
+}
+
+export async function setKeyName(trx: Transaction<Database>, id: string, name: string): Promise<void> {
+  await trx.updateTable("api_keys").set({ name }).where("id", "=", id).execute();
+}
+
 /** Deletes a project's key; answers what it was (name and role), or undefined when there was none. */
 export async function deleteKey(
   trx: Transaction<Database>,

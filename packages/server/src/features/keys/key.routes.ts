@@ -4,7 +4,7 @@ import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
 import { AppError } from "../../errors.js";
-import { CreateKeyBody, WhoAmISchema } from "./key.schemas.js";
+import { CreateKeyBody, UpdateKeyBody, WhoAmISchema } from "./key.schemas.js";
 import type { KeyService } from "./key.service.js";
 import type { PeopleState } from "../people/people-state.js";
 
@@ -97,5 +97,23 @@ export function keyRoutes(app: TypedApp, keys: KeyService, people: PeopleState):
       await keys.revoke(writeContext(request), request.params.projectId, request.params.keyId);
       return reply.code(204).send(null);
     },
+  );
+
+  app.patch(
+    "/projects/:projectId/keys/:keyId",
+    {
+      config: { access: "admin" },
+      schema: {
+        tags: ["keys"],
+        summary: "Rename an API key (extension; admin)",
+        description:
+          "Its name only: the secret, role and environment never change. Recorded as key.updated; later changes made with it name it so.",
+        params: Type.Object({ projectId: Type.String(), keyId: Type.String() }),
+        body: UpdateKeyBody,
+        response: { 200: Type.Ref("ApiKey"), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request) =>
+      keys.rename(writeContext(request), request.params.projectId, request.params.keyId, request.body ?? {}),
   );
 }

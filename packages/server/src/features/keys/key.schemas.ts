@@ -6,5 +6,7 @@ export {
   CreatedApiKeySchema,
   CreateKeyBody,
   type CreateKeyInput,
+  UpdateKeyBody,
+  type UpdateKeyInput,
   WhoAmISchema,
 } from "@flagstaff/core/schemas";

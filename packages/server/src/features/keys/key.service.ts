@@ -11,7 +11,7 @@ import { type DomainEvent, type KeyRecord, STARTUP, type WriteContext } from "..
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./key.repository.js";
-import type { ApiKey, CreatedApiKey, CreateKeyInput } from "./key.schemas.js";
+import type { ApiKey, CreatedApiKey, CreateKeyInput, UpdateKeyInput } from "./key.schemas.js";
 
 type KeyFields = { id: string; name: string; role: Role; environment: string | null };
 
@@ -96,6 +96,45 @@ export class KeyService {
       (k) => [k.createdAt, k.id],
       (side, key) => repo.keysBeyond(this.db, projectId, side, key),
     );
+  }
+
+  /**
+   * Renames a key of the project (`projectId`), or an admin key (`projectId` null: the recovery command's
+   * path). The history records it; every instance names the key's later changes so. The same name
+   * changes nothing.
+   */
+  async rename(context: WriteContext, projectId: string | null, keyId: string, input: UpdateKeyInput): Promise<ApiKey> {
+    return this.work.write(context, projectId ?? GLOBAL_STREAM, async (trx) => {
+      if (projectId !== null && !(await findProject(trx, projectId))) throw projectNotFound(projectId);
+      const key = await repo.findServiceKey(trx, projectId, keyId);
+      if (!key) {
+        throw new AppError(
+          404,
+          "key_not_found",
+          projectId === null ? `No admin key "${keyId}".` : `Key "${keyId}" does not exist in project "${projectId}".`,
+        );
+      }
+      // A caller bound to an environment renames keys of its own environment only (mayReach).
+      refuseBeyond(context.boundTo, key.environment, "rename a key bound to none");
+      const { hash, ...before } = key;
+      const name = input.name ?? before.name;
+      const after = { ...before, name };
+      if (name === before.name) return { result: before, events: [] };
+      await repo.setKeyName(trx, keyId, name);
+      return {
+        result: after,
+        events: [
+          {
+            type: "key.updated",
+            projectId,
+            target: { kind: "key", id: keyId, name },
+            before: keyState(before),
+            after: keyState(after),
+            unpublished: { keyHash: hash },
+          },
+        ],
+      };
+    });
   }
 
   /**

@@ -123,6 +123,19 @@ export async function detachFromEveryFlag(trx: Transaction<Database>, segmentId:
     .execute();
 }
 
+/** The environments where the segment is attached to a flag's configuration, in id order. */
+export async function environmentsAttached(db: Executor, segmentId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom("flag_segments")
+    .innerJoin("flag_configs", "flag_configs.config_id", "flag_segments.config_id")
+    .select("flag_configs.environment_id")
+    .distinct()
+    .where("flag_segments.segment_id", "=", segmentId)
+    .orderBy("flag_configs.environment_id")
+    .execute();
+  return rows.map((row) => row.environment_id);
+}
+
 export async function deleteSegment(trx: Transaction<Database>, id: string): Promise<void> {
   await trx.deleteFrom("segments").where("id", "=", id).execute();
 }

@@ -68,8 +68,11 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
       update: "Update a segment: name, description, members; all in one transaction",
       delete: "Delete a segment and detach it from every flag (extension)",
     },
-    deleteDescription: "With If-Match, only when the segment still has that ETag; 412 otherwise.",
+    deleteDescription:
+      "With If-Match, only when the segment still has that ETag; 412 otherwise. A segment that rules name " +
+      "(in_segment, not_in_segment, in any environment) is in use: 409 segment_in_use, naming where.",
     updateErrors: [409],
+    deleteErrors: [409],
     get: (params) => segments.get(params.projectId, params.segmentId),
     update: (context, params, body, ifMatch) =>
       segments.update(context, params.projectId, params.segmentId, body, ifMatch),

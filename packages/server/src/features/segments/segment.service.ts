@@ -9,7 +9,8 @@ import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import { ensureActors } from "../actors/actor.repository.js";
 import type { SegmentRecord, SegmentUpdate, WriteContext } from "../history/domain-events.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
-import { findFlag } from "../flags/flag.repository.js";
+import { findFlag, rulesNamingSegment } from "../flags/flag.repository.js";
+import { refuseProtected } from "../environments/environment-guard.js";
 import { findProject } from "../projects/project.repository.js";
 import { resolveEnvironment } from "../environments/environment.repository.js";
 import * as repo from "./segment.repository.js";
@@ -198,13 +199,35 @@ export class SegmentService {
     }
   }
 
-  /** Deletes a segment; it is detached from every flag and its memberships go with it. */
+  /**
+   * Deletes a segment; it is detached from every flag and its memberships go with it. A segment that rules
+   * name (in any environment) is in use: deleting it would change what those rules serve, so it is refused
+   * (409 segment_in_use, naming where) until the rules stop naming it. Detaching it where it is attached
+   * changes those configurations: protected environments' need their right.
+   */
   async delete(context: WriteContext, projectId: string, segmentId: string, ifMatch?: string): Promise<void> {
     await this.work.write(context, projectId, async (trx) => {
       await this.requireProject(trx, projectId);
       const row = await repo.findSegment(trx, projectId, segmentId);
       if (!row) throw segmentNotFound(segmentId);
       requireMatch(ifMatch, entityTag(row.id, row.revision), `Segment "${segmentId}"`);
+      const uses = await rulesNamingSegment(trx, projectId, segmentId);
+      if (uses.length > 0) {
+        const named = uses.map((use) => `flag "${use.flag}" in environment "${use.environment}"`);
+        throw new AppError(
+          409,
+          "segment_in_use",
+          `Segment "${row.name}" (${segmentId}) is named by the rules of ${named.slice(0, 5).join("; ")}${named.length > 5 ? `; … (${named.length} in all)` : ""}: change those rules first.`,
+        );
+      }
+      const attached = await repo.environmentsAttached(trx, segmentId);
+      await refuseProtected(
+        trx,
+        context,
+        projectId,
+        attached,
+        `Deleting segment "${row.name}", attached to flags there,`,
+      );
       await repo.detachFromEveryFlag(trx, segmentId, isoTime(this.clock.now()));
       await repo.deleteSegment(trx, segmentId);
       return {

@@ -25,7 +25,9 @@ export function lastEventId(header: string | undefined): number | undefined {
 
 /**
  * Takes the response from Fastify and starts it as an event stream: the headers Fastify's hooks set
- * (CORS, the request id, the security headers) and the stream's own, sent at once.
+ * (CORS, the request id, the security headers) and the stream's own, sent at once. `Connection: close`:
+ * the connection ends with the stream (which closes it when it ends: a revoked key, a stalled client, a
+ * shutdown), so no client puts it back in its pool and sends its next request into a closing socket.
  */
 export function openEventStream(reply: FastifyReply): ServerResponse {
   reply.hijack();
@@ -34,6 +36,7 @@ export function openEventStream(reply: FastifyReply): ServerResponse {
     ...(reply.getHeaders() as Record<string, string>),
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-store",
+    connection: "close",
     // Proxies (nginx) must pass events on at once rather than buffer them.
     "x-accel-buffering": "no",
   });
