@@ -230,7 +230,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   const listener = postgres ? new PostgresListener(config.databaseLocation, feed, app.log) : undefined;
   await listener?.start();
   await feed.load();
-  const recorder = new CheckRecorder(db);
+  const recorder = new CheckRecorder(db, deps.database.dialect === "postgres");
   const checker = new Checker(feed.snapshot, recorder, clock, random);
   const projects = new ProjectService(db, work, clock, config.environmentsMaxPerProject);
   const environments = new EnvironmentService(db, work, clock, config.environmentsMaxPerProject);

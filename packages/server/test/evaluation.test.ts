@@ -11,7 +11,9 @@ import {
   ManualClock,
   startServer,
   type TestServer,
+  withDeadline,
 } from "@flagstaff/test-harness";
+import { connectClient } from "./helpers/postgres-clients.js";
 
 // Evaluation (decisions.md §6) over real HTTP: the check operation, its query encoding and limits,
 // latestCheckedAt, and the two lists that depend on evaluation (flags for an actor, flags for a segment).
@@ -686,6 +688,33 @@ for (const dialect of DIALECTS) {
         await own.service.recorder.flush();
         assert.equal(await stored(created.id), t3);
         assert.equal(await latest("tracked"), t3);
+      });
+
+      test("PostgreSQL: a flush skips the rows a write holds, never waits for them, and writes them next time", {
+        skip: dialect !== "postgres",
+      }, async () => {
+        const held = await createFlag(own, p, "held-row");
+        const free = await createFlag(own, p, "free-row");
+        ownClock.advance(1000);
+        const now = new Date(ownClock.now()).toISOString();
+        assert.equal(await check(own, p, "held-row"), false);
+        assert.equal(await check(own, p, "free-row"), false);
+        // Another transaction holds held-row's configuration, as a write detaching a segment does.
+        const side = await connectClient(own.databaseUrl);
+        try {
+          await side.query("begin");
+          await side.query("select 1 from flag_configs where flag_id = $1 for update", [held.id]);
+          // The flush answers while the lock is held (a flush that waited would time out here).
+          await withDeadline(own.service.recorder.flush(), 5000, "a flush beside a held row");
+          assert.equal(await stored(free.id), now, "the free row is written");
+          assert.equal(await stored(held.id), null, "the held row is skipped");
+          assert.equal(await latest("held-row"), now, "and still shown");
+          await side.query("rollback");
+        } finally {
+          await side.end();
+        }
+        await own.service.recorder.flush();
+        assert.equal(await stored(held.id), now, "the next flush writes it");
       });
 
       test("a check of one flag does not touch another flag's latestCheckedAt", async () => {

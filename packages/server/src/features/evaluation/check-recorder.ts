@@ -27,7 +27,17 @@ export class CheckRecorder {
   private written: Noted = new Map();
   private count = 0;
 
-  constructor(private readonly db: Kysely<Database>) {}
+  /**
+   * `skipLocked` (PostgreSQL): rows a write holds are skipped and written at the next flush. A flush
+   * updates many configurations in one statement, and so may a write (detaching a segment from every flag
+   * it is attached to): two statements that lock the same rows in different orders deadlock, and
+   * PostgreSQL would fail one of them, the write's perhaps. A flush that never waits for a lock cannot be
+   * part of a deadlock.
+   */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly skipLocked = false,
+  ) {}
 
   note(environment: string, flagId: string, at: number): void {
     let flags = this.pending.get(environment);
@@ -94,18 +104,30 @@ export class CheckRecorder {
             sql` `,
           );
           const value = sql<string>`(case flag_id ${cases} end)`;
-          await this.db
+          const ids = chunk.map(([id]) => id);
+          const update = this.db
             .updateTable("flag_configs")
             .set({
               latest_checked_at: sql<string>`case when latest_checked_at is null or latest_checked_at < ${value} then ${value} else latest_checked_at end`,
             })
-            .where("environment_id", "=", environment)
-            .where(
-              "flag_id",
-              "in",
-              chunk.map(([id]) => id),
+            .where("environment_id", "=", environment);
+          if (!this.skipLocked) {
+            await update.where("flag_id", "in", ids).execute();
+            continue;
+          }
+          const updated = await update
+            .where("config_id", "in", (eb) =>
+              eb
+                .selectFrom("flag_configs as held")
+                .select("held.config_id")
+                .where("held.environment_id", "=", environment)
+                .where("held.flag_id", "in", ids)
+                .forUpdate()
+                .skipLocked(),
             )
+            .returning("flag_id")
             .execute();
+          if (updated.length < ids.length) await this.keepSkipped(environment, chunk, updated, batch);
         }
       }
       this.written = batch;
@@ -118,6 +140,35 @@ export class CheckRecorder {
       throw error;
     } finally {
       this.flushing = new Map();
+    }
+  }
+
+  /**
+   * Notes again, for the next flush, the configurations a write held (skipped), unless a newer check
+   * has noted a later time; a configuration deleted meanwhile is not noted again (it has no row to write).
+   */
+  private async keepSkipped(
+    environment: string,
+    chunk: readonly [string, number][],
+    updated: readonly { flag_id: string }[],
+    batch: Noted,
+  ): Promise<void> {
+    const done = new Set(updated.map((row) => row.flag_id));
+    const skipped = chunk.filter(([id]) => !done.has(id));
+    const existing = await this.db
+      .selectFrom("flag_configs")
+      .select("flag_id")
+      .where("environment_id", "=", environment)
+      .where(
+        "flag_id",
+        "in",
+        skipped.map(([id]) => id),
+      )
+      .execute();
+    const exists = new Set(existing.map((row) => row.flag_id));
+    for (const [id, at] of skipped) {
+      batch.get(environment)?.delete(id);
+      if (exists.has(id) && timeIn(this.pending, environment, id) === undefined) this.note(environment, id, at);
     }
   }
 }
