@@ -515,7 +515,7 @@ for (const dialect of DIALECTS) {
         if (path.endsWith("/stream")) continue;
         // A person's own routes (no key may use them) and sign-in (no key at all): people.test.ts and
         // sessions.test.ts cover them; below, every key is refused them.
-        if (path.startsWith("/users/me/") || path.startsWith("/auth/")) continue;
+        if (path === "/users/me" || path.startsWith("/users/me/") || path.startsWith("/auth/")) continue;
         for (const method of Object.keys(item)) {
           if (["get", "put", "post", "delete", "patch", "head", "options"].includes(method)) {
             documented.push(`${method.toUpperCase()} ${path}`);
@@ -533,6 +533,7 @@ for (const dialect of DIALECTS) {
       const home = await createProject(server);
       for (const key of [ADMIN_KEY, (await createKey(server, home, "write")).key]) {
         for (const [method, path] of [
+          ["GET", "/users/me"],
           ["GET", "/users/me/keys"],
           ["POST", "/users/me/keys"],
           ["DELETE", "/users/me/keys/key_x"],
