@@ -79,14 +79,17 @@ async function endAll(group) {
   signalAll(runProcesses(process.pid) ?? [], "SIGKILL");
 }
 
-/** One line per test file whose results did not all arrive: no end of run, or fewer results than tests. */
-function lostTests(files, countsFile) {
-  let counts;
+function readCounts(countsFile) {
   try {
-    counts = JSON.parse(readFileSync(countsFile, "utf8"));
+    return JSON.parse(readFileSync(countsFile, "utf8"));
   } catch (error) {
-    return [`the counts of the run could not be read (${error.message})`];
+    return error;
   }
+}
+
+/** One line per test file whose results did not all arrive: no end of run, or fewer results than tests. */
+function lostTests(files, counts) {
+  if (counts instanceof Error) return [`the counts of the run could not be read (${counts.message})`];
   const lost = [];
   for (const file of files) {
     const { enqueued = 0, reported = 0, summary } = counts[relative(process.cwd(), file)] ?? {};
@@ -178,8 +181,9 @@ else if (exit.code !== 0) problems.push(`node --test ended with ${exit.code ?? e
 
 // Every test a file defines must have reported: node --test passes a file whose process ended (exit code 0)
 // before all its results were written, with only the results that arrived. Not checked after a time-out.
+const counts = readCounts(countsFile);
 if (!timedOut) {
-  const lost = lostTests(files, countsFile);
+  const lost = lostTests(files, counts);
   if (lost.length > 0) {
     console.error(`\nTests went missing (a file's process ended before its results were all written):`);
     for (const line of lost) console.error(`  ${line}`);
@@ -187,6 +191,14 @@ if (!timedOut) {
   }
 }
 rmSync(countsDir, { recursive: true, force: true });
+// The slowest files, so that a suite growing towards its time limit shows where its time goes.
+if (!(counts instanceof Error) && files.length > 1) {
+  const slowest = Object.entries(counts)
+    .filter(([, c]) => typeof c.durationMs === "number")
+    .sort(([, a], [, b]) => b.durationMs - a.durationMs)
+    .slice(0, 12);
+  console.log(`\nSlowest test files:\n${slowest.map(([f, c]) => `  ${(c.durationMs / 1000).toFixed(1).padStart(7)} s  ${f}`).join("\n")}`);
+}
 
 // Whatever a test file started must have ended with it.
 const left = runProcesses(process.pid);
