@@ -15,6 +15,9 @@ export const NAME_MAX_LENGTH = 128;
 /** The longest description of a flag, segment or webhook. */
 export const DESCRIPTION_MAX_LENGTH = 1024;
 
+/** The longest comment a write carries into the history (a flag's PATCH `comment`). */
+export const COMMENT_MAX_LENGTH = 1024;
+
 /** The most seconds a check's answer may be cached for (`cache`). */
 export const MAX_CACHE_SECONDS = 86400;
 

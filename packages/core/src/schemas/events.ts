@@ -59,6 +59,11 @@ export const EventSchema = Type.Object(
     requestId: Type.Union([Type.String(), Type.Null()], {
       description: "The X-Request-Id of the request that made the write; null for the service's own writes",
     }),
+    comment: Type.Optional(
+      Type.String({
+        description: "Why the write was made, as its caller said (a flag's PATCH `comment`); absent without one. Extension.",
+      }),
+    ),
   },
   { $id: "Event" },
 );

@@ -11,7 +11,7 @@ import {
   VariantSchema,
   VariantsSchema,
 } from "./targeting.js";
-import { PREREQUISITES_MAX, RULES_MAX } from "../contract/limits.js";
+import { COMMENT_MAX_LENGTH, PREREQUISITES_MAX, RULES_MAX } from "../contract/limits.js";
 
 export const FlagStatusSchema = oneOf(FLAG_STATUSES, {
   description: "enabled: on for everyone; disabled: off for everyone; conditional: on by the targeting rules",
@@ -121,6 +121,14 @@ export const UpdateFlagBody = Type.Object(
     ),
     prerequisites: Type.Optional(
       Type.Array(PrerequisiteSchema, { maxItems: PREREQUISITES_MAX, description: "Replaces the prerequisites" }),
+    ),
+    comment: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: COMMENT_MAX_LENGTH,
+        description:
+          "Why the change is made: recorded with the change's history event (and its webhook). A PATCH that changes nothing records nothing. Extension.",
+      }),
     ),
   },
   { additionalProperties: false },

@@ -9,6 +9,7 @@ import { environmentsMigration } from "./migrations/005-environments.js";
 import { targetingMigration } from "./migrations/006-targeting.js";
 import { peopleMigration } from "./migrations/007-people.js";
 import { signInFailuresMigration } from "./migrations/008-sign-in-failures.js";
+import { eventCommentsMigration } from "./migrations/009-event-comments.js";
 
 export class InCodeMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -22,6 +23,7 @@ export class InCodeMigrations implements MigrationProvider {
       "006-targeting": targetingMigration(),
       "007-people": peopleMigration(this.dialect),
       "008-sign-in-failures": signInFailuresMigration(this.dialect),
+      "009-event-comments": eventCommentsMigration(),
     };
   }
 }

@@ -211,6 +211,8 @@ export interface EventsTable {
   created_at: string;
   /** Who made it, for `?actor=`: a person's id (usr_…) or a key's id; null for the service itself. */
   actor_id: Generated<string | null>;
+  /** Why the write was made, as its caller said (a flag's PATCH `comment`); null without one. */
+  comment: Generated<string | null>;
 }
 
 export interface WebhooksTable {

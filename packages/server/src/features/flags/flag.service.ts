@@ -294,8 +294,10 @@ export class FlagService {
       ...contradictions(addSegments, removeSegments, "addSegments"),
     ];
     if (problems.length > 0) throw invalid("An id cannot be added and removed in the same request.", problems);
+    // The caller's comment says why: it rides on the write's events into the history and webhooks.
+    const commented = input.comment === undefined ? context : { ...context, comment: input.comment };
 
-    return this.work.write(context, projectId, async (trx) => {
+    return this.work.write(commented, projectId, async (trx) => {
       const environmentId = await resolveEnvironment(trx, projectId, environment);
       const flag = await repo.findFlag(trx, projectId, environmentId, name);
       if (!flag) throw flagNotFound(name);

@@ -46,6 +46,8 @@ export interface WriteContext {
    * bound caller beyond its own: see mayReach in http/environment.ts.
    */
   readonly boundTo: string | null;
+  /** Why the write is made, in the caller's words (a flag's PATCH `comment`); recorded with its events. */
+  readonly comment?: string;
 }
 
 const system = (name: SystemActor): WriteContext => ({
@@ -213,6 +215,8 @@ export interface StoredEvent {
   readonly createdAt: string;
   readonly actor: EventActor;
   readonly requestId: string | null;
+  /** Why the write was made, when its caller said (absent otherwise). */
+  readonly comment?: string;
 }
 
 /**
@@ -234,5 +238,6 @@ export function publishedEvent(
     createdAt: stored.createdAt,
     actor: stored.context.actor,
     requestId: stored.context.requestId,
+    ...(stored.context.comment === undefined ? {} : { comment: stored.context.comment }),
   };
 }

@@ -47,6 +47,7 @@ export async function insertEvents(trx: Transaction<Database>, events: readonly 
         environment_id: e.environment ?? null,
         created_at: e.createdAt,
         actor_id: actorIdOf(e.actor),
+        comment: e.comment ?? null,
       })),
     )
     .execute();
@@ -94,6 +95,7 @@ function readEvent(row: Selectable<EventsTable>): StoredEvent {
     before: parse(row.before),
     after: parse(row.after),
     requestId: row.request_id,
+    ...(row.comment === null ? {} : { comment: row.comment }),
   };
 }
 
