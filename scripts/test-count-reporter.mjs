@@ -23,8 +23,7 @@ export default async function* countTests(source) {
     else if (event.type === "test:summary") {
       entry(path).summary = event.data.counts.tests;
       entry(path).durationMs = event.data.duration_ms;
-    }
-    else if (event.type === "test:enqueue") entry(path);
+    } else if (event.type === "test:enqueue") entry(path);
   }
   yield `${JSON.stringify(files)}\n`;
 }

@@ -197,7 +197,9 @@ if (!(counts instanceof Error) && files.length > 1) {
     .filter(([, c]) => typeof c.durationMs === "number")
     .sort(([, a], [, b]) => b.durationMs - a.durationMs)
     .slice(0, 12);
-  console.log(`\nSlowest test files:\n${slowest.map(([f, c]) => `  ${(c.durationMs / 1000).toFixed(1).padStart(7)} s  ${f}`).join("\n")}`);
+  console.log(
+    `\nSlowest test files:\n${slowest.map(([f, c]) => `  ${(c.durationMs / 1000).toFixed(1).padStart(7)} s  ${f}`).join("\n")}`,
+  );
 }
 
 // Whatever a test file started must have ended with it.

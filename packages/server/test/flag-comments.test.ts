@@ -4,7 +4,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { COMMENT_MAX_LENGTH } from "@flagstaff/core";
-import { ADMIN_KEY, createProject, DIALECTS, expectProblem, startServer, type TestServer } from "@flagstaff/test-harness";
+import {
+  ADMIN_KEY,
+  createProject,
+  DIALECTS,
+  expectProblem,
+  startServer,
+  type TestServer,
+} from "@flagstaff/test-harness";
 
 for (const dialect of DIALECTS) {
   describe(`a change's comment [${dialect}]`, () => {

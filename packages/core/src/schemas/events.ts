@@ -61,7 +61,8 @@ export const EventSchema = Type.Object(
     }),
     comment: Type.Optional(
       Type.String({
-        description: "Why the write was made, as its caller said (a flag's PATCH `comment`); absent without one. Extension.",
+        description:
+          "Why the write was made, as its caller said (a flag's PATCH `comment`); absent without one. Extension.",
       }),
     ),
   },
