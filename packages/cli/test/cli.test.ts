@@ -236,8 +236,10 @@ for (const dialect of DIALECTS) {
       expectExit(await admin("flags", "create", "banner", ...p), 0);
       expectExit(await admin("flags", "enable", "banner", ...p), 0);
       expectExit(await admin("flags", "add-actors", "banner", "ann", ...p), 0);
+      expectExit(await admin("flags", "set", "banner", "--description", "Top", "--comment", "For the sale", ...p), 0);
       expectExit(await admin("segments", "create", "--name", "VIPs", ...p), 0);
       const shown = expectExit(await admin("events", ...p), 0).stdout;
+      assert.match(shown, /│ flag\.updated +│ banner +│ production +│ ADMIN_API_KEY +│ description ""→"Top"; comment "For the sale" +│/);
       assert.match(shown, /│ TIME +│ TYPE +│ TARGET +│ ENVIRONMENT +│ BY +│ CHANGES +│/);
       assert.match(shown, /│ flag\.updated +│ banner +│ production +│ ADMIN_API_KEY +│ status "disabled"→"enabled" +│/);
       assert.match(shown, /│ flag\.updated +│ banner +│ production +│ ADMIN_API_KEY +│ addedActors ann +│/);
@@ -245,7 +247,7 @@ for (const dialect of DIALECTS) {
       const flagEvents = json(await admin("events", "--flag", "banner", "--type", "flag.", "--json", ...p));
       assert.deepEqual(
         flagEvents.map((e: any) => e.type),
-        ["flag.updated", "flag.updated", "flag.created"],
+        ["flag.updated", "flag.updated", "flag.updated", "flag.created"],
       );
       const limited = json(await admin("events", "--limit", "2", "--json", ...p));
       assert.deepEqual(
@@ -262,7 +264,7 @@ for (const dialect of DIALECTS) {
         [["segment.created", segment.id]],
       );
       const all = json(await admin("events", "--json", ...p));
-      assert.equal(all.length, 6);
+      assert.equal(all.length, 7);
       const oldest = all.at(-1).createdAt;
       assert.deepEqual(
         json(await admin("events", "--since", oldest, "--json", ...p)),

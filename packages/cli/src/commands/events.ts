@@ -41,6 +41,7 @@ function summary(e: FlagstaffEvent): string {
       parts.push(`${field} ${brief(before[field])}→${brief(value)}`);
     }
   }
+  if (e.comment !== undefined) parts.push(`comment ${JSON.stringify(e.comment)}`);
   return parts.join("; ");
 }
 

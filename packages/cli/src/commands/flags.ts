@@ -171,8 +171,10 @@ const setCommand: Command = {
     },
     description: { type: "string", value: "<text>", description: "New description" },
     ...TARGETING_OPTIONS,
+    comment: { type: "string", value: "<text>", description: "Why: recorded with the change in the history" },
   },
   async run(ctx) {
+    const comment = ctx.string("comment");
     const input: UpdateFlagInput = {
       percentageActors: ctx.integer("actors-percent") as Percentage | undefined,
       percentageCalls: ctx.integer("calls-percent") as Percentage | undefined,
@@ -184,7 +186,7 @@ const setCommand: Command = {
         "Nothing to change: pass --actors-percent, --calls-percent, --description, --variants, --on-variant, --off-variant, --rules(-file) or --prerequisites(-file).",
       );
     }
-    return update(ctx, input);
+    return update(ctx, comment === undefined ? input : { ...input, comment });
   },
 };
 
