@@ -239,7 +239,10 @@ for (const dialect of DIALECTS) {
       expectExit(await admin("flags", "set", "banner", "--description", "Top", "--comment", "For the sale", ...p), 0);
       expectExit(await admin("segments", "create", "--name", "VIPs", ...p), 0);
       const shown = expectExit(await admin("events", ...p), 0).stdout;
-      assert.match(shown, /│ flag\.updated +│ banner +│ production +│ ADMIN_API_KEY +│ description ""→"Top"; comment "For the sale" +│/);
+      assert.match(
+        shown,
+        /│ flag\.updated +│ banner +│ production +│ ADMIN_API_KEY +│ description ""→"Top"; comment "For the sale" +│/,
+      );
       assert.match(shown, /│ TIME +│ TYPE +│ TARGET +│ ENVIRONMENT +│ BY +│ CHANGES +│/);
       assert.match(shown, /│ flag\.updated +│ banner +│ production +│ ADMIN_API_KEY +│ status "disabled"→"enabled" +│/);
       assert.match(shown, /│ flag\.updated +│ banner +│ production +│ ADMIN_API_KEY +│ addedActors ann +│/);

@@ -41,7 +41,7 @@ import { SegmentPage, SegmentsPage } from "./pages/segments.js";
 import { SignIn } from "./pages/sign-in.js";
 import { UsersPage } from "./pages/users.js";
 import { WebhooksPage } from "./pages/webhooks.js";
-import { Ctx, currentPath, ErrorText, enc, Link, Loading, navigate, useData, usePath } from "./ui.js";
+import { Ctx, currentPath, ErrorText, enc, Link, Loading, mayLeave, navigate, useData, usePath } from "./ui.js";
 import { useUrlQuery } from "./url-state.js";
 
 /** The page to open after sign-in when the tab was opened on one (a deep link), or undefined for "/". */
@@ -268,7 +268,7 @@ export function App() {
     environment: selected,
     environments: visible ?? [],
     selectEnvironment: (id: string) => {
-      if (!project) return;
+      if (!project || !mayLeave()) return;
       rememberEnvironment(project, id);
       setQuery({ environment: id });
     },

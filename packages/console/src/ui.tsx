@@ -12,7 +12,23 @@ export function currentPath(): string {
   return path.startsWith(BASE) ? path.slice(BASE.length) || "/" : "/";
 }
 
+let leaveGuard: (() => boolean) | undefined;
+
+/**
+ * While a page holds unsaved edits (the flag page's pending changes), `guard` asks before the console
+ * leaves it for another page or environment, and answers whether to go. Undefined: leave freely.
+ */
+export function guardLeaving(guard: (() => boolean) | undefined): void {
+  leaveGuard = guard;
+}
+
+/** Whether the page shown may be left now (asking its guard, if it has one). */
+export function mayLeave(): boolean {
+  return leaveGuard === undefined || leaveGuard();
+}
+
 export function navigate(to: string, replace = false): void {
+  if (!mayLeave()) return;
   const url = `${BASE}${to}`;
   if (replace) window.history.replaceState(null, "", url);
   else window.history.pushState(null, "", url);

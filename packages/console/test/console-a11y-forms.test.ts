@@ -9,6 +9,7 @@ import {
   axeViolations,
   browserSkip,
   closeBrowser,
+  flagTab,
   launchChromium,
   openTab,
   screenshot,
@@ -130,13 +131,21 @@ describe(`the console's dialogs, forms and sign-in in Chromium [${dialect}]`, { 
         await signIn(page, url(), keys.write);
         await page.goto(`${url()}/console/p/${project}/flags/${flag}`);
         const status = page.getByRole("radiogroup", { name: "Status" });
-        // By keyboard: focus the checked radio (Disabled), arrow to Enabled, Tab to the confirm button, Enter.
+        // By keyboard: focus the checked radio (Disabled), arrow to Enabled; the bar offers the review, opened
+        // with Enter, cancelled with Escape (focus back on its button), then confirmed by keyboard.
         await status.getByRole("radio", { name: /Disabled/ }).focus();
         await page.keyboard.press("ArrowLeft");
-        const dialog = page.getByRole("dialog", { name: "Change the status in Production for every caller?" });
+        const review = page.getByTestId("pending-bar").getByRole("button", { name: "Review and save" });
+        await review.focus();
+        await page.keyboard.press("Enter");
+        const dialog = page.getByRole("dialog", { name: `Save this change to ${flag}?` });
         await dialog.waitFor();
-        await page.keyboard.press("Tab");
-        assert.match(await focused(page), /Make it enabled/);
+        await page.keyboard.press("Escape");
+        await dialog.waitFor({ state: "hidden" });
+        assert.equal(await focused(page), "button Review and save", "cancelled: focus is back on the bar's button");
+        await page.keyboard.press("Enter");
+        await dialog.waitFor();
+        await dialog.getByRole("button", { name: "Save changes" }).focus();
         await page.keyboard.press("Enter");
         await waitFor(
           "enabled",
@@ -144,16 +153,12 @@ describe(`the console's dialogs, forms and sign-in in Chromium [${dialect}]`, { 
         );
         await waitFor("the radio is checked", () => status.getByRole("radio", { name: /Enabled/ }).isChecked());
         await screenshot(page, "focus-after-status.png");
-        assert.equal(await focused(page), "input[radio=enabled]", "focus is back on the radio that opened the dialog");
+        // The bar is gone with its button: focus goes to the page's main region, not to <body>.
+        assert.notEqual(await focused(page), "body");
 
-        // Cancelled with Escape: back on the radio too.
-        await page.keyboard.press("ArrowRight");
-        await dialog.waitFor();
-        await page.keyboard.press("Escape");
-        await dialog.waitFor({ state: "hidden" });
-        assert.match(await focused(page), /^input\[radio=/);
-
-        // The delete dialog, cancelled and then refused (412): focus is back on "Delete flag" each time.
+        // The delete dialog (on the Settings tab), cancelled and then refused (412): focus is back on "Delete
+        // flag" each time.
+        await flagTab(page, "Settings");
         const deleteButton = page.getByRole("button", { name: "Delete flag", exact: true });
         await deleteButton.focus();
         await page.keyboard.press("Enter");
@@ -201,6 +206,7 @@ describe(`the console's dialogs, forms and sign-in in Chromium [${dialect}]`, { 
         return [...seen].filter(([, n]) => n > 1).map(([id]) => id);
       });
       assert.deepEqual(duplicates, [], "no id twice on the flag page");
+      await flagTab(page, "Settings");
       await page.getByRole("button", { name: "Delete flag", exact: true }).click();
       await page.getByRole("dialog", { name: `Delete ${flag}?` }).waitFor();
       assert.deepEqual(await axeViolations(page), []);
@@ -279,7 +285,8 @@ describe(`the console's dialogs, forms and sign-in in Chromium [${dialect}]`, { 
         await page.getByRole("button", { name: "Create flag" }).click();
         await page.getByRole("heading", { name: "good-name", level: 1 }).waitFor();
         assert.equal((await api("GET", `/projects/${project}/flags/good-name`)).body.description, "Line one\nline two");
-        // The flag page's description is multi-line too, with its limit.
+        // The flag page's description (its Settings tab) is multi-line too, with its limit.
+        await flagTab(page, "Settings");
         const edit = page.getByLabel("Description", { exact: true });
         assert.equal(await edit.evaluate((e) => e.tagName), "TEXTAREA");
         assert.equal(await edit.getAttribute("maxlength"), "1024");
@@ -313,46 +320,4 @@ describe(`the console's dialogs, forms and sign-in in Chromium [${dialect}]`, { 
       });
     },
   );
-
-  test("a conflict (412) keeps what was typed and shows both versions; saving mine applies it", T, async () => {
-    const flag = "contested";
-    await api("POST", `/projects/${project}/flags/${flag}`, { description: "first" });
-    await withTab(async (page) => {
-      await signIn(page, url(), keys.write);
-      await page.goto(`${url()}/console/p/${project}/flags/${flag}`);
-      const description = page.getByLabel("Description", { exact: true });
-      await description.fill("mine, typed with care");
-      await api("PATCH", `/projects/${project}/flags/${flag}`, { description: "theirs, saved meanwhile" });
-      await page.getByRole("button", { name: "Save description" }).click();
-      const both = page.getByRole("group", { name: "Description: two versions" });
-      await both.waitFor();
-      assert.equal(await description.inputValue(), "mine, typed with care", "what was typed is kept");
-      await both.getByText("theirs, saved meanwhile").waitFor();
-      await both.getByText("mine, typed with care").waitFor();
-      await screenshot(page, "conflict-both-light.png");
-      assert.equal(
-        (await api("GET", `/projects/${project}/flags/${flag}`)).body.description,
-        "theirs, saved meanwhile",
-      );
-      await both.getByRole("button", { name: "Save mine" }).click();
-      await waitFor(
-        "mine applied",
-        async () =>
-          (await api("GET", `/projects/${project}/flags/${flag}`)).body.description === "mine, typed with care",
-      );
-      await both.waitFor({ state: "detached" });
-
-      // Percentages too: both versions, and "Use theirs" takes the saved one.
-      await page.getByLabel("Percentage of actors").selectOption("50");
-      await api("PATCH", `/projects/${project}/flags/${flag}`, { percentageActors: 10 });
-      await page.getByRole("button", { name: "Save percentages" }).click();
-      const pcts = page.getByRole("group", { name: "Percentages: two versions" });
-      await pcts.getByText("50% of actors, 0% of calls").waitFor();
-      await pcts.getByText("10% of actors, 0% of calls").waitFor();
-      assert.equal(await page.getByLabel("Percentage of actors").inputValue(), "50");
-      await pcts.getByRole("button", { name: "Use theirs" }).click();
-      await waitFor("theirs shown", async () => (await page.getByLabel("Percentage of actors").inputValue()) === "10");
-      assert.equal((await api("GET", `/projects/${project}/flags/${flag}`)).body.percentageActors, 10);
-    });
-  });
 });

@@ -10,8 +10,10 @@ import {
   axeViolations,
   browserSkip,
   closeBrowser,
+  flagTab,
   launchChromium,
   openTab,
+  saveFlagChanges,
   screenshot,
   signIn,
 } from "./helpers/console.js";
@@ -274,17 +276,14 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       await page.goto(`${url()}/console/p/${project}/flags/${flag}?environment=staging`);
       const status = page.getByRole("radiogroup", { name: "Status in Staging" });
       await status.getByRole("radio", { name: /Conditional/ }).click();
-      const dialog = page.getByRole("dialog", { name: "Change the status in Staging for every caller?" });
-      await dialog.getByText("in Staging affects every caller of this flag there").waitFor();
-      await dialog.getByRole("button", { name: /Make it conditional/ }).click();
-      await waitFor("the Conditional radio checked", () =>
-        status.getByRole("radio", { name: /Conditional/ }).isChecked(),
-      );
-
       await page.getByLabel("Percentage of actors").selectOption("25");
       await page.getByLabel("Percentage of calls").selectOption("5");
-      await page.getByRole("button", { name: "Save percentages" }).click();
-      await waitFor("percentages saved", async () => {
+      // The review names the environment the changes go to.
+      await page.getByTestId("pending-bar").getByRole("button", { name: "Review and save" }).click();
+      await page.getByRole("dialog").getByRole("region", { name: "In Staging" }).waitFor();
+      await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+      await saveFlagChanges(page);
+      await waitFor("status and percentages saved", async () => {
         const f = (await api("GET", `/projects/${project}/flags/${flag}?environment=staging`)).body;
         return f.percentageActors === 25 && f.percentageCalls === 5;
       });
@@ -297,8 +296,9 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       await page.getByRole("button", { name: "Remove segment Edit testers" }).waitFor();
 
       // The description is the flag's, shared by every environment.
+      await flagTab(page, "Settings");
       await page.getByLabel("Description", { exact: true }).fill("After");
-      await page.getByRole("button", { name: "Save description" }).click();
+      await saveFlagChanges(page);
       await waitFor(
         "the description saved",
         async () =>
@@ -316,12 +316,14 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       assert.deepEqual(await configuration(flag, "development"), untouched.development, "development unchanged");
       // Every write named staging, and its If-Match was staging's configuration's ETag.
       const writes = requests.filter((r) => r.method === "PATCH");
-      assert.equal(writes.length, 5);
+      // The status and the percentages in one save; the actors, the segment and the description each.
+      assert.equal(writes.length, 4);
       for (const w of writes) {
         assert.equal(w.url.searchParams.get("environment"), "staging");
         assert.match(w.ifMatch ?? "", /^"flg_[^"@]+@staging\.\d+"$/);
       }
       // The history names each change's environment.
+      await flagTab(page, "History");
       const history = page.getByRole("table", { name: "Events" });
       await history.getByRole("row").filter({ hasText: "Percentage of actors: 0 → 25" }).getByText("Staging").waitFor();
       await history.getByRole("row").filter({ hasText: "flag.created" }).getByText("—").first().waitFor();
@@ -400,6 +402,7 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       assert.equal(events[0].type, "flag.updated");
       assert.equal(events[0].after.copiedFrom, "staging");
       // The flag's history says so, in the target environment.
+      await flagTab(page, "History");
       await page
         .getByRole("table", { name: "Events" })
         .getByRole("row")
@@ -494,7 +497,7 @@ describe(`environments in the console, in Chromium [${dialect}]`, { skip: browse
       await page.getByText("This key is bound to one environment: it cannot copy to another.").waitFor();
       // An edit goes to staging, and only there.
       await page.getByLabel("Percentage of actors").selectOption("50");
-      await page.getByRole("button", { name: "Save percentages" }).click();
+      await saveFlagChanges(page);
       await waitFor(
         "saved in staging",
         async () => (await configuration("bound-flag", "staging")).percentageActors === 50,

@@ -23,8 +23,10 @@ import {
   axeViolations,
   browserSkip,
   closeBrowser,
+  flagTab,
   launchChromium,
   openTab,
+  saveFlagChanges,
   screenshot,
   selectShowsWhole,
   showKeyForm,
@@ -410,7 +412,7 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
       await page.goto(`${url()}/console/p/${project}/flags/wes-flag`);
       const status = page.getByRole("radiogroup", { name: "Status" });
       await status.getByRole("radio", { name: /Enabled/ }).click();
-      await page.getByRole("dialog").getByRole("button", { name: "Make it enabled" }).click();
+      await saveFlagChanges(page);
       await waitFor(
         "wes-flag enabled",
         async () => (await api("GET", `/projects/${project}/flags/wes-flag`)).body.status === "enabled",
@@ -461,9 +463,10 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
         assert.equal(await page.getByLabel("Add actors").isDisabled(), true);
         assert.equal(await page.getByRole("button", { name: "Add rule" }).isDisabled(), true);
         // The definition belongs to every environment: still the writer's.
+        await flagTab(page, "Settings");
         assert.equal(await page.getByLabel("Description", { exact: true }).isEditable(), true);
         await page.getByLabel("Description", { exact: true }).fill("Vic's words");
-        await page.getByRole("button", { name: "Save description" }).click();
+        await saveFlagChanges(page);
         await waitFor(
           "the description saved",
           async () => (await api("GET", `/projects/${vault}/flags/guarded`)).body.description === "Vic's words",
@@ -473,6 +476,7 @@ describe(`people in the web console in Chromium [${dialect}]`, { skip: browserSk
 
         // In staging everything is open, but Copy to… has nowhere to go: production is protected.
         await page.getByLabel("Environment", { exact: true }).selectOption("staging");
+        await flagTab(page, "Targeting");
         await waitFor("status enabled in staging", () => status.getByRole("radio", { name: /Enabled/ }).isEnabled());
         assert.equal(await page.getByRole("button", { name: "Copy to…" }).isDisabled(), true);
         await page.locator("#copy-blocked").getByText("The other environments are protected").waitFor();
@@ -639,10 +643,7 @@ describe(`single sign-on in the web console in Chromium [${dialect}]`, { skip: b
       await tab.page.goto(`${publicUrl}/console/p/shop/flags/checkout`);
       const status = tab.page.getByRole("radiogroup", { name: "Status" });
       await status.getByRole("radio", { name: /Conditional/ }).click();
-      await tab.page
-        .getByRole("dialog")
-        .getByRole("button", { name: /Make it conditional/ })
-        .click();
+      await saveFlagChanges(tab.page);
       await waitFor(
         "the flag conditional",
         async () => (await server.request("GET", "/projects/shop/flags/checkout")).body.status === "conditional",

@@ -419,7 +419,7 @@ describe(`a flag's targeting in words, in Chromium [${dialect}]`, { skip: browse
 
       // Evaluate: one condition held, in plain words.
       await configure("checkout-theme", "staging", { status: "conditional" });
-      await page.goto(`${server.url}/console/p/${project}/flags/checkout-theme?environment=staging`);
+      await page.goto(`${server.url}/console/p/${project}/flags/checkout-theme?environment=staging&tab=evaluate`);
       await page.getByLabel("Actor ids").fill("alice");
       const rows = page.getByTestId("attribute-row");
       await rows.first().getByLabel("Attribute 1 name").fill("country");
@@ -435,7 +435,7 @@ describe(`a flag's targeting in words, in Chromium [${dialect}]`, { skip: browse
         ["price", "number"],
         ["layout", "object"],
       ] as const) {
-        await page.goto(`${server.url}/console/p/${project}/flags/${name}?environment=production`);
+        await page.goto(`${server.url}/console/p/${project}/flags/${name}?environment=production&tab=evaluate`);
         const card = page.locator("section", { has: page.getByRole("heading", { name: "Check this flag" }) });
         await card.locator("pre code").first().waitFor();
         const blocks = await card.locator("pre code").allInnerTexts();

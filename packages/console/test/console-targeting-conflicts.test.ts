@@ -8,7 +8,15 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createKey, createProject, DIALECTS, startServer, type TestServer, waitFor } from "@flagstaff/test-harness";
 import type { Browser, Locator, Page } from "playwright-core";
-import { browserSkip, closeBrowser, launchChromium, openTab, SCREENSHOTS, signIn } from "./helpers/console.js";
+import {
+  browserSkip,
+  closeBrowser,
+  launchChromium,
+  openTab,
+  SCREENSHOTS,
+  saveFlagChanges,
+  signIn,
+} from "./helpers/console.js";
 
 const dialect = DIALECTS[0] ?? "sqlite";
 const T = { timeout: 120_000 };
@@ -45,8 +53,8 @@ describe(`targeting refusals in the console, in Chromium [${dialect}]`, { skip: 
     rules(page).evaluateAll((items) => items.map((li) => li.getAttribute("data-rule-id")));
   const savedRuleIds = async (name: string) =>
     ((await api("GET", flagPath(name))).body.rules as { id: string }[]).map((r) => r.id);
-  const targetingOf = (page: Page) => page.getByRole("form", { name: /^Targeting in / });
-  const save = (page: Page) => page.getByRole("button", { name: "Save targeting" });
+  const targetingOf = (page: Page) => page.getByRole("region", { name: /^Targeting in / });
+  const save = (page: Page) => page.getByTestId("pending-bar").getByRole("button", { name: "Review and save" });
   const countryRule = (id: string, country: string) => ({
     id,
     conditions: [{ attribute: "country", operator: "in", values: [country] }],
@@ -87,23 +95,24 @@ describe(`targeting refusals in the console, in Chromium [${dialect}]`, { skip: 
             .status,
           200,
         );
-        await save(page).click();
-        const conflict = targetingOf(page).getByRole("alert").filter({ hasText: "was changed elsewhere" });
+        await saveFlagChanges(page);
+        const bar = page.getByTestId("pending-bar");
+        const conflict = bar.getByRole("alert").filter({ hasText: "was changed elsewhere" });
         await conflict.waitFor();
-        assert.match(await conflict.innerText(), /Not saved: the targeting in .+ was changed elsewhere/);
+        assert.match(await conflict.innerText(), /Not saved: contested-rules was changed elsewhere/);
         assert.deepEqual(await ruleIds(page), ["first", "mine"], "my rules are still on screen");
         assert.deepEqual(await savedRuleIds(flag), ["theirs", "first"], "nothing of mine saved");
-        await shoot(targetingOf(page), "targeting-conflict-412-light.png");
-        await conflict.getByRole("button", { name: "Use theirs" }).click();
+        await shoot(page.locator("main"), "targeting-conflict-412-light.png");
+        await bar.getByRole("button", { name: "Use theirs" }).click();
         await waitFor("theirs on screen", async () => (await ruleIds(page)).join() === "theirs,first");
         assert.equal(await conflict.count(), 0, "the conflict is gone");
-        await page.getByText("No changes to save.").waitFor();
+        await bar.waitFor({ state: "hidden" });
         assert.deepEqual(await savedRuleIds(flag), ["theirs", "first"], "theirs kept on the server");
 
         // ---- Round 2: the same, then Save mine: mine replaces theirs on the server ----
         await addRule(page, "mine", "AT");
         assert.equal((await api("PATCH", flagPath(flag), { rules: [countryRule("later", "IT")] })).status, 200);
-        await save(page).click();
+        await saveFlagChanges(page);
         await conflict.waitFor();
         assert.deepEqual(await savedRuleIds(flag), ["later"]);
         const ifMatch: string[] = [];
@@ -111,15 +120,15 @@ describe(`targeting refusals in the console, in Chromium [${dialect}]`, { skip: 
           if (r.method() === "PATCH") ifMatch.push(r.headers()["if-match"] ?? "(none)");
         });
         const version = (await api("GET", flagPath(flag))).headers.get("etag");
-        // While the conflict is open the plain Save waits for a choice (it would send the stale version).
-        assert.equal(await save(page).isDisabled(), true, "Save targeting waits for Save mine or Use theirs");
-        await conflict.getByRole("button", { name: "Save mine" }).click();
+        // While the conflict is open the plain Save is not offered (it would send the stale version).
+        assert.equal(await save(page).count(), 0, "the bar offers Save mine or Use theirs only");
+        await bar.getByRole("button", { name: "Save mine" }).click();
+        await page.getByRole("dialog").getByRole("button", { name: "Save changes" }).click();
         await waitFor("mine saved", () => savedRuleIds(flag), { until: (ids) => ids.join() === "theirs,first,mine" });
         assert.deepEqual(ifMatch, [version], "Save mine is sent on the version now on the server");
         const saved = (await api("GET", flagPath(flag))).body.rules;
         assert.deepEqual(saved[2], countryRule("mine", "AT"));
-        await page.getByText("No changes to save.").waitFor();
-        assert.equal(await conflict.count(), 0);
+        await bar.waitFor({ state: "hidden" });
         assert.deepEqual(tab.problems, [], "no errors in the page");
       } finally {
         await tab.context.close();
@@ -150,7 +159,7 @@ describe(`targeting refusals in the console, in Chromium [${dialect}]`, { skip: 
         await prerequisite.getByLabel("Flag", { exact: true }).selectOption(a);
         await prerequisite.getByRole("checkbox", { name: "on" }).waitFor();
         assert.equal(await prerequisite.getByRole("checkbox", { name: "on" }).isChecked(), true);
-        await save(page).click();
+        await saveFlagChanges(page);
         const refusal = prerequisite.getByRole("alert");
         await refusal.waitFor();
         // The message without its place ("prerequisites[0]: "), which the form shows.
@@ -194,22 +203,23 @@ describe(`targeting refusals in the console, in Chromium [${dialect}]`, { skip: 
       const { page } = tab;
       try {
         await signIn(page, server.url, writeKey);
-        await page.goto(`${server.url}/console/p/${project}/flags/${flag}`);
-        const card = page.getByRole("form", { name: "Variants" });
+        await page.goto(`${server.url}/console/p/${project}/flags/${flag}?tab=variants`);
+        const card = page.getByRole("region", { name: "Variants" });
         await card.getByRole("button", { name: "Remove variant 3 (green)" }).click();
         assert.equal(await card.getByTestId("variant-row").count(), 2);
-        await card.getByRole("button", { name: "Save variants" }).click();
-        const refusal = card.getByText(/cannot drop a variant still in use/);
+        await saveFlagChanges(page);
+        const bar = page.getByTestId("pending-bar");
+        const refusal = bar.getByText(/cannot drop a variant still in use/);
         await refusal.waitFor();
         const text = await refusal.innerText();
         assert.match(text, /Flag "in-use-variants" cannot drop a variant still in use: /);
         assert.match(text, /green/);
         assert.equal(await card.getByTestId("variant-row").count(), 2, "the edit is kept on screen");
-        await shoot(card, "targeting-conflict-variant-in-use-light.png");
+        await shoot(page.locator("main"), "targeting-conflict-variant-in-use-light.png");
         assert.deepEqual((await api("GET", flagPath(flag))).body.variants, variants, "the variants unchanged");
         assert.equal((await api("GET", `${flagPath(flag)}?environment=qa`)).body.onVariant, "green");
         // Discard brings the saved variants back.
-        await card.getByRole("button", { name: "Discard" }).click();
+        await bar.getByRole("button", { name: "Discard changes" }).click();
         await waitFor("three variants again", async () => (await card.getByTestId("variant-row").count()) === 3);
         assert.deepEqual(tab.problems, [], "no errors in the page");
       } finally {

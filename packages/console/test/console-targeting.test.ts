@@ -12,9 +12,11 @@ import {
   axeViolations,
   browserSkip,
   closeBrowser,
+  flagTab,
   launchChromium,
   openTab,
   SCREENSHOTS,
+  saveFlagChanges,
   signIn,
 } from "./helpers/console.js";
 
@@ -54,7 +56,7 @@ describe(`targeting in the console, in Chromium [${dialect}]`, { skip: browserSk
     rules(page).evaluateAll((items) => items.map((li) => li.getAttribute("data-rule-id")));
   const savedRuleIds = async (name: string) =>
     ((await api("GET", flagPath(name))).body.rules as { id: string }[]).map((r) => r.id);
-  const save = (page: Page) => page.getByRole("button", { name: "Save targeting" });
+  const save = (page: Page) => page.getByTestId("pending-bar").getByRole("button", { name: "Review and save" });
 
   /** Fills a rule's first condition: attribute, operator and values (typed with commas, then Enter). */
   async function condition(c: Locator, attribute: string, operator: string, values: string) {
@@ -114,12 +116,14 @@ describe(`targeting in the console, in Chromium [${dialect}]`, { skip: browserSk
           .and(page.locator(":checked"))
           .waitFor();
 
-        // The variants card shows them, editable for a string flag.
-        const variantsCard = page.getByRole("form", { name: "Variants" });
+        // The variants card (its tab) shows them, editable for a string flag.
+        await flagTab(page, "Variants");
+        const variantsCard = page.getByRole("region", { name: "Variants" });
         assert.equal(await variantsCard.getByLabel("Key 3", { exact: true }).inputValue(), "green");
 
         // ---- Rule 1: country in DE, AT serves green ----
-        const targeting = page.getByRole("form", { name: /^Targeting in / });
+        await flagTab(page, "Targeting");
+        const targeting = page.getByRole("region", { name: /^Targeting in / });
         assert.equal(await targeting.getByLabel("On variant", { exact: true }).inputValue(), "blue");
         await targeting.getByRole("button", { name: "Add rule" }).click();
         const first = rules(page).nth(0);
@@ -173,7 +177,7 @@ describe(`targeting in the console, in Chromium [${dialect}]`, { skip: browserSk
         assert.equal(await save(page).isDisabled(), true, "Save is disabled while the split is not 100");
         const reason = page.getByTestId("save-reason");
         assert.match(await reason.innerText(), /Rule 2 “pro-split”: its split totals 90%, not 100% \(10% short\)/);
-        assert.equal(await save(page).getAttribute("aria-describedby"), "targeting-save-reason");
+        assert.equal(await save(page).getAttribute("aria-describedby"), "pending-blocked");
         await shoot(targeting, "targeting-split-short-light.png");
         await second.getByLabel("Weight of blue (%)").fill("50");
         assert.equal(await total.innerText(), "100% ✓");
@@ -207,7 +211,7 @@ describe(`targeting in the console, in Chromium [${dialect}]`, { skip: browserSk
         page.on("request", (r) => {
           if (r.method() === "PATCH") patches.push({ body: r.postDataJSON(), ifMatch: r.headers()["if-match"] });
         });
-        await save(page).click();
+        await saveFlagChanges(page);
         await waitFor("the order saved", () => savedRuleIds("checkout-theme"), {
           until: (ids) => ids.join() === "pro-split,de-users",
         });
@@ -241,7 +245,7 @@ describe(`targeting in the console, in Chromium [${dialect}]`, { skip: browserSk
             serve: { variant: "green" },
           },
         ]);
-        await page.getByText("No changes to save.").waitFor();
+        await page.getByTestId("pending-bar").waitFor({ state: "hidden" });
 
         // ---- A segment's conditions: country in DE, FR (no segment operators there) ----
         const eu = (await api("POST", `/projects/${project}/segments`, { name: "EU" })).body;
@@ -282,7 +286,7 @@ describe(`targeting in the console, in Chromium [${dialect}]`, { skip: browserSk
         assert.equal(await thirdCondition.getByLabel("Attribute", { exact: true }).count(), 0, "no attribute");
         await thirdCondition.getByLabel("Segments", { exact: true }).selectOption({ label: "EU" });
         await third.getByLabel("Variant served", { exact: true }).selectOption("blue");
-        await save(page).click();
+        await saveFlagChanges(page);
         await waitFor("three rules saved", () => savedRuleIds("checkout-theme"), {
           until: (ids) => ids.join() === "pro-split,de-users,eu",
         });
@@ -291,6 +295,7 @@ describe(`targeting in the console, in Chromium [${dialect}]`, { skip: browserSk
         ]);
 
         // ---- Evaluate with attributes ----
+        await flagTab(page, "Evaluate");
         const evaluate = page.getByRole("region", { name: "Evaluate" });
         await evaluate.getByLabel("Actor ids").fill("ann");
         await evaluate.getByLabel("Attribute 1 name").fill("country");
@@ -336,6 +341,7 @@ describe(`targeting in the console, in Chromium [${dialect}]`, { skip: browserSk
         await shoot(evaluate, "targeting-evaluate-light.png");
 
         // ---- A refusal only the server can know: a segment deleted meanwhile, shown at rule 4's condition ----
+        await flagTab(page, "Targeting");
         await targeting.getByRole("button", { name: "Add rule" }).click();
         const fourth = rules(page).nth(3);
         await fourth.getByLabel("Rule id", { exact: true }).fill("beta");
@@ -343,7 +349,7 @@ describe(`targeting in the console, in Chromium [${dialect}]`, { skip: browserSk
         await fourthCondition.getByLabel("Operator", { exact: true }).selectOption("in_segment");
         await fourthCondition.getByLabel("Segments", { exact: true }).selectOption({ label: "Beta" });
         assert.equal((await api("DELETE", `/projects/${project}/segments/${beta.id}`)).status, 204);
-        await save(page).click();
+        await saveFlagChanges(page);
         const refusal = fourthCondition.getByTestId("condition-problems");
         await refusal.waitFor();
         assert.match(await refusal.innerText(), /Refused by the server: values\[0\]: there is no segment/);
@@ -369,7 +375,7 @@ describe(`targeting in the console, in Chromium [${dialect}]`, { skip: browserSk
     try {
       await signIn(page, server.url, writeKey);
       await page.goto(`${server.url}/console/p/${project}/flags/checkout-theme`);
-      const targeting = page.getByRole("form", { name: /^Targeting in / });
+      const targeting = page.getByRole("region", { name: /^Targeting in / });
       await waitFor("the saved rules", async () => (await ruleIds(page)).length === 3);
       assert.equal(await rules(page).nth(0).getByTestId("split-total").innerText(), "100% ✓");
       await shoot(targeting, "targeting-rules-dark.png");
@@ -385,7 +391,7 @@ describe(`targeting in the console, in Chromium [${dialect}]`, { skip: browserSk
       await read.page.goto(`${server.url}/console/p/${project}/flags/checkout-theme`);
       await waitFor("the saved rules", async () => (await ruleIds(read.page)).length === 3);
       assert.equal(await read.page.getByRole("button", { name: "Add rule" }).isDisabled(), true);
-      assert.equal(await save(read.page).isDisabled(), true);
+      assert.equal(await read.page.getByTestId("pending-bar").count(), 0, "nothing to save");
       assert.equal(await rules(read.page).nth(1).getByLabel("Rule id", { exact: true }).isDisabled(), true);
       assert.deepEqual(read.problems, [], "no errors in the page");
     } finally {

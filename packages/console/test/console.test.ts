@@ -16,8 +16,10 @@ import {
   axeViolations,
   browserSkip,
   closeBrowser,
+  flagTab,
   launchChromium,
   openTab,
+  saveFlagChanges,
   screenshot,
   showKeyForm,
   signIn,
@@ -122,6 +124,7 @@ describe(`the web console in Chromium [${dialect}]`, { skip: browserSkip }, () =
         assert.equal(await status.getByRole("radio", { name: /Enabled/ }).isDisabled(), true);
         assert.equal(await page.getByLabel("Add actors").isDisabled(), true);
         // A read key may still explain (GET …/explain is role read).
+        await flagTab(page, "Evaluate");
         await page.getByLabel("Actor ids").fill("someone");
         await page.getByRole("button", { name: "Evaluate" }).click();
         await page.getByTestId("why").getByText("Rule: status. The flag is disabled").waitFor();
@@ -249,9 +252,8 @@ describe(`the web console in Chromium [${dialect}]`, { skip: browserSkip }, () =
         await page.goto(`${url()}/console/p/${project}/flags/${flag}`);
         const status = page.getByRole("radiogroup", { name: "Status" });
         await status.getByRole("radio", { name: /Conditional/ }).click();
-        const dialog = page.getByRole("dialog");
-        await dialog.getByText("affects every caller").waitFor();
-        await dialog.getByRole("button", { name: /Make it conditional/ }).click();
+        await page.getByTestId("status-pending").getByText("changes the answer for every caller").waitFor();
+        await saveFlagChanges(page);
         await waitFor(
           "conditional",
           async () => (await api("GET", `/projects/${project}/flags/${flag}`)).body.status === "conditional",
@@ -265,7 +267,7 @@ describe(`the web console in Chromium [${dialect}]`, { skip: browserSkip }, () =
         assert.deepEqual(options, ["0%", "1%", "2%", "5%", "10%", "25%", "50%", "75%", "100%"]);
         await page.getByLabel("Percentage of actors").selectOption("25");
         await page.getByLabel("Percentage of calls").selectOption("5");
-        await page.getByRole("button", { name: "Save percentages" }).click();
+        await saveFlagChanges(page);
         await waitFor("percentages saved", async () => {
           const f = (await api("GET", `/projects/${project}/flags/${flag}`)).body;
           return f.percentageActors === 25 && f.percentageCalls === 5;
@@ -318,6 +320,7 @@ describe(`the web console in Chromium [${dialect}]`, { skip: browserSkip }, () =
         await page.getByTestId("attached-counts").getByText("299 actors, 1 segment").waitFor();
 
         // Evaluate: the why comes from GET …/explain: rule, actor, segment name, bucket vs threshold.
+        await flagTab(page, "Evaluate");
         const evaluate = async (ids: string) => {
           await page.getByLabel("Actor ids").fill(ids);
           await page.getByRole("button", { name: "Evaluate" }).click();
@@ -346,11 +349,14 @@ describe(`the web console in Chromium [${dialect}]`, { skip: browserSkip }, () =
         await why.getByText(/^No rule matched: no actor is attached or in an attached segment/).waitFor();
         await page.getByTestId("evaluation").getByText("Not enabled", { exact: true }).waitFor();
 
+        await flagTab(page, "Targeting");
         await page.getByRole("button", { name: "Remove segment Beta testers" }).click();
         await page.getByText("No segments attached.").waitFor();
         assert.equal((await api("GET", `/projects/${project}/flags/${flag}/segments`)).body.data.length, 0);
 
+        await flagTab(page, "History");
         await page.getByRole("table", { name: "Events" }).getByText("flag.updated").first().waitFor();
+        await flagTab(page, "Evaluate");
         const snippets = await page.locator("pre").allInnerTexts();
         assert.ok(
           snippets.some((s) => s.includes(`/projects/${project}/flags/${flag}/check`)),
@@ -390,28 +396,27 @@ describe(`the web console in Chromium [${dialect}]`, { skip: browserSkip }, () =
         await b.page.getByRole("radiogroup", { name: "Status" }).waitFor();
 
         // A starts editing the description; meanwhile B enables the flag.
+        await flagTab(a.page, "Settings");
         await a.page.getByLabel("Description", { exact: true }).fill("A's text");
         await b.page
           .getByRole("radiogroup", { name: "Status" })
           .getByRole("radio", { name: /Enabled/ })
           .click();
-        await b.page
-          .getByRole("dialog")
-          .getByRole("button", { name: /Make it enabled/ })
-          .click();
+        await saveFlagChanges(b.page);
         await waitFor(
           "B's change applied",
           async () => (await api("GET", `/projects/${project}/flags/${flag}`)).body.status === "enabled",
         );
 
         // A saves: the server refuses it (412) because A's edit started from the version before B's.
-        await a.page.getByRole("button", { name: "Save description" }).click();
+        await saveFlagChanges(a.page);
         await a.page.getByText("was changed elsewhere").first().waitFor();
         assert.match(ifMatch.at(-1) ?? "", /^"flg_[^"]+\.\d+"$/, "the PATCH carried the flag's ETag");
         const after = (await api("GET", `/projects/${project}/flags/${flag}`)).body;
         assert.equal(after.description, "", "nothing of A's edit applied");
         assert.equal(after.status, "enabled", "B's change kept");
-        // A's page reloaded the latest version and kept the unsaved edit, beside the saved one.
+        // A's page reloaded the latest version and kept the unsaved edit.
+        await flagTab(a.page, "Targeting");
         await waitFor("A sees B's status", () =>
           a.page
             .getByRole("radiogroup", { name: "Status" })
@@ -420,16 +425,15 @@ describe(`the web console in Chromium [${dialect}]`, { skip: browserSkip }, () =
         );
         assert.equal(await a.page.getByLabel("Description", { exact: true }).inputValue(), "A's text");
         // Again, on the latest version: applied.
-        await a.page
-          .getByRole("group", { name: "Description: two versions" })
-          .getByRole("button", { name: "Save mine" })
-          .click();
+        await a.page.getByTestId("pending-bar").getByRole("button", { name: "Save mine" }).click();
+        await a.page.getByRole("dialog").getByRole("button", { name: "Save changes" }).click();
         await waitFor(
           "A's retry applied",
           async () => (await api("GET", `/projects/${project}/flags/${flag}`)).body.description === "A's text",
         );
 
         // A delete confirmed after someone else's change is refused too.
+        await flagTab(a.page, "Settings");
         await a.page.getByRole("button", { name: "Delete flag" }).click();
         await a.page
           .getByRole("dialog")
@@ -658,7 +662,8 @@ describe(`the web console in Chromium [${dialect}]`, { skip: browserSkip }, () =
             .waitFor({ state: "detached" })
             .catch(() => {});
           if (name === "flag") {
-            // The Evaluate panel with its why, so axe sees it too.
+            // The Evaluate tab with its why, so axe sees it too.
+            await flagTab(page, "Evaluate");
             await page.getByLabel("Actor ids").fill("bob alice");
             await page.getByRole("button", { name: "Evaluate" }).click();
             await page.getByTestId("why").waitFor();

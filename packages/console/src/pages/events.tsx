@@ -112,6 +112,11 @@ export function ChangeCell(props: {
   const groups = listChangesOf(props.event, props.segmentName);
   return (
     <>
+      {props.event.comment && (
+        <div className="comment" data-testid="event-comment">
+          <span className="muted">Comment:</span> <q>{props.event.comment}</q>
+        </div>
+      )}
       {lines.map((line) => (
         <div key={line}>{line}</div>
       ))}

@@ -13,21 +13,19 @@ import {
   OPERATOR_KIND,
   type OperatorKind,
   type Segment,
-  type UpdateFlagInput,
   type UpdateSegmentInput,
   validateConfiguration,
   validateSegmentConditions,
 } from "@flagstaff/sdk";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { ErrorText, errorText, isConflict, useAction, useApp, useData } from "../ui.js";
+import { Unsaved } from "./flag-fields.js";
+import { usePendingPart } from "./flag-pending.js";
 
 type Rule = Flag["rules"][number];
 type Condition = Rule["conditions"][number];
 type Variant = Flag["variants"][number];
 type Prerequisite = Flag["prerequisites"][number];
-
-/** A flag's targeting edit, sent with If-Match: `basis` when given, else the version on screen. */
-export type FlagPatch = (input: UpdateFlagInput, basis?: string) => Promise<void>;
 
 let nextKey = 1;
 /** A key for React and for placing problems: stable while a rule or condition moves. */
@@ -866,19 +864,44 @@ const placedOf = (p: ConfigurationProblem): Placed => ({
   server: false,
 });
 
-/** A flag's variants on its page: read-only for a boolean flag, else editable and saved as PATCH {variants}. */
-export function VariantsPanel(props: { flag: Flag; patch: FlagPatch; etag: () => string | undefined }) {
+/**
+ * A flag's variants on its page: read-only for a boolean flag, else editable; the edit is a pending part
+ * of the page (PATCH {variants} at the page's one Save).
+ */
+export function VariantsPanel(props: { flag: Flag }) {
   const { canWrite } = useApp();
   const f = props.flag;
   const [rows, setRows] = useState<VariantRow[]>(() => variantRows(f.variants ?? []));
   const [dirty, setDirty] = useState(false);
-  const basis = useRef<string | undefined>(undefined);
-  const action = useAction();
   const seen = JSON.stringify(f.variants);
+  const typed = f.type !== "boolean" && f.type !== undefined;
+  const { variants, problems: parseProblems } = typed ? toVariants(f.type, rows) : { variants: [], problems: [] };
+  const checked = typed
+    ? validateConfiguration({ name: f.name, type: f.type, variants })
+        .filter((p) => p.path.startsWith("/variants"))
+        .map(placedOf)
+    : [];
+  const problems = placeVariantProblems([...parseProblems, ...checked], rows);
+  const changed = typed && dirty && JSON.stringify(variants) !== seen;
+  const first = problems[0];
+  const { generation } = usePendingPart(
+    "variants",
+    changed
+      ? {
+          tab: "variants",
+          label: "Variants",
+          input: { variants },
+          ...(first
+            ? { blocked: `${problems.length > 1 ? `${problems.length} problems; first: ` : ""}${first.message}` }
+            : {}),
+        }
+      : undefined,
+  );
+  useEffect(() => setDirty(false), [generation]);
   useEffect(() => {
     if (!dirty) setRows(variantRows(f.variants ?? []));
   }, [seen, dirty]);
-  if (f.type === "boolean" || f.type === undefined) {
+  if (!typed) {
     return (
       <section className="card" aria-labelledby="variants-title">
         <h2 id="variants-title">Variants</h2>
@@ -888,60 +911,21 @@ export function VariantsPanel(props: { flag: Flag; patch: FlagPatch; etag: () =>
       </section>
     );
   }
-  const { variants, problems: parseProblems } = toVariants(f.type, rows);
-  const checked = validateConfiguration({ name: f.name, type: f.type, variants })
-    .filter((p) => p.path.startsWith("/variants"))
-    .map(placedOf);
-  const problems = placeVariantProblems([...parseProblems, ...checked], rows);
   const edit = (next: VariantRow[]) => {
-    if (!dirty) basis.current = props.etag();
     setDirty(true);
     setRows(next);
   };
   return (
-    <form
-      className="card"
-      aria-labelledby="variants-title"
-      onSubmit={async (e) => {
-        e.preventDefault();
-        if (problems.length > 0) return;
-        let refusedBy: unknown;
-        const ok = await action.run(async () => {
-          try {
-            await props.patch({ variants }, basis.current);
-          } catch (error) {
-            refusedBy = error;
-            throw error;
-          }
-        });
-        // Saved, or changed elsewhere meanwhile (412): the latest version is shown, the edit dropped.
-        if (ok || isConflict(refusedBy)) setDirty(false);
-      }}
-    >
-      <h2 id="variants-title">Variants</h2>
+    <section className="card" aria-labelledby="variants-title">
+      <h2 id="variants-title">
+        Variants <Unsaved shown={changed} />
+      </h2>
       <p className="help">
         A {f.type} flag. Its variants are the same in every environment; a key still served or named by a rule, a split
         or a prerequisite anywhere cannot be removed.
       </p>
       <VariantsEditor type={f.type} rows={rows} onChange={edit} problems={problems} disabled={!canWrite} />
-      <ErrorText error={action.error} />
-      <div className="row">
-        <button type="submit" disabled={!canWrite || !dirty || problems.length > 0 || action.busy}>
-          Save variants
-        </button>
-        {dirty && (
-          <button
-            type="button"
-            onClick={() => {
-              action.clear();
-              setDirty(false);
-            }}
-          >
-            Discard
-          </button>
-        )}
-      </div>
-    </form>
+    </section>
   );
 }
 
@@ -999,13 +983,24 @@ function moved<T>(list: readonly T[], from: number, to: number): T[] {
   return out;
 }
 
-export function TargetingPanel(props: { flag: Flag; patch: FlagPatch; etag: () => string | undefined }) {
+const bodyOf = (draft: TargetingDraft) => ({
+  rules: draft.rules.map(toRule),
+  onVariant: draft.onVariant,
+  offVariant: draft.offVariant,
+  prerequisites: toPrerequisites(draft.prerequisites),
+});
+
+/**
+ * The environment's targeting of a flag: its served variants, prerequisites and rules. The edit is a
+ * pending part of the page (one PATCH at the page's Save); the server's refusal of it is shown at the
+ * rule, condition or field at fault.
+ */
+export function TargetingPanel(props: { flag: Flag }) {
   const { canWrite, environment, readOnlyReason } = useApp();
   const f = props.flag;
   const where = environment?.name ?? "";
   const [draft, setDraft] = useState<TargetingDraft>(() => draftOf(f));
   const [dirty, setDirty] = useState(false);
-  const basis = useRef<string | undefined>(undefined);
   const [refused, setRefused] = useState<Placed[]>([]);
   const [announce, setAnnounce] = useState("");
   // The rule dragged and where it would drop: in refs for the drag's events (a dragover may come before
@@ -1030,9 +1025,9 @@ export function TargetingPanel(props: { flag: Flag; patch: FlagPatch; etag: () =
     setDropAt(undefined);
   };
   const focusAfterMove = useRef<string | undefined>(undefined);
-  const action = useAction();
   const segments = useSegments();
   const saved = JSON.stringify([f.onVariant, f.offVariant, f.rules, f.prerequisites]);
+  const savedBody = useMemo(() => JSON.stringify(bodyOf(draftOf(f))), [saved]);
   useEffect(() => {
     if (!dirty) setDraft(draftOf(f));
   }, [saved, dirty, f.environment]);
@@ -1051,7 +1046,6 @@ export function TargetingPanel(props: { flag: Flag; patch: FlagPatch; etag: () =
   const boolean = f.type === "boolean" || f.type === undefined;
   const keys = (f.variants ?? []).map((v) => v.key);
   const edit = (next: TargetingDraft) => {
-    if (!dirty) basis.current = props.etag();
     setDirty(true);
     setDraft(next);
   };
@@ -1065,12 +1059,7 @@ export function TargetingPanel(props: { flag: Flag; patch: FlagPatch; etag: () =
     setAnnounce(`${ruleName(from, rule?.id ?? "")} moved to position ${to + 1} of ${draft.rules.length}.`);
   };
 
-  const body = {
-    rules: draft.rules.map(toRule),
-    onVariant: draft.onVariant,
-    offVariant: draft.offVariant,
-    prerequisites: toPrerequisites(draft.prerequisites),
-  };
+  const body = bodyOf(draft);
   // Core's validator, as the server runs it (segments and other flags are the server's to check).
   const found = validateConfiguration({ name: f.name, type: f.type, variants: f.variants, ...body });
   const client: Placed[] = found.map((p) => {
@@ -1089,10 +1078,10 @@ export function TargetingPanel(props: { flag: Flag; patch: FlagPatch; etag: () =
   const at = (section: string) => problems.filter((p) => p.section === section && p.rule === undefined);
   const ruleIndex = (key: number | undefined) => draft.rules.findIndex((r) => r.key === key);
   const firstSplit = draft.rules.findIndex((r) => r.mode === "split" && splitTotal(r) !== 100_000);
-  const reason = !canWrite
-    ? readOnlyReason
-    : client.length > 0
-      ? (() => {
+  const blocked =
+    client.length === 0
+      ? undefined
+      : (() => {
           const split = draft.rules[firstSplit];
           const total = split ? splitTotal(split) : undefined;
           const first =
@@ -1103,44 +1092,39 @@ export function TargetingPanel(props: { flag: Flag; patch: FlagPatch; etag: () =
                   const i = ruleIndex(p.rule);
                   return `${i >= 0 ? `${ruleName(i, draft.rules[i]?.id ?? "")}: ` : ""}${p.message}`;
                 })();
-          return `Cannot save yet: ${first}${client.length > 1 ? ` (${client.length} problems in all, each shown where it is.)` : ""}`;
-        })()
-      : isConflict(action.error)
-        ? "The targeting changed elsewhere: choose Save mine or Use theirs above."
-        : !dirty
-          ? "No changes to save."
-          : undefined;
-
-  const save = async () => {
+          return `${first}${client.length > 1 ? ` (${client.length} problems in all, each shown where it is.)` : ""}`;
+        })();
+  const changed = dirty && JSON.stringify(body) !== savedBody;
+  const { generation, refusal } = usePendingPart(
+    "targeting",
+    changed
+      ? { tab: "targeting", label: "Targeting", input: body, ...(blocked === undefined ? {} : { blocked }) }
+      : undefined,
+  );
+  useEffect(() => {
+    setDirty(false);
     setRefused([]);
-    const ruleKeys = draft.rules.map((r) => r.key);
+  }, [generation]);
+  // The server's refusal of the page's save, placed at the rules and conditions as they are now.
+  useEffect(() => {
+    if (refusal === undefined) return setRefused([]);
     const conditionKeys = (i: number | undefined) =>
       i === undefined ? [] : (draft.rules[i]?.conditions.map((c) => c.key) ?? []);
-    let error: unknown;
-    const ok = await action.run(async () => {
-      try {
-        await props.patch(body, basis.current);
-      } catch (e) {
-        error = e;
-        throw e;
-      }
-    });
-    if (ok) setDirty(false);
-    else setRefused(serverProblems(error, ruleKeys, conditionKeys));
-  };
-  const conflict = isConflict(action.error);
+    setRefused(
+      serverProblems(
+        refusal,
+        draft.rules.map((r) => r.key),
+        conditionKeys,
+      ),
+    );
+  }, [refusal]);
   const placedElsewhere = refused.length > 0;
 
   return (
-    <form
-      className="card targeting"
-      aria-labelledby="targeting-title"
-      onSubmit={async (e) => {
-        e.preventDefault();
-        if (reason === undefined) await save();
-      }}
-    >
-      <h2 id="targeting-title">Targeting in {where}</h2>
+    <section className="card targeting" aria-labelledby="targeting-title">
+      <h2 id="targeting-title">
+        Targeting in {where} <Unsaved shown={changed} />
+      </h2>
       <p className="help">
         While the status is <strong>Conditional</strong>, a check serves the on variant to attached actors and segments,
         then the first rule below that holds decides, then the rollouts, then the off variant. Enabled serves the on
@@ -1473,63 +1457,19 @@ export function TargetingPanel(props: { flag: Flag; patch: FlagPatch; etag: () =
         Add rule
       </button>
 
-      <div className="save-row">
-        {conflict ? (
-          <div className="versions" role="alert">
-            <p className="error">
-              Not saved: the targeting in {where} was changed elsewhere while you edited it. Your rules are still here.
-            </p>
-            <div className="row">
-              <button
-                type="button"
-                className="primary"
-                disabled={action.busy}
-                onClick={() => {
-                  basis.current = props.etag();
-                  void save();
-                }}
-              >
-                Save mine
-              </button>
-              <button
-                type="button"
-                onClick={() => {
-                  action.clear();
-                  setDirty(false);
-                }}
-              >
-                Use theirs
-              </button>
-            </div>
-          </div>
-        ) : placedElsewhere ? (
-          <p className="error" role="alert" data-testid="targeting-refused">
-            Not saved: the server refused {refused.length === 1 ? "one problem" : `${refused.length} problems`}, shown
-            at {refused.some((p) => p.rule !== undefined) ? "the rule at fault" : "the field at fault"}.
-            {refused.some(
-              (p) => p.rule === undefined && !["onVariant", "offVariant", "prerequisites"].includes(p.section),
-            )
-              ? ` ${errorText(action.error)}`
-              : ""}
-          </p>
-        ) : (
-          <ErrorText error={action.error} />
-        )}
-        <SaveRow
-          label="Save targeting"
-          reasonId="targeting-save-reason"
-          reason={reason}
-          reasonIsError={client.length > 0}
-          busy={action.busy}
-          dirty={dirty}
-          onDiscard={() => {
-            action.clear();
-            setRefused([]);
-            setDirty(false);
-          }}
-        />
-      </div>
-    </form>
+      {placedElsewhere && (
+        <p className="error" role="alert" data-testid="targeting-refused">
+          Not saved: the server refused {refused.length === 1 ? "one problem" : `${refused.length} problems`}, shown at{" "}
+          {refused.some((p) => p.rule !== undefined) ? "the rule at fault" : "the field at fault"}.
+          {refused.some(
+            (p) => p.rule === undefined && !["onVariant", "offVariant", "prerequisites"].includes(p.section),
+          )
+            ? ` ${errorText(refusal)}`
+            : ""}
+        </p>
+      )}
+      {!canWrite && <p className="help">{readOnlyReason}</p>}
+    </section>
   );
 }
 

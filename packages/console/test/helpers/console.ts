@@ -126,3 +126,29 @@ export async function selectShowsWhole(select: Locator): Promise<{ whole: boolea
     return { whole: width <= room, text, detail: `"${text}" is ${width.toFixed(1)} px in ${room.toFixed(1)} px` };
   }, SELECT_ARROW_PX);
 }
+
+/**
+ * Saves a flag page's pending changes through its one bar: Review and save, an optional comment, Save
+ * changes; then waits until the bar is gone (saved) or shows why not (the caller checks which).
+ */
+export async function saveFlagChanges(page: Page, comment?: string): Promise<void> {
+  const bar = page.getByTestId("pending-bar");
+  await bar.getByRole("button", { name: "Review and save" }).click();
+  const dialog = page.getByRole("dialog");
+  await dialog.waitFor();
+  if (comment !== undefined) await dialog.getByLabel("Comment (optional)").fill(comment);
+  await dialog.getByRole("button", { name: "Save changes" }).click();
+  await dialog.waitFor({ state: "hidden" });
+  // Saved (the bar goes), or refused (the bar says why, in an alert).
+  const deadline = Date.now() + 15_000;
+  while ((await bar.isVisible()) && (await bar.getByRole("alert").count()) === 0) {
+    if (Date.now() > deadline) throw new Error("the flag page's save neither ended nor said why not in 15 s");
+    await page.waitForTimeout(50);
+  }
+}
+
+/** Shows one of the flag page's tabs (Targeting, Variants, Evaluate, Settings, History). */
+export async function flagTab(page: Page, name: string): Promise<void> {
+  await page.getByRole("tab", { name: new RegExp(`^${name}`) }).click();
+  await page.getByRole("tabpanel", { name: new RegExp(`^${name}`) }).waitFor();
+}
