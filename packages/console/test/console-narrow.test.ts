@@ -339,6 +339,14 @@ for (const dialect of DIALECTS) {
           problems.push(`${what} dialog at ${width} px, out of reach: ${inside.unreachable.join(", ")}`);
         }
         await screenshot(page, `narrow-${dialect}-${who}-${what}-dialog-390.png`, false);
+        // Its buttons are reached by scrolling the dialog itself, when it is taller than the window.
+        const cancel = dialog.getByRole("button", { name: "Cancel" });
+        await cancel.scrollIntoViewIfNeeded();
+        const box = await cancel.boundingBox();
+        if (!box || box.y < 0 || box.y + box.height > HEIGHT[390] || box.x < 0 || box.x + box.width > width) {
+          problems.push(`${what} dialog at ${width} px: its buttons are out of reach (${JSON.stringify(box)})`);
+        }
+        await screenshot(page, `narrow-${dialect}-${who}-${what}-dialog-end-390.png`, false);
       }
       await dialog.getByRole("button", { name: "Cancel" }).click();
       await dialog.waitFor({ state: "hidden" });
