@@ -222,7 +222,7 @@ export function EventList(props: { events: FlagstaffEvent[] }) {
               <td>{when(e.createdAt)}</td>
               <td>{e.type}</td>
               <td>{e.environment === undefined ? "—" : environmentName(e.environment)}</td>
-              <td>{to ? <Link to={to}>{e.target.name}</Link> : e.target.name}</td>
+              <td className="target-cell">{to ? <Link to={to}>{e.target.name}</Link> : e.target.name}</td>
               <td>
                 <ActorCell actor={e.actor} />
               </td>
