@@ -400,7 +400,7 @@ export function App() {
         </nav>
         <div className="who">
           {navProject && (
-            <span>
+            <span className="project" title={navProject}>
               <span className="label-word">Project </span>
               <strong>{navProject}</strong>
             </span>

@@ -47,34 +47,36 @@ export function AccessPage() {
       {list.data === undefined && list.loading && <Loading what="the access list" />}
       {list.data && granted.length === 0 && <p>Nobody was granted this project yet.</p>}
       {granted.length > 0 && (
-        <table aria-label="Access">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">E-mail</th>
-              <th scope="col">Role</th>
-              <th scope="col">Since</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {granted.map((g) => (
-              <GrantRow
-                key={g.userId}
-                grant={g}
-                busy={busy === g.userId}
-                error={failed?.id === g.userId ? failed.error : undefined}
-                onRole={(role) => act(g.userId, () => conn.people.grant(project, g.userId, role))}
-                onRemove={() => {
-                  setFailed(undefined);
-                  setRemoving(g);
-                }}
-              />
-            ))}
-          </tbody>
-        </table>
+        <div className="table-scroll">
+          <table aria-label="Access">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">E-mail</th>
+                <th scope="col">Role</th>
+                <th scope="col">Since</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {granted.map((g) => (
+                <GrantRow
+                  key={g.userId}
+                  grant={g}
+                  busy={busy === g.userId}
+                  error={failed?.id === g.userId ? failed.error : undefined}
+                  onRole={(role) => act(g.userId, () => conn.people.grant(project, g.userId, role))}
+                  onRemove={() => {
+                    setFailed(undefined);
+                    setRemoving(g);
+                  }}
+                />
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <Confirm
         open={removing !== undefined}

@@ -208,36 +208,38 @@ export function EventList(props: { events: FlagstaffEvent[] }) {
   const environmentName = (id: string) => environments.find((e) => e.id === id)?.name ?? id;
   const segmentName = useSegmentNames(segmentIds(props.events));
   return (
-    <table aria-label="Events">
-      <thead>
-        <tr>
-          <th scope="col">When</th>
-          <th scope="col">What</th>
-          <th scope="col">Environment</th>
-          <th scope="col">Target</th>
-          <th scope="col">Who</th>
-          <th scope="col">Change</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.events.map((e) => {
-          const to = targetLink(e, project, isProjectAdmin);
-          return (
-            <tr key={e.id}>
-              <td>{when(e.createdAt)}</td>
-              <td>{e.type}</td>
-              <td>{e.environment === undefined ? "—" : environmentName(e.environment)}</td>
-              <td>{to ? <Link to={to}>{e.target.name}</Link> : e.target.name}</td>
-              <td>
-                <ActorCell actor={e.actor} />
-              </td>
-              <td className="small change-cell">
-                <ChangeCell event={e} segmentName={segmentName} environmentName={environmentName} />
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <div className="table-scroll">
+      <table aria-label="Events">
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">What</th>
+            <th scope="col">Environment</th>
+            <th scope="col">Target</th>
+            <th scope="col">Who</th>
+            <th scope="col">Change</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.events.map((e) => {
+            const to = targetLink(e, project, isProjectAdmin);
+            return (
+              <tr key={e.id}>
+                <td>{when(e.createdAt)}</td>
+                <td>{e.type}</td>
+                <td>{e.environment === undefined ? "—" : environmentName(e.environment)}</td>
+                <td className="target-cell">{to ? <Link to={to}>{e.target.name}</Link> : e.target.name}</td>
+                <td>
+                  <ActorCell actor={e.actor} />
+                </td>
+                <td className="small change-cell">
+                  <ChangeCell event={e} segmentName={segmentName} environmentName={environmentName} />
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -191,76 +191,78 @@ export function FlagsPage() {
         <p>{filtered ? "No flag matches." : "No flags yet."}</p>
       ) : (
         list.data && (
-          <table aria-label="Flags">
-            <thead>
-              <tr>
-                <th scope="col" aria-sort={sortedBy("Name")}>
-                  Name
-                </th>
-                {columns.map((e) => (
-                  <th key={e.id} scope="col" className={e.id === environment?.id ? "environment-shown" : undefined}>
-                    {e.name}
-                    {e.id === environment?.id && environments.length > 1 && (
-                      <span className="muted small"> (selected)</span>
-                    )}
+          <div className="table-scroll">
+            <table aria-label="Flags">
+              <thead>
+                <tr>
+                  <th scope="col" aria-sort={sortedBy("Name")}>
+                    Name
                   </th>
-                ))}
-                {summarised && <th scope="col">Environments</th>}
-                <th scope="col">Targeting</th>
-                <th scope="col">Attached</th>
-                {timeColumn && (
-                  <th scope="col" aria-sort={sortedBy(timeColumn)}>
-                    {timeColumn}
+                  {columns.map((e) => (
+                    <th key={e.id} scope="col" className={e.id === environment?.id ? "environment-shown" : undefined}>
+                      {e.name}
+                      {e.id === environment?.id && environments.length > 1 && (
+                        <span className="muted small"> (selected)</span>
+                      )}
+                    </th>
+                  ))}
+                  {summarised && <th scope="col">Environments</th>}
+                  <th scope="col">Targeting</th>
+                  <th scope="col">Attached</th>
+                  {timeColumn && (
+                    <th scope="col" aria-sort={sortedBy(timeColumn)}>
+                      {timeColumn}
+                    </th>
+                  )}
+                  <th scope="col" aria-sort={sortedBy("Last checked")}>
+                    Last checked
                   </th>
-                )}
-                <th scope="col" aria-sort={sortedBy("Last checked")}>
-                  Last checked
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((flag) => {
-                const stale = staleReason(flag);
-                const time = timeColumn === "Created" ? flag.createdAt : flag.updatedAt;
-                return (
-                  <tr key={flag.id}>
-                    <td>
-                      <Link to={`/p/${enc(project)}/flags/${enc(flag.name)}`}>{flag.name}</Link>
-                      {flag.description && <div className="muted small">{flag.description}</div>}
-                    </td>
-                    {columns.map((e) => {
-                      const status = flag.environments[e.id]?.status;
-                      return e.id === environment?.id ? (
-                        <td key={e.id} className="environment-shown">
-                          <StatusBadge status={flag.status} />{" "}
-                          {stale && (
-                            <span className="badge stale" title={stale}>
-                              stale<span className="visually-hidden">: {stale}</span>
-                            </span>
-                          )}
-                        </td>
-                      ) : (
-                        <td key={e.id}>{status ? <StatusBadge status={status} /> : "—"}</td>
-                      );
-                    })}
-                    {summarised && <td>{environmentsSummary(flag, environments)}</td>}
-                    <td data-testid="targeting-summary">{targetingSummary(flag)}</td>
-                    <td>{attachedSummary(flag)}</td>
-                    {timeColumn && (
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.data.map((flag) => {
+                  const stale = staleReason(flag);
+                  const time = timeColumn === "Created" ? flag.createdAt : flag.updatedAt;
+                  return (
+                    <tr key={flag.id}>
                       <td>
-                        <time dateTime={time} title={when(time)}>
-                          {ago(time)}
-                        </time>
+                        <Link to={`/p/${enc(project)}/flags/${enc(flag.name)}`}>{flag.name}</Link>
+                        {flag.description && <div className="muted small">{flag.description}</div>}
                       </td>
-                    )}
-                    <td>
-                      <time dateTime={flag.latestCheckedAt ?? undefined}>{ago(flag.latestCheckedAt)}</time>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+                      {columns.map((e) => {
+                        const status = flag.environments[e.id]?.status;
+                        return e.id === environment?.id ? (
+                          <td key={e.id} className="environment-shown">
+                            <StatusBadge status={flag.status} />{" "}
+                            {stale && (
+                              <span className="badge stale" title={stale}>
+                                stale<span className="visually-hidden">: {stale}</span>
+                              </span>
+                            )}
+                          </td>
+                        ) : (
+                          <td key={e.id}>{status ? <StatusBadge status={status} /> : "—"}</td>
+                        );
+                      })}
+                      {summarised && <td>{environmentsSummary(flag, environments)}</td>}
+                      <td data-testid="targeting-summary">{targetingSummary(flag)}</td>
+                      <td>{attachedSummary(flag)}</td>
+                      {timeColumn && (
+                        <td>
+                          <time dateTime={time} title={when(time)}>
+                            {ago(time)}
+                          </time>
+                        </td>
+                      )}
+                      <td>
+                        <time dateTime={flag.latestCheckedAt ?? undefined}>{ago(flag.latestCheckedAt)}</time>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
         )
       )}
       <Pager

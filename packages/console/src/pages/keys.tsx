@@ -54,43 +54,45 @@ export function KeysPage() {
       {list.data === undefined && list.loading && <Loading what="keys" />}
       {list.data && list.data.data.length === 0 && <p>This project has no keys.</p>}
       {list.data && list.data.data.length > 0 && (
-        <table aria-label="Keys">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Role</th>
-              <th scope="col">Environment</th>
-              <th scope="col">Id</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((k) => (
-              <tr key={k.id}>
-                <td>{k.name}</td>
-                <td>{k.role}</td>
-                <td>{environmentName(k.environment)}</td>
-                <td>
-                  <code>{k.id}</code>
-                </td>
-                <td>{when(k.createdAt)}</td>
-                <td>
-                  <button
-                    type="button"
-                    className="danger"
-                    aria-label={`Revoke ${k.name}`}
-                    onClick={() => setRevoking(k)}
-                  >
-                    Revoke
-                  </button>
-                </td>
+        <div className="table-scroll">
+          <table aria-label="Keys">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Role</th>
+                <th scope="col">Environment</th>
+                <th scope="col">Id</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {list.data.data.map((k) => (
+                <tr key={k.id}>
+                  <td>{k.name}</td>
+                  <td>{k.role}</td>
+                  <td>{environmentName(k.environment)}</td>
+                  <td>
+                    <code>{k.id}</code>
+                  </td>
+                  <td>{when(k.createdAt)}</td>
+                  <td>
+                    <button
+                      type="button"
+                      className="danger"
+                      aria-label={`Revoke ${k.name}`}
+                      onClick={() => setRevoking(k)}
+                    >
+                      Revoke
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <Pager
         page={list.data}

@@ -268,39 +268,41 @@ function PersonalKeys() {
       {list.data === undefined && list.loading && <Loading what="your keys" />}
       {list.data && list.data.data.length === 0 && <p>You have no personal keys.</p>}
       {list.data && list.data.data.length > 0 && (
-        <table aria-label="Personal keys">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Project</th>
-              <th scope="col">Role</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((k) => (
-              <tr key={k.id}>
-                <td>{k.name}</td>
-                <td>{k.projectId ?? "every project you reach"}</td>
-                <td>{k.role}</td>
-                <td>{when(k.createdAt)}</td>
-                <td>
-                  <button
-                    type="button"
-                    className="danger"
-                    aria-label={`Revoke ${k.name}`}
-                    onClick={() => setRevoking(k)}
-                  >
-                    Revoke
-                  </button>
-                </td>
+        <div className="table-scroll">
+          <table aria-label="Personal keys">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Project</th>
+                <th scope="col">Role</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {list.data.data.map((k) => (
+                <tr key={k.id}>
+                  <td>{k.name}</td>
+                  <td>{k.projectId ?? "every project you reach"}</td>
+                  <td>{k.role}</td>
+                  <td>{when(k.createdAt)}</td>
+                  <td>
+                    <button
+                      type="button"
+                      className="danger"
+                      aria-label={`Revoke ${k.name}`}
+                      onClick={() => setRevoking(k)}
+                    >
+                      Revoke
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <Confirm
         open={revoking !== undefined}

@@ -150,46 +150,48 @@ export function MembersPanel(props: {
       {list.data === undefined && list.loading && <Loading what={`${props.noun}s`} />}
       {list.data && list.data.data.length === 0 && <p>{q ? `No ${props.noun} matches.` : `No ${props.noun}s.`}</p>}
       {list.data && list.data.data.length > 0 && (
-        <table aria-label={props.title}>
-          <thead>
-            <tr>
-              <th scope="col">Actor id</th>
-              <th scope="col">Added</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((m) => (
-              <tr key={m.actorId}>
-                <td>
-                  <Link to={`/p/${enc(project)}/actors/${enc(m.actorId)}`}>{m.actorId}</Link>
-                </td>
-                <td>{when(m.addedAt)}</td>
-                <td>
-                  <button
-                    type="button"
-                    disabled={!canWrite || removing === m.actorId}
-                    aria-label={`Remove ${m.actorId}`}
-                    title={canWrite ? undefined : readOnlyReason}
-                    onClick={async () => {
-                      setRemoving(m.actorId);
-                      const ok = await removeAction.run(() => props.remove(m.actorId));
-                      setRemoving(undefined);
-                      if (ok) {
-                        props.changed();
-                        await list.reload();
-                      }
-                    }}
-                  >
-                    Remove
-                  </button>
-                </td>
+        <div className="table-scroll">
+          <table aria-label={props.title}>
+            <thead>
+              <tr>
+                <th scope="col">Actor id</th>
+                <th scope="col">Added</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {list.data.data.map((m) => (
+                <tr key={m.actorId}>
+                  <td>
+                    <Link to={`/p/${enc(project)}/actors/${enc(m.actorId)}`}>{m.actorId}</Link>
+                  </td>
+                  <td>{when(m.addedAt)}</td>
+                  <td>
+                    <button
+                      type="button"
+                      disabled={!canWrite || removing === m.actorId}
+                      aria-label={`Remove ${m.actorId}`}
+                      title={canWrite ? undefined : readOnlyReason}
+                      onClick={async () => {
+                        setRemoving(m.actorId);
+                        const ok = await removeAction.run(() => props.remove(m.actorId));
+                        setRemoving(undefined);
+                        if (ok) {
+                          props.changed();
+                          await list.reload();
+                        }
+                      }}
+                    >
+                      Remove
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <Pager
         page={list.data}

@@ -98,43 +98,45 @@ export function ProjectsPage() {
         </p>
       )}
       {list.data && list.data.data.length > 0 && (
-        <table aria-label="Projects">
-          <thead>
-            <tr>
-              <th scope="col">Id</th>
-              <th scope="col">Name</th>
-              {session.user && <th scope="col">Your role</th>}
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((p) => (
-              <tr key={p.id}>
-                <td>
-                  <Link to={`/p/${enc(p.id)}/flags`}>{p.id}</Link>
-                </td>
-                <td>{p.name}</td>
-                {session.user && <td>{roleIn(session, p.id) ?? "—"}</td>}
-                <td>{when(p.createdAt)}</td>
-                <td>
-                  <button
-                    type="button"
-                    className="danger"
-                    aria-label={`Delete project ${p.id}`}
-                    disabled={!mayDelete(p.id)}
-                    aria-describedby={mayDelete(p.id) ? undefined : "project-delete-reason"}
-                    onClick={() => setDeleting(p)}
-                  >
-                    Delete
-                  </button>
-                </td>
+        <div className="table-scroll">
+          <table aria-label="Projects">
+            <thead>
+              <tr>
+                <th scope="col">Id</th>
+                <th scope="col">Name</th>
+                {session.user && <th scope="col">Your role</th>}
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {list.data.data.map((p) => (
+                <tr key={p.id}>
+                  <td>
+                    <Link to={`/p/${enc(p.id)}/flags`}>{p.id}</Link>
+                  </td>
+                  <td>{p.name}</td>
+                  {session.user && <td>{roleIn(session, p.id) ?? "—"}</td>}
+                  <td>{when(p.createdAt)}</td>
+                  <td>
+                    <button
+                      type="button"
+                      className="danger"
+                      aria-label={`Delete project ${p.id}`}
+                      disabled={!mayDelete(p.id)}
+                      aria-describedby={mayDelete(p.id) ? undefined : "project-delete-reason"}
+                      onClick={() => setDeleting(p)}
+                    >
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {list.data?.data.some((p) => !mayDelete(p.id)) && (
         <p id="project-delete-reason" className="help">

@@ -51,28 +51,30 @@ export function SegmentsPage() {
       {list.data === undefined && list.loading && <Loading what="segments" />}
       {list.data && list.data.data.length === 0 && <p>No segments yet.</p>}
       {list.data && list.data.data.length > 0 && (
-        <table aria-label="Segments">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Description</th>
-              <th scope="col">Members</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((s) => (
-              <tr key={s.id}>
-                <td>
-                  <Link to={`/p/${enc(project)}/segments/${enc(s.id)}`}>{s.name}</Link>
-                </td>
-                <td>{s.description}</td>
-                <td>{s.actorsCount.toLocaleString()}</td>
-                <td>{when(s.createdAt)}</td>
+        <div className="table-scroll">
+          <table aria-label="Segments">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Description</th>
+                <th scope="col">Members</th>
+                <th scope="col">Created</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {list.data.data.map((s) => (
+                <tr key={s.id}>
+                  <td>
+                    <Link to={`/p/${enc(project)}/segments/${enc(s.id)}`}>{s.name}</Link>
+                  </td>
+                  <td>{s.description}</td>
+                  <td>{s.actorsCount.toLocaleString()}</td>
+                  <td>{when(s.createdAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <Pager
         page={list.data}

@@ -60,48 +60,50 @@ export function UsersPage() {
       {list.data === undefined && list.loading && <Loading what="people" />}
       {list.data && list.data.data.length === 0 && <p>No people yet.</p>}
       {list.data && list.data.data.length > 0 && (
-        <table aria-label="People">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">E-mail</th>
-              <th scope="col">Role</th>
-              <th scope="col">Status</th>
-              <th scope="col">Password</th>
-              <th scope="col">Last sign-in</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((u) => {
-              const isSelf = u.id === self;
-              const selfNote = isSelf ? `self-${u.id}` : undefined;
-              const rowBusy = busy === u.id;
-              return (
-                <UserRow
-                  key={u.id}
-                  user={u}
-                  isSelf={isSelf}
-                  selfNote={selfNote}
-                  busy={rowBusy}
-                  error={failed?.id === u.id ? failed.error : undefined}
-                  onRole={(role) => act(u, () => conn.people.updateUser(u.id, { role }))}
-                  onDisabled={(disabled) => act(u, () => conn.people.updateUser(u.id, { disabled }))}
-                  onReset={() => {
-                    setFailed(undefined);
-                    setResetting(u);
-                  }}
-                  onDelete={() => {
-                    setFailed(undefined);
-                    setDeleting(u);
-                  }}
-                />
-              );
-            })}
-          </tbody>
-        </table>
+        <div className="table-scroll">
+          <table aria-label="People">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">E-mail</th>
+                <th scope="col">Role</th>
+                <th scope="col">Status</th>
+                <th scope="col">Password</th>
+                <th scope="col">Last sign-in</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.data.map((u) => {
+                const isSelf = u.id === self;
+                const selfNote = isSelf ? `self-${u.id}` : undefined;
+                const rowBusy = busy === u.id;
+                return (
+                  <UserRow
+                    key={u.id}
+                    user={u}
+                    isSelf={isSelf}
+                    selfNote={selfNote}
+                    busy={rowBusy}
+                    error={failed?.id === u.id ? failed.error : undefined}
+                    onRole={(role) => act(u, () => conn.people.updateUser(u.id, { role }))}
+                    onDisabled={(disabled) => act(u, () => conn.people.updateUser(u.id, { disabled }))}
+                    onReset={() => {
+                      setFailed(undefined);
+                      setResetting(u);
+                    }}
+                    onDelete={() => {
+                      setFailed(undefined);
+                      setDeleting(u);
+                    }}
+                  />
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
       )}
       <Pager
         page={list.data}

@@ -256,51 +256,53 @@ function Deliveries(props: { id: string }) {
       <ErrorText error={list.error} />
       {list.data && list.data.data.length === 0 && <p>No deliveries yet.</p>}
       {list.data && list.data.data.length > 0 && (
-        <table aria-label="Deliveries">
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Last answer</th>
-              <th scope="col">Next attempt</th>
-              <th scope="col">Created</th>
-              <th scope="col">Payload</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((d) => (
-              <Fragment key={d.id}>
-                <tr>
-                  <td>{d.eventType}</td>
-                  <td>{d.status}</td>
-                  <td>{d.attempts}</td>
-                  <td>{d.lastError ?? d.lastStatusCode ?? "—"}</td>
-                  <td>{d.nextAttemptAt ? when(d.nextAttemptAt) : "—"}</td>
-                  <td>{when(d.createdAt)}</td>
-                  <td>
-                    <button
-                      type="button"
-                      aria-expanded={opened === d.id}
-                      aria-controls={opened === d.id ? `payload-${d.id}` : undefined}
-                      aria-label={`Payload of ${d.eventType} ${d.id}`}
-                      onClick={() => setOpened(opened === d.id ? undefined : d.id)}
-                    >
-                      {opened === d.id ? "Hide" : "Open"}
-                    </button>
-                  </td>
-                </tr>
-                {opened === d.id && (
+        <div className="table-scroll">
+          <table aria-label="Deliveries">
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Last answer</th>
+                <th scope="col">Next attempt</th>
+                <th scope="col">Created</th>
+                <th scope="col">Payload</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.data.map((d) => (
+                <Fragment key={d.id}>
                   <tr>
-                    <td colSpan={7} id={`payload-${d.id}`}>
-                      <Payload webhookId={props.id} deliveryId={d.id} />
+                    <td>{d.eventType}</td>
+                    <td>{d.status}</td>
+                    <td>{d.attempts}</td>
+                    <td>{d.lastError ?? d.lastStatusCode ?? "—"}</td>
+                    <td>{d.nextAttemptAt ? when(d.nextAttemptAt) : "—"}</td>
+                    <td>{when(d.createdAt)}</td>
+                    <td>
+                      <button
+                        type="button"
+                        aria-expanded={opened === d.id}
+                        aria-controls={opened === d.id ? `payload-${d.id}` : undefined}
+                        aria-label={`Payload of ${d.eventType} ${d.id}`}
+                        onClick={() => setOpened(opened === d.id ? undefined : d.id)}
+                      >
+                        {opened === d.id ? "Hide" : "Open"}
+                      </button>
                     </td>
                   </tr>
-                )}
-              </Fragment>
-            ))}
-          </tbody>
-        </table>
+                  {opened === d.id && (
+                    <tr>
+                      <td colSpan={7} id={`payload-${d.id}`}>
+                        <Payload webhookId={props.id} deliveryId={d.id} />
+                      </td>
+                    </tr>
+                  )}
+                </Fragment>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {list.data === undefined && <Loading what="deliveries" />}
       <Pager
