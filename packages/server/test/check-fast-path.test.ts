@@ -154,6 +154,26 @@ const queryPart = fc.oneof(
     .map(([n, v]) => `${n}=${v}`),
   fc.constantFrom(...CACHE_VALUES).map((v) => `cache=${v}`),
   fc.constantFrom("bogus=1", "actorIds", "cache", "=x", "&", "flagConfigEtag=1", "token=abc"),
+  // The environment to check in: the key's own, another, one that does not exist, odd spellings.
+  fc.constantFrom(
+    "environment=production",
+    "environment=staging",
+    "environment=nowhere",
+    "environment=",
+    "environment=STAGING",
+    "environment=%73taging",
+    "environment[]=staging",
+  ),
+  // Generated attribute names and values, any characters, encoded as a client would, or with & = [ ] # ?
+  // left as they are (encodeURI): a request line cannot hold a space or a control character at all.
+  fc
+    .tuple(
+      fc.string({ maxLength: 6 }),
+      fc.string({ maxLength: 6 }),
+      fc.boolean(),
+      fc.constantFrom(encodeURIComponent, encodeURI),
+    )
+    .map(([name, value, list, encode]) => `attributes[${encode(name)}]${list ? "[]" : ""}=${encode(value)}`),
   // Attributes: mostly spelled as the adapter reads them, else any spelling and value.
   fc.oneof(
     {
@@ -320,8 +340,42 @@ for (const dialect of DIALECTS) {
           },
         });
         assert.equal(rules.status, 200, rules.text);
+        // A flag behind prerequisites: "gated" serves on where "half" serves on to the actor and "attrs"
+        // serves left or right.
+        await flag("gated", {
+          status: "enabled",
+          prerequisites: [
+            { flag: "half", variants: ["on"] },
+            { flag: "attrs", variants: ["left", "right"] },
+          ],
+        });
+        // A second environment where the same flags are configured otherwise.
+        const staging = await fast.request("POST", `/projects/${project}/environments`, {
+          body: { id: "staging", name: "Staging" },
+        });
+        assert.equal(staging.status, 201, staging.text);
+        for (const [name, body] of [
+          ["on", { status: "disabled" }],
+          ["off", { status: "enabled" }],
+          ["half", { status: "conditional", percentageActors: 25 }],
+          ["attrs", { status: "enabled" }],
+          ["gated", { status: "conditional", addActors: ["vip"], prerequisites: [{ flag: "on", variants: ["off"] }] }],
+        ] as const) {
+          const res = await fast.request("PATCH", `/projects/${project}/flags/${name}?environment=staging`, { body });
+          assert.equal(res.status, 200, res.text);
+        }
         for (const role of ["check", "read", "write"] as const) keys[role] = (await createKey(fast, project, role)).key;
         keys.elsewhere = (await createKey(fast, other, "check")).key;
+        // A check key bound to staging, and a write key bound to none (check and read keys are always bound).
+        const keyFor = async (role: "check" | "write", environment: string | null) => {
+          const res = await fast.request("POST", `/projects/${project}/keys`, {
+            body: { role, name: `${role} ${environment}`, environment },
+          });
+          assert.equal(res.status, 201, res.text);
+          return res.body.key as string;
+        };
+        keys.staging = await keyFor("check", "staging");
+        keys.unbound = await keyFor("write", null);
         slow = await startServer({ dialect, database, env: { ...env, ...NEVER_REACHED } });
       });
       after(async () => {
@@ -564,6 +618,10 @@ for (const dialect of DIALECTS) {
             { authorization: `bearer  ${keys.read}` },
             { authorization: `Bearer ${keys.write}` },
             { authorization: `Bearer ${keys.elsewhere}` },
+            { authorization: `Bearer ${keys.staging}` },
+            { authorization: `Bearer ${keys.staging}` },
+            { authorization: `Bearer ${keys.unbound}` },
+            { authorization: `Bearer ${keys.unbound}` },
             { authorization: `Bearer ${ADMIN_KEY}` },
             { authorization: "Bearer fsk_unknown" },
             { authorization: "Basic abc" },
@@ -584,7 +642,7 @@ for (const dialect of DIALECTS) {
           ),
         );
         const flag = fc
-          .constantFrom("on", "off", "some", "half", "attrs", "ns:dotted.name-1", "missing")
+          .constantFrom("on", "off", "some", "half", "attrs", "gated", "ns:dotted.name-1", "missing")
           .chain(spelling);
         const checkPath = fc
           .tuple(
