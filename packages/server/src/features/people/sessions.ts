@@ -8,6 +8,7 @@ import { hashToken, newSecretToken } from "../../ids.js";
 import { EventBus } from "../../write-path/event-bus.js";
 import type { WriteHooks } from "../../write-path/unit-of-work.js";
 import type { Principal } from "../evaluation/snapshot.js";
+import type { UserRole } from "@flagstaff/core";
 import type { PeopleState } from "./people-state.js";
 import { FAILURES_FORGOTTEN_AFTER_MS } from "./sign-in.service.js";
 
@@ -70,6 +71,7 @@ export class Sessions implements SessionVerifier {
 
   /** Starts a session for a person and sets its cookie on the reply. */
   async start(reply: FastifyReply, userId: string): Promise<void> {
+    await this.knowPerson(userId);
     const id = newSecretToken();
     const now = this.clock.now();
     await this.database
@@ -161,6 +163,29 @@ export class Sessions implements SessionVerifier {
       if (!this.expired(row, now) && person && !person.disabled) live.add(row.id_hash);
     }
     return live;
+  }
+
+  /**
+   * Puts a person who signs in here into this instance's state when the change feed has not brought them
+   * yet: one added by another process (`admin-key user create`) or instance moments ago, whose link is used
+   * at once, would otherwise be signed in and then answered as signed out until the next poll (up to
+   * FEED_POLL_INTERVAL_MS on SQLite). The feed's own change for them follows and says the same.
+   */
+  private async knowPerson(userId: string): Promise<void> {
+    if (this.people.person(userId) !== undefined) return;
+    const user = await this.database
+      .selectFrom("users")
+      .select(["id", "email", "name", "role", "disabled"])
+      .where("id", "=", userId)
+      .executeTakeFirst();
+    if (!user) return;
+    this.people.putPerson({
+      id: user.id,
+      email: user.email,
+      name: user.name,
+      role: user.role as UserRole,
+      disabled: Number(user.disabled) === 1,
+    });
   }
 
   async end(sessionId: string): Promise<void> {
