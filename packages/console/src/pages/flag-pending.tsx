@@ -6,7 +6,7 @@
 import type { Flag, FlagStatus, UpdateFlagInput } from "@flagstaff/sdk";
 import { COMMENT_MAX_LENGTH } from "@flagstaff/sdk";
 import { createContext, type ReactNode, useContext, useEffect, useRef, useState } from "react";
-import { ChangeList, listChanges, useSegmentNames } from "../targeting-diff.js";
+import { ChangeList, type ChangeGroup, listChanges, useSegmentNames } from "../targeting-diff.js";
 import { type Change, ruleSegmentIds } from "../targeting-text.js";
 import { Confirm, ErrorText, guardLeaving, isConflict, TextField, useAction, useApp } from "../ui.js";
 
@@ -294,34 +294,27 @@ function Review(props: { flag: Flag; input: UpdateFlagInput }) {
   const targeting = groups.filter((g) => g.what !== "Variants");
   return (
     <div className="review" data-testid="pending-review">
-      {(everywhere.length > 0 || variants.length > 0) && (
-        <section aria-label="In every environment">
-          <h3>In every environment</h3>
-          {everywhere.length > 0 && <ChangeList changes={everywhere} label="The flag's changes" />}
-          {variants.map((g) => (
-            <div key={g.what}>
-              <h4>
-                {g.what} ({g.before} → {g.after})
-              </h4>
-              <ChangeList changes={g.changes} label={`${g.what} changed`} />
-            </div>
-          ))}
-        </section>
-      )}
-      {(here.length > 0 || targeting.length > 0) && (
-        <section aria-label={`In ${where}`}>
-          <h3>In {where}</h3>
-          {here.length > 0 && <ChangeList changes={here} label={`Changes in ${where}`} />}
-          {targeting.map((g) => (
-            <div key={g.what}>
-              <h4>
-                {g.what} ({g.before} → {g.after})
-              </h4>
-              <ChangeList changes={g.changes} label={`${g.what} changed`} />
-            </div>
-          ))}
-        </section>
-      )}
+      <ReviewPart title="In every environment" fields={everywhere} fieldsLabel="The flag's changes" groups={variants} />
+      <ReviewPart title={`In ${where}`} fields={here} fieldsLabel={`Changes in ${where}`} groups={targeting} />
     </div>
+  );
+}
+
+/** One part of the review (the flag's own, or the environment's): its fields' changes, then its lists'. */
+function ReviewPart(props: { title: string; fields: Change[]; fieldsLabel: string; groups: ChangeGroup[] }) {
+  if (props.fields.length === 0 && props.groups.length === 0) return null;
+  return (
+    <section aria-label={props.title}>
+      <h3>{props.title}</h3>
+      {props.fields.length > 0 && <ChangeList changes={props.fields} label={props.fieldsLabel} />}
+      {props.groups.map((g) => (
+        <div key={g.what}>
+          <h4>
+            {g.what} ({g.before} → {g.after})
+          </h4>
+          <ChangeList changes={g.changes} label={`${g.what} changed`} />
+        </div>
+      ))}
+    </section>
   );
 }
