@@ -1,0 +1,91 @@
+// Which way imports may run, checked by `npm run lint` (dependency-cruiser). docs/architecture.md draws
+// the layers. A back-up import fails the lint with the rule it breaks; the ones the server had when the
+// check came in are listed in .dependency-cruiser-known-violations.json, each a debt to pay (issue 33),
+// never a place to add to: regenerate the list only to shorten it (`npm run lint:deps:baseline`).
+const S = "^packages/server/src/";
+const C = "^packages/core/src/";
+
+// The server, bottom to top: the kernel (ids, clock, config, errors, the database); the domain (each
+// feature's services and repositories, the unit of work and its events); the read model (the change
+// feed, the snapshot, the checker, streams, metrics), which consumes the domain's events; the HTTP shell
+// (routes, authentication, authorization, OFREP, the fast path); the composition (app.ts, main.ts and the
+// admin-key command), which nothing imports.
+const kernel = `${S}((ids|clock|config|errors|next-tick-maps|pagination)\\.ts$|db/)`;
+const routes = `${S}features/[^/]+/[^/]+\\.routes\\.ts$`;
+const httpShell = [`${S}http/`, routes, `${S}features/ofrep/`, `${S}features/health/`];
+const readModel = `${S}features/(evaluation|stream|metrics)/`;
+const domain = [
+  `${S}write-path/`,
+  `${S}features/(flags|segments|environments|keys|people|projects|actors|history|webhooks)/`,
+];
+const composition = `${S}(app|main|admin-key-command)\\.ts$`;
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment: "No module imports itself through others.",
+      severity: "error",
+      from: { path: "^packages/(server|core)/src/" },
+      to: { circular: true },
+    },
+    {
+      name: "kernel-imports-nothing-above",
+      severity: "error",
+      from: { path: kernel },
+      to: { path: S, pathNot: kernel },
+    },
+    {
+      name: "domain-does-not-import-the-read-model",
+      comment: "The read model consumes the domain's events; the domain does not know it.",
+      severity: "error",
+      from: { path: domain, pathNot: routes },
+      to: { path: readModel },
+    },
+    {
+      name: "domain-does-not-import-http",
+      comment: "Services receive plain values (the caller, the environment); HTTP is the shell around them.",
+      severity: "error",
+      from: { path: domain, pathNot: routes },
+      to: { path: httpShell },
+    },
+    {
+      name: "read-model-does-not-import-http",
+      severity: "error",
+      from: { path: readModel, pathNot: routes },
+      to: { path: httpShell },
+    },
+    {
+      name: "nothing-imports-the-composition",
+      severity: "error",
+      from: { path: S, pathNot: composition },
+      to: { path: composition },
+    },
+    // Core, bottom to top: the contract (ids, limits, enums); the engine (rules, evaluation, bucketing);
+    // the wire's schemas; the index.
+    {
+      name: "core-contract-imports-nothing-above",
+      severity: "error",
+      from: { path: `${C}contract/` },
+      to: { path: C, pathNot: `${C}contract/` },
+    },
+    {
+      name: "core-engine-does-not-import-the-wire",
+      severity: "error",
+      from: { path: `${C}(rules/|evaluation\\.ts|bucketing\\.ts|project-state\\.ts)` },
+      to: { path: `${C}(schemas/|index\\.ts$|api-errors\\.ts$)` },
+    },
+    {
+      name: "core-nothing-imports-the-index",
+      severity: "error",
+      from: { path: C, pathNot: `${C}index\\.ts$` },
+      to: { path: `${C}index\\.ts$` },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.base.json" },
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "/(dist|test)/" },
+  },
+};
