@@ -65,6 +65,7 @@ export type {
   Actor,
   ActorMembership,
   AuthMethods,
+  AuthSession,
   CreatedPersonalKey,
   CreatePersonalKeyInput,
   CreateUserInput,
@@ -73,6 +74,7 @@ export type {
   LoginInput,
   Person,
   PersonalKey,
+  SetOwnPasswordInput,
   UpdateKeyInput,
   UpdateUserInput,
   User,
@@ -146,6 +148,7 @@ export type {
   WebhookEventPattern,
   WebhookPayload,
   WhoAmI,
+  WhoAmIGrant,
   WriteOptions,
 } from "./types.js";
 export {
