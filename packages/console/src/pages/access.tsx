@@ -2,7 +2,8 @@
 // every project without a grant; only they can list people, so only they pick whom to add.
 import { GRANT_ROLES, type Grant, type GrantRole, type User } from "@flagstaff/sdk";
 import { useState } from "react";
-import { Confirm, ErrorText, Loading, useAction, useApp, useData, when } from "../ui.js";
+import { Confirm, ErrorText, Loading, useAction, useApp, useData } from "../ui.js";
+import { when } from "../format.js";
 
 /** The roles offered, the least first: the contract's (GRANT_ROLES), which lists the most first. */
 const OFFERED_ROLES = [...GRANT_ROLES].reverse();

@@ -2,9 +2,9 @@
 // percentages in the environment shown. Each keeps its edits as a pending part of the page (see
 // flag-pending.tsx): nothing is sent until the page's one Save.
 import type { Flag, FlagStatus, Percentage } from "@flagstaff/sdk";
-import { DESCRIPTION_MAX_LENGTH } from "@flagstaff/sdk";
+import { ALLOWED_PERCENTAGES, DESCRIPTION_MAX_LENGTH } from "@flagstaff/sdk";
 import { useEffect, useState } from "react";
-import { PERCENTAGES, TextField, useApp } from "../ui.js";
+import { TextField, useApp } from "../ui.js";
 import { usePendingPart } from "./flag-pending.js";
 
 const STATUS_LABELS: [FlagStatus, string, string][] = [
@@ -141,7 +141,7 @@ export function Percentages(props: { flag: Flag }) {
           set(Number(e.target.value) as Percentage);
         }}
       >
-        {PERCENTAGES.map((p) => (
+        {ALLOWED_PERCENTAGES.map((p) => (
           <option key={p} value={p}>
             {p}%
           </option>

@@ -1,7 +1,6 @@
 import type { Environment, Flag, FlagSort, FlagType } from "@flagstaff/sdk";
 import { useState } from "react";
 import {
-  ago,
   type Cursor,
   ErrorText,
   enc,
@@ -14,11 +13,11 @@ import {
   useAction,
   useApp,
   useData,
-  when,
 } from "../ui.js";
+import { ago, when } from "../format.js";
 import { targetingSummary } from "../targeting-text.js";
 import { oneOf, useUrlQuery } from "../url-state.js";
-import { emptyVariantRows, NewFlagTargeting, newFlagProblems, type VariantRow } from "./targeting.js";
+import { emptyVariantRows, NewFlagTargeting, newFlagProblems, type VariantRow } from "./variants-editor.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const STALE_DAYS = 30;

@@ -1,6 +1,7 @@
 import type { ApiKey, CreatedApiKey, KeyRole } from "@flagstaff/sdk";
 import { useState } from "react";
-import { Confirm, KeySecret, type Cursor, ErrorText, Loading, Pager, useAction, useApp, useData, when } from "../ui.js";
+import { Confirm, KeySecret, type Cursor, ErrorText, Loading, Pager, useAction, useApp, useData } from "../ui.js";
+import { when } from "../format.js";
 
 export function KeysPage() {
   const { conn, project, environments } = useApp();

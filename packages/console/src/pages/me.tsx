@@ -14,20 +14,8 @@ import {
 import { useState } from "react";
 import { isAdmin as isAdminOf } from "../api/access.js";
 import { useUrlQuery } from "../url-state.js";
-import {
-  atField,
-  Confirm,
-  KeySecret,
-  ErrorText,
-  enc,
-  Link,
-  Loading,
-  TextField,
-  useAction,
-  useApp,
-  useData,
-  when,
-} from "../ui.js";
+import { Confirm, KeySecret, ErrorText, enc, Link, Loading, TextField, useAction, useApp, useData } from "../ui.js";
+import { atField, when } from "../format.js";
 
 /** A personal key's role: any key's (the contract's KEY_ROLES). */
 type PersonalRole = (typeof KEY_ROLES)[number];

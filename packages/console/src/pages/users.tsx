@@ -1,20 +1,8 @@
 // People (admins): who may sign in, as what; a password set, reset or removed; disabled, enabled or deleted.
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, type User, USER_ROLES, type UserRole } from "@flagstaff/sdk";
 import { useEffect, useState } from "react";
-import {
-  ago,
-  atField,
-  Confirm,
-  type Cursor,
-  ErrorText,
-  Loading,
-  Pager,
-  TextField,
-  useAction,
-  useApp,
-  useData,
-  when,
-} from "../ui.js";
+import { Confirm, type Cursor, ErrorText, Loading, Pager, TextField, useAction, useApp, useData } from "../ui.js";
+import { ago, atField, when } from "../format.js";
 
 /** Passwords the server takes (the contract's limits; docs/people.md). */
 const PASSWORD_HELP = `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`;
