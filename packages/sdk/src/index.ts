@@ -39,18 +39,15 @@ export {
   validateConfiguration,
   validateSegmentConditions,
 } from "@flagstaff/core";
-export {
-  ActorsApi,
-  EnvironmentsApi,
-  EventsApi,
-  FlagsApi,
-  FlagstaffClient,
-  type FlagstaffClientOptions,
-  KeysApi,
-  ProjectsApi,
-  SegmentsApi,
-  WebhooksApi,
-} from "./client.js";
+export { ActorsApi } from "./actors.js";
+export { FlagstaffClient, type FlagstaffClientOptions } from "./client.js";
+export { EnvironmentsApi } from "./environments.js";
+export { EventsApi } from "./events.js";
+export { FlagsApi } from "./flags.js";
+export { KeysApi } from "./keys.js";
+export { ProjectsApi } from "./projects.js";
+export { SegmentsApi } from "./segments.js";
+export { WebhooksApi } from "./webhooks.js";
 export {
   type FieldError,
   FlagstaffError,
