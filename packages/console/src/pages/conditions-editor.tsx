@@ -1,6 +1,12 @@
 // A list of conditions (a rule's, a segment's): each an attribute, an operator (the contract's
 // CONDITION_OPERATORS) and its values (chips, a segment picker, or none), with the problems found at each.
-import { CONDITION_OPERATORS, type ConditionOperator, type Segment } from "@flagstaff/sdk";
+import {
+  ATTRIBUTE_NAME_MAX_LENGTH,
+  CONDITION_OPERATORS,
+  CONDITIONS_MAX,
+  type ConditionOperator,
+  type Segment,
+} from "@flagstaff/sdk";
 import {
   type ConditionDraft,
   KIND,
@@ -181,7 +187,7 @@ function ConditionRow(props: {
               value={c.attribute}
               list="attribute-suggestions"
               placeholder="country"
-              maxLength={128}
+              maxLength={ATTRIBUTE_NAME_MAX_LENGTH}
               disabled={props.disabled}
               onChange={(e) => set({ attribute: e.target.value })}
             />
@@ -315,7 +321,7 @@ export function ConditionsEditor(props: {
       ))}
       <button
         type="button"
-        disabled={props.disabled || props.conditions.length >= 20}
+        disabled={props.disabled || props.conditions.length >= CONDITIONS_MAX}
         onClick={() => props.onChange([...props.conditions, newCondition()])}
       >
         Add condition{props.owner ? <span className="visually-hidden"> to {props.owner}</span> : null}

@@ -1,5 +1,5 @@
 // A flag's prerequisites in the Targeting tab: other flags, each with the variants it must serve.
-import type { Flag } from "@flagstaff/sdk";
+import { type Flag, PREREQUISITES_MAX } from "@flagstaff/sdk";
 import { ErrorText, useApp, useData } from "../ui.js";
 import { allPages } from "./targeting-data.js";
 import { newKey, type PrerequisiteDraft } from "./targeting-drafts.js";
@@ -103,7 +103,7 @@ export function PrerequisitesEditor(props: {
       <ErrorText error={flags.error} />
       <button
         type="button"
-        disabled={props.disabled || props.drafts.length >= 20 || flags.data === undefined}
+        disabled={props.disabled || props.drafts.length >= PREREQUISITES_MAX || flags.data === undefined}
         onClick={() => {
           const first = others.find((x) => !props.drafts.some((d) => d.flag === x.name));
           props.onChange([

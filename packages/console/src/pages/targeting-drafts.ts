@@ -2,7 +2,7 @@
 // and their conversion to the API's shapes (core's, through the SDK). The operators' kinds are core's
 // table (OPERATOR_KIND), the one the validator and the engine read; their labels and help are the console's.
 import type { ConditionOperator, Flag, OperatorKind } from "@flagstaff/sdk";
-import { OPERATOR_KIND } from "@flagstaff/sdk";
+import { OPERATOR_KIND, SPLIT_BUCKETS } from "@flagstaff/sdk";
 
 export type Rule = Flag["rules"][number];
 export type Condition = Rule["conditions"][number];
@@ -119,11 +119,11 @@ export function toCondition(d: ConditionDraft): Condition {
   } as Condition;
 }
 
-/** Even weights that sum to 100 (in thousandths), the first variant taking the remainder. */
+/** Even weights that sum to 100 (in thousandths: SPLIT_BUCKETS), the first variant taking the remainder. */
 export function evenWeights(keys: readonly string[]): Record<string, string> {
   if (keys.length === 0) return {};
-  const each = Math.floor(100_000 / keys.length);
-  const first = 100_000 - each * (keys.length - 1);
+  const each = Math.floor(SPLIT_BUCKETS / keys.length);
+  const first = SPLIT_BUCKETS - each * (keys.length - 1);
   return Object.fromEntries(keys.map((k, i) => [k, String((i === 0 ? first : each) / 1000)]));
 }
 

@@ -7,7 +7,14 @@
 // conditions are conditions-editor.tsx's; the drafts are targeting-drafts.ts's, the problems
 // targeting-problems.tsx's. Variants are variants-editor.tsx's, a segment's conditions
 // segment-conditions.tsx's, the Evaluate tab's attributes attributes-editor.tsx's.
-import { type Flag, validateConfiguration } from "@flagstaff/sdk";
+import {
+  DESCRIPTION_MAX_LENGTH,
+  type Flag,
+  RULES_MAX,
+  SPLIT_BUCKETS,
+  TARGETING_KEY_MAX_LENGTH,
+  validateConfiguration,
+} from "@flagstaff/sdk";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { useApp } from "../ui.js";
 import { errorText } from "../format.js";
@@ -152,7 +159,7 @@ export function TargetingPanel(props: { flag: Flag }) {
   const problems = [...client, ...refused];
   const at = (section: string) => problems.filter((p) => p.section === section && p.rule === undefined);
   const ruleIndex = (key: number | undefined) => draft.rules.findIndex((r) => r.key === key);
-  const firstSplit = draft.rules.findIndex((r) => r.mode === "split" && splitTotal(r) !== 100_000);
+  const firstSplit = draft.rules.findIndex((r) => r.mode === "split" && splitTotal(r) !== SPLIT_BUCKETS);
   const blocked =
     client.length === 0
       ? undefined
@@ -161,7 +168,7 @@ export function TargetingPanel(props: { flag: Flag }) {
           const total = split ? splitTotal(split) : undefined;
           const first =
             split && total !== undefined
-              ? `${ruleName(firstSplit, split.id)}: its split totals ${percent(total)}, not 100% (${percent(Math.abs(100_000 - total))} ${total < 100_000 ? "short" : "over"}).`
+              ? `${ruleName(firstSplit, split.id)}: its split totals ${percent(total)}, not 100% (${percent(Math.abs(SPLIT_BUCKETS - total))} ${total < SPLIT_BUCKETS ? "short" : "over"}).`
               : (() => {
                   const p = client[0] as Placed;
                   const i = ruleIndex(p.rule);
@@ -259,7 +266,7 @@ export function TargetingPanel(props: { flag: Flag }) {
           const base = `rule-${r.key}`;
           const ruleProblems = problems.filter((p) => p.rule === r.key);
           const total = r.mode === "split" ? splitTotal(r) : undefined;
-          const off = total !== undefined && total !== 100_000;
+          const off = total !== undefined && total !== SPLIT_BUCKETS;
           return (
             <li
               key={r.key}
@@ -339,7 +346,7 @@ export function TargetingPanel(props: { flag: Flag }) {
                       <input
                         id={`${base}-id`}
                         value={r.id}
-                        maxLength={64}
+                        maxLength={TARGETING_KEY_MAX_LENGTH}
                         required
                         onChange={(e) => setRule(r.key, { id: e.target.value })}
                       />
@@ -349,7 +356,7 @@ export function TargetingPanel(props: { flag: Flag }) {
                       <input
                         id={`${base}-description`}
                         value={r.description}
-                        maxLength={1024}
+                        maxLength={DESCRIPTION_MAX_LENGTH}
                         onChange={(e) => setRule(r.key, { description: e.target.value })}
                       />
                     </div>
@@ -460,7 +467,7 @@ export function TargetingPanel(props: { flag: Flag }) {
                                   {total === undefined
                                     ? "—"
                                     : off
-                                      ? `${percent(total)}: ${percent(Math.abs(100_000 - total))} ${total < 100_000 ? "short of" : "over"} 100%`
+                                      ? `${percent(total)}: ${percent(Math.abs(SPLIT_BUCKETS - total))} ${total < SPLIT_BUCKETS ? "short of" : "over"} 100%`
                                       : "100% ✓"}
                                 </output>
                               </td>
@@ -506,7 +513,7 @@ export function TargetingPanel(props: { flag: Flag }) {
       )}
       <button
         type="button"
-        disabled={!canWrite || draft.rules.length >= 100}
+        disabled={!canWrite || draft.rules.length >= RULES_MAX}
         onClick={() => {
           const taken = new Set(draft.rules.map((r) => r.id));
           let n = draft.rules.length + 1;

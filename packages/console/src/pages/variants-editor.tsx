@@ -1,7 +1,17 @@
 // A flag's variants (issue 25): the editor of its rows (key, value, description), the create form's type,
 // variants and on/off variants (NewFlagTargeting), and the Variants tab of a flag's page.
-import { type Flag, type FlagType, validateConfiguration } from "@flagstaff/sdk";
+import {
+  DESCRIPTION_MAX_LENGTH,
+  FLAG_TYPES,
+  type Flag,
+  type FlagType,
+  TARGETING_KEY_MAX_LENGTH,
+  VARIANTS_MAX,
+  VARIANTS_MIN,
+  validateConfiguration,
+} from "@flagstaff/sdk";
 import { useEffect, useState } from "react";
+import { TARGETING_KEY_INPUT } from "../contract.js";
 import { useApp } from "../ui.js";
 import { Unsaved } from "./flag-fields.js";
 import { usePendingPart } from "./flag-pending.js";
@@ -100,8 +110,8 @@ export function VariantsEditor(props: {
                 <input
                   id={`${base}-key`}
                   value={r.variantKey}
-                  maxLength={64}
-                  pattern="[A-Za-z0-9][A-Za-z0-9._\-]{0,63}"
+                  maxLength={TARGETING_KEY_MAX_LENGTH}
+                  pattern={TARGETING_KEY_INPUT}
                   disabled={props.disabled}
                   onChange={(e) => set(r.key, { variantKey: e.target.value })}
                 />
@@ -139,7 +149,7 @@ export function VariantsEditor(props: {
                 <input
                   id={`${base}-description`}
                   value={r.description}
-                  maxLength={1024}
+                  maxLength={DESCRIPTION_MAX_LENGTH}
                   disabled={props.disabled}
                   onChange={(e) => set(r.key, { description: e.target.value })}
                 />
@@ -147,7 +157,7 @@ export function VariantsEditor(props: {
               <button
                 type="button"
                 className="variant-remove"
-                disabled={props.disabled || props.rows.length <= 2}
+                disabled={props.disabled || props.rows.length <= VARIANTS_MIN}
                 aria-label={`Remove variant ${i + 1}${r.variantKey ? ` (${r.variantKey})` : ""}`}
                 onClick={() => props.onChange(props.rows.filter((x) => x.key !== r.key))}
               >
@@ -163,11 +173,12 @@ export function VariantsEditor(props: {
         })}
       </ol>
       <p className="help">
-        2–50 variants; each key 1–64 letters, digits and <code>. _ -</code>. Values: {valueHelp.toLowerCase()}
+        {VARIANTS_MIN}–{VARIANTS_MAX} variants; each key 1–{TARGETING_KEY_MAX_LENGTH} letters, digits and{" "}
+        <code>. _ -</code>. Values: {valueHelp.toLowerCase()}
       </p>
       <button
         type="button"
-        disabled={props.disabled || props.rows.length >= 50}
+        disabled={props.disabled || props.rows.length >= VARIANTS_MAX}
         onClick={() => props.onChange([...props.rows, { key: newKey(), variantKey: "", value: "", description: "" }])}
       >
         Add variant
@@ -179,6 +190,14 @@ export function VariantsEditor(props: {
 
 /** The keys offered by on/off and serve selects: the rows' keys that are set. */
 const keysOf = (rows: readonly VariantRow[]) => [...new Set(rows.map((r) => r.variantKey.trim()).filter(Boolean))];
+
+/** The contract's flag types (FLAG_TYPES) as the create form offers them. */
+const TYPE_WORDS: Record<FlagType, string> = {
+  boolean: "boolean (on / off)",
+  string: "string",
+  number: "number",
+  object: "object (JSON)",
+};
 
 /** The create form's type, variants and on/off variants, with their problems (shown after a first submit). */
 export function NewFlagTargeting(props: {
@@ -216,10 +235,11 @@ export function NewFlagTargeting(props: {
           aria-describedby="new-flag-type-help"
           onChange={(e) => props.onType(e.target.value as FlagType)}
         >
-          <option value="boolean">boolean (on / off)</option>
-          <option value="string">string</option>
-          <option value="number">number</option>
-          <option value="object">object (JSON)</option>
+          {FLAG_TYPES.map((t) => (
+            <option key={t} value={t}>
+              {TYPE_WORDS[t]}
+            </option>
+          ))}
         </select>
         <span id="new-flag-type-help" className="help">
           Set once: it cannot be changed later. A boolean flag's variants are on (true) and off (false).
