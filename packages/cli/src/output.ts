@@ -11,6 +11,11 @@ export function clip(text: string, max = 48): string {
   return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
 }
 
+/** Words as help says alternatives: "string, number or object". */
+export function alternatives(words: readonly string[]): string {
+  return words.length <= 1 ? (words[0] ?? "") : `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}`;
+}
+
 /** Renders rows as a table, or a short note when there are none. */
 export function table<T>(rows: readonly T[], columns: readonly Column<T>[], empty = "Nothing found."): string {
   if (rows.length === 0) return empty;

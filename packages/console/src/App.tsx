@@ -114,7 +114,7 @@ export function App() {
     // A person's session ends at the server too (unless it already has: a 401); a key is only forgotten.
     if (was && was.key === undefined && !ended)
       void connect(undefined)
-        .people.logout()
+        .client.auth.logout()
         .catch(() => {});
     saveSession(undefined);
     setSession(undefined);

@@ -296,6 +296,30 @@ describe(`the console's dialogs, forms and sign-in in Chromium [${dialect}]`, { 
   );
 
   test(
+    "the inputs' patterns are the contract's: the browser refuses what the server would, and takes the rest",
+    T,
+    async () => {
+      await withTab(async (page) => {
+        await signIn(page, url(), keys.write);
+        await page.getByRole("button", { name: "New flag" }).click();
+        /** Whether the browser finds the value at odds with the input's pattern (it compiles it with the v flag). */
+        const mismatch = async (label: string, value: string) => {
+          const input = page.getByLabel(label, { exact: true });
+          await input.fill(value);
+          return input.evaluate((e) => (e as HTMLInputElement).validity.patternMismatch);
+        };
+        const name: Record<string, boolean> = { "good-name": false, "a.b_c:d-1": false, "bad name!": true, "-x": true };
+        for (const [value, refused] of Object.entries(name))
+          assert.equal(await mismatch("Name", value), refused, value);
+        await page.getByLabel("Type").selectOption("string");
+        const key: Record<string, boolean> = { "ok-1": false, "a.b_c": false, "a:b": true, "bad key": true, _x: true };
+        for (const [value, refused] of Object.entries(key))
+          assert.equal(await mismatch("Key 1", value), refused, value);
+      });
+    },
+  );
+
+  test(
     "adding actors: whitespace separating ids is said before adding; a bad id is named, not indexed",
     T,
     async () => {

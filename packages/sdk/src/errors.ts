@@ -42,6 +42,8 @@ export interface FlagstaffErrorInit {
   method?: string;
   url?: string;
   cause?: unknown;
+  /** Seconds the server asked to wait before trying again (its `Retry-After` header). */
+  retryAfterSeconds?: number;
 }
 
 const BRAND = Symbol.for("@flagstaff/sdk/FlagstaffError");
@@ -62,6 +64,12 @@ export class FlagstaffError extends Error {
   readonly method: string | undefined;
   /** The request's URL, when the error comes from a request. */
   readonly url: string | undefined;
+  /**
+   * Seconds the server asked to wait before trying again, from the answer's `Retry-After` header (seconds
+   * or an HTTP date): on 429 `too_many_attempts` (sign-in, one's own password), `rate_limited` and 503.
+   * Undefined when it said nothing.
+   */
+  readonly retryAfterSeconds: number | undefined;
 
   /** Creates an error; the message reads `<status> <code>: <detail>`. */
   constructor(init: FlagstaffErrorInit) {
@@ -74,6 +82,7 @@ export class FlagstaffError extends Error {
     this.errors = init.errors ?? init.problem?.errors ?? [];
     this.method = init.method;
     this.url = init.url;
+    this.retryAfterSeconds = init.retryAfterSeconds;
     Object.defineProperty(this, BRAND, { value: true });
   }
 

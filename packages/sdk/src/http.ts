@@ -61,6 +61,14 @@ export function queryString(query: Record<string, QueryValue> | undefined): stri
   return parts.length === 0 ? "" : `?${parts.join("&")}`;
 }
 
+/** Seconds to wait, from a Retry-After header (seconds or an HTTP date); undefined when absent or unreadable. */
+export function retryAfterSeconds(header: string | null, now = Date.now()): number | undefined {
+  if (header === null || header.trim() === "") return undefined;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim());
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
 function describe(error: unknown): string {
   if (error instanceof Error) {
     const cause = (error as { cause?: unknown }).cause;
@@ -189,6 +197,7 @@ export class Transport {
       }
       return { status, headers: response.headers, body: parsed as T };
     }
+    const wait = retryAfterSeconds(response.headers.get("retry-after"));
     if (isProblemDetails(parsed)) {
       return new FlagstaffError({
         status,
@@ -197,6 +206,7 @@ export class Transport {
         problem: parsed,
         method: spec.method,
         url,
+        retryAfterSeconds: wait,
       });
     }
     const statusText = response.statusText ? ` ${response.statusText}` : "";
@@ -206,6 +216,7 @@ export class Transport {
       detail: `${spec.method} ${url} answered ${status}${statusText} without problem details.`,
       method: spec.method,
       url,
+      retryAfterSeconds: wait,
     });
   }
 }

@@ -2,15 +2,22 @@
 export {
   ACTOR_ID_MAX_LENGTH,
   ALLOWED_PERCENTAGES,
+  ATTRIBUTE_NAME_MAX_LENGTH,
   COMMENT_MAX_LENGTH,
   CONDITION_OPERATORS,
+  CONDITIONS_MAX,
   DEFAULT_ENVIRONMENT_ID,
   DELIVERY_STATUSES,
   DESCRIPTION_MAX_LENGTH,
+  ENVIRONMENT_ID_PATTERN,
   EVALUATION_REASONS,
   EVENT_PATTERNS,
+  EVENT_TYPE_FILTERS,
   EVENT_TYPES,
+  type EventTypeFilter,
   FLAG_NAME_MAX_LENGTH,
+  FLAG_NAME_PATTERN,
+  FLAG_SORTS,
   FLAG_STATUSES,
   FLAG_TYPES,
   GRANT_ROLES,
@@ -20,10 +27,22 @@ export {
   isFlagName,
   isProjectId,
   MAX_ACTORS,
+  MAX_ID_LIST,
+  NAME_MAX_LENGTH,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  PREREQUISITES_MAX,
   PROJECT_ID_MAX_LENGTH,
+  PROJECT_ID_PATTERN,
   PROJECT_ROLES,
+  RULES_MAX,
+  SPLIT_BUCKETS,
+  TARGETING_KEY_MAX_LENGTH,
+  TARGETING_KEY_PATTERN,
   TARGETING_REASONS,
   USER_ROLES,
+  VARIANTS_MAX,
+  VARIANTS_MIN,
 } from "@flagstaff/core";
 // The targeting model's words and its validator, so that a client (the console) checks a configuration
 // before it sends it, with the very code the server runs; and referencesOf, which segments and flags a
@@ -37,18 +56,15 @@ export {
   validateConfiguration,
   validateSegmentConditions,
 } from "@flagstaff/core";
-export {
-  ActorsApi,
-  EnvironmentsApi,
-  EventsApi,
-  FlagsApi,
-  FlagstaffClient,
-  type FlagstaffClientOptions,
-  KeysApi,
-  ProjectsApi,
-  SegmentsApi,
-  WebhooksApi,
-} from "./client.js";
+export { ActorsApi } from "./actors.js";
+export { FlagstaffClient, type FlagstaffClientOptions } from "./client.js";
+export { EnvironmentsApi } from "./environments.js";
+export { EventsApi } from "./events.js";
+export { FlagsApi } from "./flags.js";
+export { KeysApi } from "./keys.js";
+export { ProjectsApi } from "./projects.js";
+export { SegmentsApi } from "./segments.js";
+export { WebhooksApi } from "./webhooks.js";
 export {
   type FieldError,
   FlagstaffError,
@@ -65,6 +81,7 @@ export type {
   Actor,
   ActorMembership,
   AuthMethods,
+  AuthSession,
   CreatedPersonalKey,
   CreatePersonalKeyInput,
   CreateUserInput,
@@ -73,6 +90,7 @@ export type {
   LoginInput,
   Person,
   PersonalKey,
+  SetOwnPasswordInput,
   UpdateKeyInput,
   UpdateUserInput,
   User,
@@ -146,6 +164,7 @@ export type {
   WebhookEventPattern,
   WebhookPayload,
   WhoAmI,
+  WhoAmIGrant,
   WriteOptions,
 } from "./types.js";
 export {

@@ -6,6 +6,7 @@ import { PageList } from "./pagination.js";
 import { pageQuery, param } from "./params.js";
 import type {
   AuthMethods,
+  AuthSession,
   CreatedPersonalKey,
   CreatePersonalKeyInput,
   CreateUserInput,
@@ -14,6 +15,7 @@ import type {
   ListOptions,
   Page,
   PersonalKey,
+  SetOwnPasswordInput,
   UpdateUserInput,
   User,
 } from "./types.js";
@@ -34,6 +36,14 @@ export class UsersApi {
         (await this.http.request<Page<User>>({ method: "GET", path: "/users", query: pageQuery(page) })).body,
       options.limit,
     );
+  }
+
+  /**
+   * The person signed in, or whose personal key this is, as this API shows a person: whether they have a
+   * password, their last sign-in (`GET /users/me`). Any person may ask, admin or not; a service key may not.
+   */
+  async me(): Promise<User> {
+    return (await this.http.request<User>({ method: "GET", path: "/users/me" })).body;
   }
 
   /** One person (`GET /users/{userId}`); 404 `user_not_found`. */
@@ -125,6 +135,14 @@ export class AuthApi {
   }
 
   /**
+   * Whether the browser's session cookie signs a person in (`GET /auth/session`): 200 either way, where
+   * `whoami` would answer 401, which a browser logs as an error, at every load of a signed-out page.
+   */
+  async signedIn(): Promise<boolean> {
+    return (await this.http.request<AuthSession>({ method: "GET", path: "/auth/session", auth: false })).body.signedIn;
+  }
+
+  /**
    * Signs in with an e-mail and a password (`POST /auth/login`): the server sets the session cookie and
    * answers the person. A wrong e-mail or password is 401 `invalid_credentials`; too many, 429
    * `too_many_attempts` (with `Retry-After`). Never retried.
@@ -138,6 +156,18 @@ export class AuthApi {
   /** Ends this session and clears its cookie (`POST /auth/logout`). */
   async logout(): Promise<void> {
     await this.http.request<void>({ method: "POST", path: "/auth/logout", auth: false });
+  }
+
+  /**
+   * Sets or changes the signed-in person's own password (`PUT /users/me/password`), in a session only (a
+   * key is refused, 403). `currentPassword` is needed when they have one: a wrong one is 401
+   * `invalid_credentials`, counted as a failed sign-in (429 `too_many_attempts` past the limit, with
+   * `retryAfterSeconds`). Never retried, so no attempt is counted twice. The person's other sessions end;
+   * this one stays. Answers the person.
+   */
+  async setPassword(input: SetOwnPasswordInput): Promise<User> {
+    const spec = { method: "PUT", path: "/users/me/password", body: input, retries: 0 } as const;
+    return (await this.http.request<User>(spec)).body;
   }
 
   /** Signs the person out everywhere: every session, on every instance (`DELETE /users/me/sessions`). */

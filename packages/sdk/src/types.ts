@@ -3,7 +3,7 @@
 // change to both. Imported as types only: no schema library reaches a browser bundle. What is written
 // here is the client's own: options, pages as the client walks them, and answers outside the schemas.
 import type { DeliveryStatus, EventType, FlagSort, FlagStatus, VariantValue } from "@flagstaff/core";
-import type { CreatedApiKey, FlagstaffEvent, Pagination, WebhookDelivery } from "@flagstaff/core/schemas";
+import type { CreatedApiKey, FlagstaffEvent, Pagination, WebhookDelivery, WhoAmI } from "@flagstaff/core/schemas";
 
 export type {
   AttributeValue,
@@ -33,6 +33,7 @@ export type {
   Actor,
   ActorMembership,
   AuthMethods,
+  AuthSession,
   CreatedPersonalKey,
   CreatePersonalKeyInput,
   CreateUserInput,
@@ -40,6 +41,7 @@ export type {
   LoginInput,
   Person,
   PersonalKey,
+  SetOwnPasswordInput,
   UpdateKeyInput,
   UpdateUserInput,
   User,
@@ -76,6 +78,9 @@ export type {
   WebhookDelivery,
   WhoAmI,
 } from "@flagstaff/core/schemas";
+
+/** A person's grant as whoami names it: a project and the role there. */
+export type WhoAmIGrant = NonNullable<WhoAmI["grants"]>[number];
 
 /** A project API key, without its secret. */
 export type ApiKey = Omit<CreatedApiKey, "key">;

@@ -1,5 +1,5 @@
-// The SDK's people, access, personal keys and sign-in (issue 32, finding 9), against a real server on both
-// databases: users.*, access.*, personalKeys.* and auth.*, typed from @flagstaff/core/schemas, with the
+// The SDK's people, access, personal keys and sign-in (issue 32, finding 9; oneself and the session's
+// state, issue 33), against a real server on both databases: users.*, access.*, personalKeys.* and auth.*, typed from @flagstaff/core/schemas, with the
 // server's refusals as FlagstaffErrors. A session is a cookie: the test's fetch keeps it as a browser would
 // (and says Sec-Fetch-Site: same-origin, as the console's own pages do).
 import assert from "node:assert/strict";
@@ -131,6 +131,58 @@ for (const dialect of DIALECTS) {
       await console_.auth.logout();
       await rejectsWith(console_.whoami(), 401, "unauthorized");
       assert.equal((await elsewhere.whoami()).user?.id, linus.id);
+    });
+
+    test("oneself: auth.signedIn, users.me, auth.setPassword; a lockout's Retry-After as retryAfterSeconds", async () => {
+      const margaret = await admin.users.create({ email: email(), name: "Margaret", password: PASSWORD });
+      const browser = browserFetch();
+      const console_ = new FlagstaffClient({ baseUrl: server.url, fetch: browser.fetch });
+      // Signed out: 200 and false, where whoami would be 401.
+      assert.equal(await console_.auth.signedIn(), false);
+      await console_.auth.login(margaret.email, PASSWORD);
+      assert.equal(await console_.auth.signedIn(), true);
+      const me = await console_.users.me();
+      assert.deepEqual([me.id, me.email, me.role, me.hasPassword], [margaret.id, margaret.email, "member", true]);
+      // users.me is a person's route: a service key, the admin key included, is refused.
+      await rejectsWith(admin.users.me(), 403, "forbidden");
+
+      // A wrong current password is 401 invalid_credentials, and this session lives on.
+      const other = browserFetch();
+      const elsewhere = new FlagstaffClient({ baseUrl: server.url, fetch: other.fetch });
+      await elsewhere.auth.login(margaret.email, PASSWORD);
+      const NEW = "another long enough password";
+      await rejectsWith(
+        console_.auth.setPassword({ currentPassword: "not the password", newPassword: NEW }),
+        401,
+        "invalid_credentials",
+      );
+      assert.equal((await console_.whoami()).user?.id, margaret.id);
+      // Changed: the other sessions end, this one stays; the new password signs in.
+      const changed = await console_.auth.setPassword({ currentPassword: PASSWORD, newPassword: NEW });
+      assert.deepEqual([changed.id, changed.hasPassword], [margaret.id, true]);
+      await rejectsWith(elsewhere.whoami(), 401, "unauthorized");
+      assert.equal((await console_.whoami()).user?.id, margaret.id);
+      assert.equal((await elsewhere.auth.login(margaret.email, NEW)).id, margaret.id);
+      // A key may not set a password: only a session.
+      const made = await console_.personalKeys.create({ name: "script" });
+      const byKey = new FlagstaffClient({ baseUrl: server.url, apiKey: made.key });
+      assert.equal((await byKey.users.me()).id, margaret.id, "a personal key reads its person");
+      await rejectsWith(byKey.auth.setPassword({ currentPassword: NEW, newPassword: PASSWORD }), 403, "forbidden");
+
+      // Locked after failed sign-ins: 429 too_many_attempts, and how long to wait, from Retry-After.
+      const stranger = new FlagstaffClient({ baseUrl: server.url, fetch: browserFetch().fetch });
+      for (let i = 1; i <= 5; i++)
+        await rejectsWith(stranger.auth.login(margaret.email, `wrong ${i}`), 401, "invalid_credentials");
+      const locked = await rejectsWith(stranger.auth.login(margaret.email, NEW), 429, "too_many_attempts");
+      assert.ok(
+        typeof locked.retryAfterSeconds === "number" && locked.retryAfterSeconds > 0 && locked.retryAfterSeconds <= 60,
+        `retryAfterSeconds ${locked.retryAfterSeconds}`,
+      );
+      // An answer without Retry-After leaves it undefined.
+      assert.equal(
+        (await rejectsWith(admin.users.get("usr_nobody"), 404, "user_not_found")).retryAfterSeconds,
+        undefined,
+      );
     });
   });
 }

@@ -148,6 +148,21 @@ describe("transport: retries, timeouts, errors, encoding", () => {
     assert.equal(fake.requests.length, 1, "retries: 0 makes one attempt");
   });
 
+  test("the error carries the wait the server asked for: Retry-After in seconds or as an HTTP date", async () => {
+    fake.reset((_req, res) => problem(res, 429, "too_many_attempts", { "retry-after": "42" }));
+    assert.equal((await caught(client().auth.login("a@example.com", "pw"))).retryAfterSeconds, 42);
+    const inTwoMinutes = new Date(Date.now() + 120_000).toUTCString();
+    fake.reset((_req, res) => problem(res, 429, "too_many_attempts", { "retry-after": inTwoMinutes }));
+    const dated = (await caught(client().auth.login("a@example.com", "pw"))).retryAfterSeconds;
+    assert.ok(dated !== undefined && dated > 100 && dated <= 120, `retryAfterSeconds ${dated}`);
+    fake.reset((_req, res) => problem(res, 401, "invalid_credentials"));
+    assert.equal((await caught(client().auth.login("a@example.com", "pw"))).retryAfterSeconds, undefined);
+    // One's own password is never retried: a 429 is the answer, not a wait and a second counted attempt.
+    fake.reset((_req, res) => problem(res, 429, "too_many_attempts", { "retry-after": "0" }));
+    const error = await caught(client().auth.setPassword({ currentPassword: "x", newPassword: "y".repeat(12) }));
+    assert.deepEqual([fake.requests.length, error.status, error.retryAfterSeconds], [1, 429, 0]);
+  });
+
   test("POST and PATCH are never retried", async () => {
     fake.reset(failThen(2, (res) => json(res, 201, PROJECT)));
     const error = await caught(client().projects.create({ id: "shop", name: "Shop" }));

@@ -10,10 +10,15 @@ import {
   type UpdateFlagInput,
   type VariantInput,
   FLAG_TYPES,
+  VARIANTS_MAX,
+  VARIANTS_MIN,
 } from "@flagstaff/sdk";
 import type { Command, Context, Noun, Options } from "../command.js";
-import { clip, type Column, record, table } from "../output.js";
+import { alternatives, clip, type Column, record, table } from "../output.js";
 import { SEGMENT_COLUMNS } from "./segments.js";
+
+/** The contract's flag types that declare variants: all but the first, boolean (its are on and off). */
+const TYPED = FLAG_TYPES.slice(1);
 
 const COLUMNS: Column<Flag>[] = [
   ["NAME", (f) => f.name],
@@ -215,7 +220,7 @@ export const flags: Noun = {
     },
     create: {
       args: "<name>",
-      summary: "Create a flag (disabled, at 0 %): boolean, or string, number or object with its variants",
+      summary: `Create a flag (disabled, at 0 %): ${FLAG_TYPES[0]}, or ${alternatives(TYPED)} with its variants`,
       options: {
         description: { type: "string", value: "<text>", description: "What the flag is for" },
         type: {
@@ -226,7 +231,7 @@ export const flags: Noun = {
         variants: {
           type: "string",
           value: "<json>",
-          description: 'The variants of a string, number or object flag (2–50): \'[{"key":"a","value":"x"},…]\'',
+          description: `The variants of a ${alternatives(TYPED)} flag (${VARIANTS_MIN}–${VARIANTS_MAX}): '[{"key":"a","value":"x"},…]'`,
         },
         "on-variant": { type: "string", value: "<key>", description: "The variant served when on (default the first)" },
         "off-variant": {

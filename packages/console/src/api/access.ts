@@ -1,7 +1,7 @@
 // What the caller may do, worked out once from whoami (docs/people.md, "Roles"), so that every page
 // disables the same controls for the same reason. The server decides in the end; the console only avoids
 // offering what it would refuse, and says why.
-import type { GrantRole } from "./people.js";
+import type { GrantRole } from "@flagstaff/sdk";
 import type { Session } from "./session.js";
 
 const RANK: Record<GrantRole, number> = { read: 1, write: 2, admin: 3 };

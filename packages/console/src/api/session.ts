@@ -3,10 +3,19 @@
 // the cookie (fetch's default same-origin credentials). An API key (a service key, or a person's own) lives
 // in sessionStorage only (never localStorage, never a URL) and is sent as a bearer token. `GET /whoami`
 // names the caller either way: the key's role and project, and for a person their account and grants.
-import { type FetchLike, FlagstaffClient, FlagstaffError, isFlagstaffError, type WhoAmI } from "@flagstaff/sdk";
-import { type Grant, PeopleApi, type Person } from "./people.js";
+// Every request goes through the SDK (@flagstaff/sdk), whose shapes are core's schemas.
+import {
+  type FetchLike,
+  FlagstaffClient,
+  FlagstaffError,
+  type GrantRole,
+  isFlagstaffError,
+  type Person,
+  type WhoAmI,
+  type WhoAmIGrant,
+} from "@flagstaff/sdk";
 
-export type Role = "admin" | "write" | "read";
+export type Role = GrantRole;
 
 export interface Session {
   /** The API key signed in with; undefined when a person signed in (the browser holds their session cookie). */
@@ -22,11 +31,8 @@ export interface Session {
   /** The person signed in, or whose personal key this is. */
   user?: Person;
   /** The person's project grants, as whoami answered them. */
-  grants?: Grant[];
+  grants?: WhoAmIGrant[];
 }
-
-/** What whoami adds for a person (a session, or a personal key): see docs/people.md. */
-export type WhoAmIPerson = Partial<WhoAmI> & { user?: Person; grants?: Grant[]; via?: "session" | "key" };
 
 const STORAGE = "flagstaff.console.session";
 
@@ -57,11 +63,10 @@ export const baseUrl = (): string => window.location.origin;
 export interface Connection {
   /**
    * The API, acting on the selected environment: the SDK names it (`?environment=`) in every flag call and
-   * in a flag's segment list. What is project-wide (segments, actors, keys, the history) does not take it.
+   * in a flag's segment list. What is project-wide (segments, actors, keys, the history, people, access,
+   * personal keys, signing in) does not take it.
    */
   client: FlagstaffClient;
-  /** People, project access, personal keys and sign-in (routes the SDK does not cover). */
-  people: PeopleApi;
   /** The selected environment, or undefined outside a project (the key's own, or the default, then). */
   environment: string | undefined;
   /** The same API acting on another environment (Copy to… reads the target's configuration with it). */
@@ -113,16 +118,11 @@ export function connect(key: string | undefined, observer?: Observer, environmen
       retries: 1,
       timeoutMs: 10_000,
     });
-  return {
-    client: clientIn(environment),
-    people: new PeopleApi(baseUrl(), key, fetchImpl),
-    environment,
-    clientIn,
-  };
+  return { client: clientIn(environment), environment, clientIn };
 }
 
 /** The person's part of a whoami answer, when it has one. */
-function personOf(me: WhoAmIPerson): Pick<Session, "user" | "grants"> {
+function personOf(me: WhoAmI): Pick<Session, "user" | "grants"> {
   return me.user ? { user: me.user, grants: me.grants ?? [] } : {};
 }
 
@@ -134,7 +134,7 @@ function personOf(me: WhoAmIPerson): Pick<Session, "user" | "grants"> {
 export async function signIn(key: string): Promise<Session> {
   const { client } = connect(key);
   try {
-    const me = (await client.whoami()) as WhoAmIPerson;
+    const me = await client.whoami();
     if (me.role === "check") {
       throw new FlagstaffError({
         status: 403,
@@ -169,10 +169,10 @@ export async function signIn(key: string): Promise<Session> {
  * whoami first would answer 401 to every signed-out load, which the browser logs as an error.
  */
 export async function resumeSession(): Promise<Session | undefined> {
-  const { client, people } = connect(undefined);
-  if (!(await people.signedIn())) return undefined;
+  const { client } = connect(undefined);
+  if (!(await client.auth.signedIn())) return undefined;
   try {
-    const me = (await client.whoami()) as WhoAmIPerson;
+    const me = await client.whoami();
     return me.user ? { project: undefined, ...personOf(me) } : undefined;
   } catch (error) {
     if (isFlagstaffError(error) && error.status === 401) return undefined;
@@ -182,6 +182,6 @@ export async function resumeSession(): Promise<Session | undefined> {
 
 /** Reads whoami again for a signed-in session: grants given or taken away since show without signing in again. */
 export async function refreshSession(session: Session, conn: Connection): Promise<Session> {
-  const me = (await conn.client.whoami()) as WhoAmIPerson;
+  const me = await conn.client.whoami();
   return { ...session, ...personOf(me) };
 }

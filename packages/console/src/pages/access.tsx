@@ -1,8 +1,12 @@
 // A project's Access (project admins): the people granted the project, and their role on it. Admins reach
 // every project without a grant; only they can list people, so only they pick whom to add.
+import { GRANT_ROLES, type Grant, type GrantRole, type User } from "@flagstaff/sdk";
 import { useState } from "react";
-import type { GrantRole, ProjectAccess, User } from "../api/people.js";
-import { Confirm, ErrorText, Loading, useAction, useApp, useData, when } from "../ui.js";
+import { Confirm, ErrorText, Loading, useAction, useApp, useData } from "../ui.js";
+import { when } from "../format.js";
+
+/** The roles offered, the least first: the contract's (GRANT_ROLES), which lists the most first. */
+const OFFERED_ROLES = [...GRANT_ROLES].reverse();
 
 const ROLE_WORDS: Record<GrantRole, string> = {
   admin: "admin: everything on the project, its keys, webhooks and access",
@@ -12,8 +16,8 @@ const ROLE_WORDS: Record<GrantRole, string> = {
 
 export function AccessPage() {
   const { conn, project, isAdmin } = useApp();
-  const list = useData(() => conn.people.access(project), [project]);
-  const [removing, setRemoving] = useState<ProjectAccess | undefined>(undefined);
+  const list = useData(() => conn.client.access.list(project), [project]);
+  const [removing, setRemoving] = useState<Grant | undefined>(undefined);
   const [failed, setFailed] = useState<{ id: string; error: unknown } | undefined>(undefined);
   const [busy, setBusy] = useState<string | undefined>(undefined);
   const act = async (userId: string, action: () => Promise<unknown>) => {
@@ -28,7 +32,7 @@ export function AccessPage() {
       setBusy(undefined);
     }
   };
-  const granted = list.data?.data ?? [];
+  const granted = list.data ?? [];
   return (
     <section aria-labelledby="access-title">
       <h1 id="access-title">Access</h1>
@@ -67,7 +71,7 @@ export function AccessPage() {
                   grant={g}
                   busy={busy === g.userId}
                   error={failed?.id === g.userId ? failed.error : undefined}
-                  onRole={(role) => act(g.userId, () => conn.people.grant(project, g.userId, role))}
+                  onRole={(role) => act(g.userId, () => conn.client.access.grant(project, g.userId, role))}
                   onRemove={() => {
                     setFailed(undefined);
                     setRemoving(g);
@@ -87,7 +91,7 @@ export function AccessPage() {
         onConfirm={async () => {
           const g = removing;
           setRemoving(undefined);
-          if (g) await act(g.userId, () => conn.people.revoke(project, g.userId));
+          if (g) await act(g.userId, () => conn.client.access.revoke(project, g.userId));
         }}
       >
         <p>
@@ -100,7 +104,7 @@ export function AccessPage() {
 }
 
 function GrantRow(props: {
-  grant: ProjectAccess;
+  grant: Grant;
   busy: boolean;
   error: unknown;
   onRole: (role: GrantRole) => void;
@@ -119,9 +123,11 @@ function GrantRow(props: {
             disabled={props.busy}
             onChange={(e) => props.onRole(e.target.value as GrantRole)}
           >
-            <option value="admin">admin</option>
-            <option value="write">write</option>
-            <option value="read">read</option>
+            {GRANT_ROLES.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
           </select>
         </td>
         <td>{when(g.createdAt)}</td>
@@ -163,13 +169,13 @@ async function everyone(load: (after?: string) => Promise<{ data: User[]; after:
   return out;
 }
 
-function GrantForm(props: { granted: ProjectAccess[]; onGranted: () => void }) {
+function GrantForm(props: { granted: Grant[]; onGranted: () => void }) {
   const { conn, project } = useApp();
   // The people, read once (and after each grant): a picker that changed under the cursor would mislead.
   const people = useData(
     () =>
       everyone(async (after) => {
-        const page = await conn.people.users().page({ limit: 100, after });
+        const page = await conn.client.users.list().page({ limit: 100, after });
         return { data: page.data, after: page.pagination.after };
       }),
     [project],
@@ -189,7 +195,7 @@ function GrantForm(props: { granted: ProjectAccess[]; onGranted: () => void }) {
       onSubmit={async (e) => {
         e.preventDefault();
         if (userId === "") return;
-        if (await action.run(async () => void (await conn.people.grant(project, userId, role)))) {
+        if (await action.run(async () => void (await conn.client.access.grant(project, userId, role)))) {
           setUserId("");
           props.onGranted();
         }
@@ -227,7 +233,7 @@ function GrantForm(props: { granted: ProjectAccess[]; onGranted: () => void }) {
         <p>
           <label htmlFor="grant-role">Role</label>
           <select id="grant-role" value={role} onChange={(e) => setRole(e.target.value as GrantRole)}>
-            {(["read", "write", "admin"] as const).map((r) => (
+            {OFFERED_ROLES.map((r) => (
               <option key={r} value={r}>
                 {ROLE_WORDS[r]}
               </option>

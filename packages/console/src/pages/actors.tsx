@@ -1,18 +1,7 @@
 import { isFlagstaffError } from "@flagstaff/sdk";
 import { useEffect, useState } from "react";
-import {
-  type Cursor,
-  ErrorText,
-  enc,
-  Link,
-  Loading,
-  navigate,
-  Pager,
-  StatusBadge,
-  useApp,
-  useData,
-  when,
-} from "../ui.js";
+import { type Cursor, ErrorText, enc, Link, Loading, navigate, Pager, StatusBadge, useApp, useData } from "../ui.js";
+import { when } from "../format.js";
 
 export function ActorsPage(props: { actorId: string | undefined }) {
   const { project } = useApp();

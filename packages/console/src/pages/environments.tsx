@@ -2,14 +2,17 @@
 // the project's admins, creating (empty or as a copy of another), renaming, moving, making the default,
 // protecting and deleting one, through the SDK's `environments` calls. Everyone else sees it read-only and
 // is told why, as is a key bound to one environment (the server refuses it what reaches beyond it).
-import type { ApiKey, Environment } from "@flagstaff/sdk";
+import {
+  type ApiKey,
+  DESCRIPTION_MAX_LENGTH,
+  type Environment,
+  NAME_MAX_LENGTH,
+  PROJECT_ID_MAX_LENGTH,
+} from "@flagstaff/sdk";
 import { useEffect, useRef, useState } from "react";
 import { notProjectAdminReason } from "../api/access.js";
+import { ENVIRONMENT_ID_INPUT } from "../contract.js";
 import { Confirm, ErrorText, Loading, TextField, useAction, useApp, useData } from "../ui.js";
-
-/** An environment id's rule, the project id's (core's ENVIRONMENT_ID_PATTERN), as the input's pattern. */
-const ID_PATTERN = "(?!\\.{1,2}$)[A-Za-z0-9._\\-]{1,64}";
-const DESCRIPTION_MAX = 1024;
 
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 
@@ -315,8 +318,8 @@ function NewEnvironment(props: { environments: Environment[]; onCreated: () => v
           value={id}
           onChange={setId}
           error={action.error}
-          maxLength={64}
-          pattern={ID_PATTERN}
+          maxLength={PROJECT_ID_MAX_LENGTH}
+          pattern={ENVIRONMENT_ID_INPUT}
           help={
             <>
               Letters, digits, <code>. _ -</code>: keys and the API name it by this, and it cannot change.
@@ -331,7 +334,7 @@ function NewEnvironment(props: { environments: Environment[]; onCreated: () => v
           value={name}
           onChange={setName}
           error={action.error}
-          maxLength={128}
+          maxLength={NAME_MAX_LENGTH}
           required
         />
         <div className="field">
@@ -367,7 +370,7 @@ function NewEnvironment(props: { environments: Environment[]; onCreated: () => v
         value={description}
         onChange={setDescription}
         error={action.error}
-        maxLength={DESCRIPTION_MAX}
+        maxLength={DESCRIPTION_MAX_LENGTH}
         multiline
       />
       <ErrorText error={action.error} shownFields={["id", "name", "description"]} />
@@ -410,7 +413,7 @@ function EditEnvironment(props: { environment: Environment; onSaved: () => void;
         value={name}
         onChange={setName}
         error={action.error}
-        maxLength={128}
+        maxLength={NAME_MAX_LENGTH}
         required
       />
       <TextField
@@ -420,7 +423,7 @@ function EditEnvironment(props: { environment: Environment; onSaved: () => void;
         value={description}
         onChange={setDescription}
         error={action.error}
-        maxLength={DESCRIPTION_MAX}
+        maxLength={DESCRIPTION_MAX_LENGTH}
         multiline
       />
       <ErrorText error={action.error} shownFields={["name", "description"]} />

@@ -3,7 +3,8 @@
 import type { FlagstaffEvent } from "@flagstaff/sdk";
 import { ChangeList, type ChangeGroup, listChanges, type TargetingLists, useSegmentNames } from "../targeting-diff.js";
 import { howMany, ruleSegmentIds, type Rule, type SegmentNamer } from "../targeting-text.js";
-import { enc, Link, useApp, when } from "../ui.js";
+import { enc, Link, useApp } from "../ui.js";
+import { when } from "../format.js";
 
 /** What each recorded property is called on the console's own forms. */
 const LABELS: Record<string, string> = {

@@ -17,7 +17,8 @@ import {
   ruleSegmentIds,
   type SegmentNamer,
 } from "../targeting-text.js";
-import { Confirm, ErrorText, isConflict, Loading, useAction, useApp, useData } from "../ui.js";
+import { Confirm, ErrorText, Loading, useAction, useApp, useData } from "../ui.js";
+import { isConflict } from "../format.js";
 
 /** What is attached to a flag in one environment, as far as the console lists it. */
 interface Attached {

@@ -3,8 +3,9 @@
 import type { Flag, FlagExplanation, FlagType } from "@flagstaff/sdk";
 import { useState } from "react";
 import { baseUrl } from "../api/session.js";
-import { CopyButton, ErrorText, enc, parseIds, useAction, useApp } from "../ui.js";
-import { type AttributeRow, AttributesEditor, newAttributeRow, parseAttributes } from "./targeting.js";
+import { CopyButton, ErrorText, enc, useAction, useApp } from "../ui.js";
+import { parseIds } from "../format.js";
+import { type AttributeRow, AttributesEditor, newAttributeRow, parseAttributes } from "./attributes-editor.js";
 
 const pct = (threshold: number) => `${threshold / 1000}% of actors`;
 

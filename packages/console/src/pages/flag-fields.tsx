@@ -2,16 +2,18 @@
 // percentages in the environment shown. Each keeps its edits as a pending part of the page (see
 // flag-pending.tsx): nothing is sent until the page's one Save.
 import type { Flag, FlagStatus, Percentage } from "@flagstaff/sdk";
-import { DESCRIPTION_MAX_LENGTH } from "@flagstaff/sdk";
+import { ALLOWED_PERCENTAGES, DESCRIPTION_MAX_LENGTH, FLAG_STATUSES } from "@flagstaff/sdk";
 import { useEffect, useState } from "react";
-import { PERCENTAGES, TextField, useApp } from "../ui.js";
+import { TextField, useApp } from "../ui.js";
 import { usePendingPart } from "./flag-pending.js";
 
-const STATUS_LABELS: [FlagStatus, string, string][] = [
-  ["enabled", "Enabled", "on for every caller"],
-  ["disabled", "Disabled", "off for every caller"],
-  ["conditional", "Conditional", "on by the targeting below"],
-];
+/** The contract's statuses (FLAG_STATUSES), each with its label and what it does. */
+const STATUS_WORDS: Record<FlagStatus, [label: string, help: string]> = {
+  enabled: ["Enabled", "on for every caller"],
+  disabled: ["Disabled", "off for every caller"],
+  conditional: ["Conditional", "on by the targeting below"],
+};
+const STATUS_LABELS = FLAG_STATUSES.map((s) => [s, ...STATUS_WORDS[s]] as const);
 
 /** Says that a form holds edits the page has not saved yet. */
 export function Unsaved(props: { shown: boolean }) {
@@ -141,7 +143,7 @@ export function Percentages(props: { flag: Flag }) {
           set(Number(e.target.value) as Percentage);
         }}
       >
-        {PERCENTAGES.map((p) => (
+        {ALLOWED_PERCENTAGES.map((p) => (
           <option key={p} value={p}>
             {p}%
           </option>

@@ -8,7 +8,8 @@ import { COMMENT_MAX_LENGTH } from "@flagstaff/sdk";
 import { createContext, type ReactNode, useContext, useEffect, useRef, useState } from "react";
 import { ChangeList, type ChangeGroup, listChanges, useSegmentNames } from "../targeting-diff.js";
 import { type Change, ruleSegmentIds } from "../targeting-text.js";
-import { Confirm, ErrorText, guardLeaving, isConflict, TextField, useAction, useApp } from "../ui.js";
+import { Confirm, ErrorText, guardLeaving, TextField, useAction, useApp } from "../ui.js";
+import { isConflict } from "../format.js";
 
 /** The flag page's tabs, in their order; the URL's `tab` names the one shown. */
 export const FLAG_TABS = ["targeting", "variants", "evaluate", "settings", "history"] as const;

@@ -18,8 +18,8 @@ import {
   useApp,
   useData,
   useTagged,
-  when,
 } from "../ui.js";
+import { when } from "../format.js";
 import { EventList } from "./events.js";
 import { CopyTo } from "./flag-copy.js";
 import { EvaluatePanel, Snippets } from "./flag-evaluate.js";
@@ -28,7 +28,9 @@ import { FLAG_TABS, type FlagTab, PendingChanges } from "./flag-pending.js";
 import { SegmentsPanel } from "./flag-segments.js";
 import { attachedSummary, staleReason } from "./flags.js";
 import { MembersPanel } from "./members.js";
-import { AttributeSuggestions, TargetingPanel, VariantsPanel } from "./targeting.js";
+import { AttributeSuggestions } from "./conditions-editor.js";
+import { TargetingPanel } from "./targeting.js";
+import { VariantsPanel } from "./variants-editor.js";
 
 const TAB_LABELS: Record<FlagTab, string> = {
   targeting: "Targeting",

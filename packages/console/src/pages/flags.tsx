@@ -1,7 +1,16 @@
-import type { Environment, Flag, FlagSort, FlagType } from "@flagstaff/sdk";
-import { useState } from "react";
 import {
-  ago,
+  DESCRIPTION_MAX_LENGTH,
+  type Environment,
+  FLAG_NAME_MAX_LENGTH,
+  FLAG_STATUSES,
+  type Flag,
+  type FlagSort,
+  type FlagStatus,
+  type FlagType,
+} from "@flagstaff/sdk";
+import { useState } from "react";
+import { FLAG_NAME_INPUT } from "../contract.js";
+import {
   type Cursor,
   ErrorText,
   enc,
@@ -14,11 +23,11 @@ import {
   useAction,
   useApp,
   useData,
-  when,
 } from "../ui.js";
+import { ago, when } from "../format.js";
 import { targetingSummary } from "../targeting-text.js";
 import { oneOf, useUrlQuery } from "../url-state.js";
-import { emptyVariantRows, NewFlagTargeting, newFlagProblems, type VariantRow } from "./targeting.js";
+import { emptyVariantRows, NewFlagTargeting, newFlagProblems, type VariantRow } from "./variants-editor.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const STALE_DAYS = 30;
@@ -65,7 +74,13 @@ const SORTS: [FlagSort, string][] = [
   ["latestCheckedAt", "Least recently checked"],
 ];
 const SORT_VALUES = SORTS.map(([value]) => value);
-const STATUSES = ["", "enabled", "disabled", "conditional"] as const;
+/** The status filter: any (""), or one of the contract's statuses. */
+const STATUSES = ["", ...FLAG_STATUSES] as const;
+const STATUS_WORDS: Record<FlagStatus, string> = {
+  enabled: "Enabled",
+  disabled: "Disabled",
+  conditional: "Conditional",
+};
 const FIELDS = ["name", "q"] as const;
 const COUNT_POLL_MS = 30_000;
 
@@ -161,9 +176,11 @@ export function FlagsPage() {
             onChange={(e) => setQuery({ status: e.target.value, ...firstPage }, true)}
           >
             <option value="">Any status</option>
-            <option value="enabled">Enabled</option>
-            <option value="disabled">Disabled</option>
-            <option value="conditional">Conditional</option>
+            {FLAG_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {STATUS_WORDS[s]}
+              </option>
+            ))}
           </select>
         </label>
         <label>
@@ -275,9 +292,6 @@ export function FlagsPage() {
   );
 }
 
-/** A flag name as the server checks it (schemas.ts: Limits.flagName), so the browser says so before sending. */
-const FLAG_NAME_PATTERN = "[A-Za-z0-9][A-Za-z0-9._:\\-]{0,127}";
-
 function NewFlag(props: { onDone: () => void }) {
   const { conn, project } = useApp();
   const [name, setName] = useState("");
@@ -322,14 +336,15 @@ function NewFlag(props: { onDone: () => void }) {
         label="Name"
         field="flagName"
         required
-        maxLength={128}
-        pattern={FLAG_NAME_PATTERN}
+        maxLength={FLAG_NAME_MAX_LENGTH}
+        pattern={FLAG_NAME_INPUT}
         value={name}
         error={action.error}
         onChange={setName}
         help={
           <>
-            1–128 letters, digits and <code>. _ - :</code>, starting with a letter or digit; it cannot be changed later.
+            1–{FLAG_NAME_MAX_LENGTH} letters, digits and <code>. _ - :</code>, starting with a letter or digit; it
+            cannot be changed later.
           </>
         }
       />
@@ -338,7 +353,7 @@ function NewFlag(props: { onDone: () => void }) {
         label="Description"
         field="description"
         multiline
-        maxLength={1024}
+        maxLength={DESCRIPTION_MAX_LENGTH}
         value={description}
         error={action.error}
         onChange={setDescription}

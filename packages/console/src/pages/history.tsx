@@ -1,9 +1,11 @@
+import type { EventTypeFilter } from "@flagstaff/sdk";
 import { useState } from "react";
 import { type Cursor, ErrorText, enc, Link, Loading, Pager, useApp, useData } from "../ui.js";
 import { useUrlQuery } from "../url-state.js";
 import { actorLabel, EventList } from "./events.js";
 
-const TYPES = [
+/** The filters offered, any ("") first: the contract's (EVENT_TYPE_FILTERS) most asked for. */
+const TYPES: readonly ("" | EventTypeFilter)[] = [
   "",
   "flag.",
   "segment.",

@@ -1,6 +1,14 @@
-import type { ApiKey, CreatedApiKey, KeyRole } from "@flagstaff/sdk";
+import { type ApiKey, type CreatedApiKey, type KeyRole, PROJECT_ROLES } from "@flagstaff/sdk";
 import { useState } from "react";
-import { Confirm, KeySecret, type Cursor, ErrorText, Loading, Pager, useAction, useApp, useData, when } from "../ui.js";
+import { Confirm, KeySecret, type Cursor, ErrorText, Loading, Pager, useAction, useApp, useData } from "../ui.js";
+import { when } from "../format.js";
+
+/** A project key's roles (the contract's PROJECT_ROLES) in words. */
+const ROLE_WORDS: Record<KeyRole, string> = {
+  write: "write: change flags, segments, actors",
+  read: "read: read everything",
+  check: "check: only check flags",
+};
 
 export function KeysPage() {
   const { conn, project, environments } = useApp();
@@ -153,9 +161,11 @@ function NewKey(props: { onCreated: (key: CreatedApiKey) => void; onCancel: () =
         <p>
           <label htmlFor="key-role">Role</label>
           <select id="key-role" value={role} onChange={(e) => setRole(e.target.value as KeyRole)}>
-            <option value="write">write: change flags, segments, actors</option>
-            <option value="read">read: read everything</option>
-            <option value="check">check: only check flags</option>
+            {PROJECT_ROLES.map((r) => (
+              <option key={r} value={r}>
+                {ROLE_WORDS[r]}
+              </option>
+            ))}
           </select>
         </p>
         <p>

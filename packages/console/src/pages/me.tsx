@@ -1,27 +1,32 @@
 // The person's own page: who they are, the projects they reach, their password (set or changed here: a
 // person invited by a one-time link lands here to set one), signing out everywhere, and their personal keys
 // (keys that act for them, never with more than they hold).
-import type { KeyRole } from "@flagstaff/sdk";
+import {
+  type CreatedPersonalKey,
+  GRANT_ROLES,
+  type GrantRole,
+  KEY_ROLES,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  type PersonalKey,
+  type WhoAmIGrant,
+} from "@flagstaff/sdk";
 import { useState } from "react";
 import { isAdmin as isAdminOf } from "../api/access.js";
-import type { CreatedPersonalKey, GrantRole, PersonalKey } from "../api/people.js";
 import { useUrlQuery } from "../url-state.js";
-import {
-  atField,
-  Confirm,
-  KeySecret,
-  ErrorText,
-  enc,
-  Link,
-  Loading,
-  TextField,
-  useAction,
-  useApp,
-  useData,
-  when,
-} from "../ui.js";
+import { Confirm, KeySecret, ErrorText, enc, Link, Loading, TextField, useAction, useApp, useData } from "../ui.js";
+import { atField, when } from "../format.js";
 
-type PersonalRole = KeyRole | "admin";
+/** A personal key's role: any key's (the contract's KEY_ROLES). */
+type PersonalRole = (typeof KEY_ROLES)[number];
+/**
+ * The roles offered, as a person's grants rank them, least first (the contract's GRANT_ROLES, which lists
+ * the most first), then those of keys only (check).
+ */
+const OFFERED_ROLES: readonly PersonalRole[] = [
+  ...[...GRANT_ROLES].reverse(),
+  ...KEY_ROLES.filter((r) => !(GRANT_ROLES as readonly string[]).includes(r)),
+];
 const RANK: Record<PersonalRole, number> = { check: 0, read: 1, write: 2, admin: 3 };
 const ROLE_WORDS: Record<PersonalRole, string> = {
   admin: "admin: what you may do as admin",
@@ -85,7 +90,7 @@ export function MePage(props: { onSignedOutEverywhere: () => void }) {
         onCancel={() => setConfirming(false)}
         onConfirm={async () => {
           setConfirming(false);
-          if (await everywhere.run(() => conn.people.signOutEverywhere())) props.onSignedOutEverywhere();
+          if (await everywhere.run(() => conn.client.auth.signOutEverywhere())) props.onSignedOutEverywhere();
         }}
       >
         <p>Every session of yours ends, this one included, in every browser. Personal keys keep working.</p>
@@ -102,8 +107,8 @@ export function MePage(props: { onSignedOutEverywhere: () => void }) {
 function OwnPassword() {
   const { session, conn } = useApp();
   const [query, setQuery] = useUrlQuery();
-  const me = useData(() => conn.people.me(), []);
-  const methods = useData(() => conn.people.methods(), [], 0);
+  const me = useData(() => conn.client.users.me(), []);
+  const methods = useData(() => conn.client.auth.methods(), [], 0);
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
   const [repeated, setRepeated] = useState("");
@@ -154,7 +159,7 @@ function OwnPassword() {
               if (mismatch) return;
               setDone(undefined);
               const input = has ? { currentPassword: current, newPassword: next } : { newPassword: next };
-              if (await action.run(async () => void (await conn.people.setMyPassword(input)))) {
+              if (await action.run(async () => void (await conn.client.auth.setPassword(input)))) {
                 setCurrent("");
                 setNext("");
                 setRepeated("");
@@ -196,7 +201,7 @@ function OwnPassword() {
                 error={error}
                 type="password"
                 autoComplete="new-password"
-                help="12 to 256 characters."
+                help={`${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`}
                 required
               />
               <div className="field">
@@ -231,7 +236,7 @@ function OwnPassword() {
 
 function PersonalKeys() {
   const { session, conn } = useApp();
-  const list = useData(() => conn.people.myKeys(), []);
+  const list = useData(() => conn.client.personalKeys.list(), []);
   const [created, setCreated] = useState<CreatedPersonalKey | undefined>(undefined);
   const [revoking, setRevoking] = useState<PersonalKey | undefined>(undefined);
   const revoke = useAction();
@@ -266,8 +271,8 @@ function PersonalKeys() {
       <ErrorText error={list.error} />
       <ErrorText error={revoke.error} />
       {list.data === undefined && list.loading && <Loading what="your keys" />}
-      {list.data && list.data.data.length === 0 && <p>You have no personal keys.</p>}
-      {list.data && list.data.data.length > 0 && (
+      {list.data && list.data.length === 0 && <p>You have no personal keys.</p>}
+      {list.data && list.data.length > 0 && (
         <div className="table-scroll">
           <table aria-label="Personal keys">
             <thead>
@@ -282,7 +287,7 @@ function PersonalKeys() {
               </tr>
             </thead>
             <tbody>
-              {list.data.data.map((k) => (
+              {list.data.map((k) => (
                 <tr key={k.id}>
                   <td>{k.name}</td>
                   <td>{k.projectId ?? "every project you reach"}</td>
@@ -313,7 +318,7 @@ function PersonalKeys() {
         onConfirm={async () => {
           const key = revoking;
           setRevoking(undefined);
-          if (key && (await revoke.run(() => conn.people.revokeMyKey(key.id)))) await list.reload();
+          if (key && (await revoke.run(() => conn.client.personalKeys.revoke(key.id)))) await list.reload();
         }}
       >
         <p>Every request with this key is refused (401) from now on.</p>
@@ -323,11 +328,7 @@ function PersonalKeys() {
 }
 
 /** The most a person's key may have on a project, or anywhere (no project): what they hold there. */
-function heldRole(
-  admin: boolean,
-  grants: { projectId: string; role: GrantRole }[],
-  project: string,
-): GrantRole | undefined {
+function heldRole(admin: boolean, grants: WhoAmIGrant[], project: string): GrantRole | undefined {
   if (admin) return "admin";
   if (project !== "") return grants.find((g) => g.projectId === project)?.role;
   // A key of every project reaches each with the lesser of its role and the grant there: offer up to the highest.
@@ -366,7 +367,7 @@ function NewPersonalKey(props: { blocked: string | undefined; onCreated: (key: C
         let key: CreatedPersonalKey | undefined;
         if (
           await action.run(async () => {
-            key = await conn.people.createMyKey({ name: name.trim(), role, ...(project ? { project } : {}) });
+            key = await conn.client.personalKeys.create({ name: name.trim(), role, ...(project ? { project } : {}) });
           })
         ) {
           setName("");
@@ -409,7 +410,7 @@ function NewPersonalKey(props: { blocked: string | undefined; onCreated: (key: C
               aria-describedby="personal-key-role-help"
               onChange={(e) => setRole(e.target.value as PersonalRole)}
             >
-              {(["read", "write", "admin", "check"] as const).map((r) => (
+              {OFFERED_ROLES.map((r) => (
                 <option key={r} value={r} disabled={tooMuch(r)}>
                   {ROLE_WORDS[r]}
                   {tooMuch(r) ? " (more than you hold)" : ""}

@@ -2,21 +2,8 @@
 // paste-to-add and remove. Paging is by cursor on the server, so it stays as fast at a million members.
 import { type ActorMembership, isFlagstaffError, type Page, type PageOptions } from "@flagstaff/sdk";
 import { useState } from "react";
-import {
-  chunks,
-  type Cursor,
-  ErrorText,
-  enc,
-  fieldSentence,
-  Link,
-  Loading,
-  Pager,
-  parseIds,
-  useAction,
-  useApp,
-  useData,
-  when,
-} from "../ui.js";
+import { type Cursor, ErrorText, enc, Link, Loading, Pager, useAction, useApp, useData } from "../ui.js";
+import { chunks, fieldSentence, parseIds, when } from "../format.js";
 
 /** The API takes at most 1,000 ids per addActors or removeActors. */
 const BATCH = 1000;

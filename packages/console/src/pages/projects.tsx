@@ -1,7 +1,8 @@
 import type { Project } from "@flagstaff/sdk";
 import { useState } from "react";
 import { notAdminReason, roleIn } from "../api/access.js";
-import { Confirm, type Cursor, ErrorText, enc, Link, Loading, Pager, useAction, useApp, useData, when } from "../ui.js";
+import { Confirm, type Cursor, ErrorText, enc, Link, Loading, Pager, useAction, useApp, useData } from "../ui.js";
+import { when } from "../format.js";
 
 /** Why a project's Delete is disabled for someone who may open it. */
 const DELETE_REASON = "Only admins of a project delete it.";

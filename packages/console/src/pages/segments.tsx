@@ -14,10 +14,10 @@ import {
   useApp,
   useData,
   useTagged,
-  when,
 } from "../ui.js";
+import { when } from "../format.js";
 import { MembersPanel } from "./members.js";
-import { SegmentConditionsPanel } from "./targeting.js";
+import { SegmentConditionsPanel } from "./segment-conditions.js";
 
 export function SegmentsPage() {
   const { conn, project, canWrite, readOnlyReason } = useApp();

@@ -1,8 +1,7 @@
 // The sign-in page: what `GET /auth/methods` offers (single sign-on, an e-mail and a password), and an API
 // key for automation accounts and the first start. Either way it ends with `GET /whoami`.
-import { isFlagstaffError } from "@flagstaff/sdk";
+import { type AuthMethods, isFlagstaffError } from "@flagstaff/sdk";
 import { useEffect, useState } from "react";
-import { type AuthMethods, waitText } from "../api/people.js";
 import { connect, resumeSession, type Session, signIn } from "../api/session.js";
 import { BASE, currentPath, ErrorText } from "../ui.js";
 
@@ -39,12 +38,19 @@ function returnPath(): string {
   return `${BASE}${currentPath()}${qs ? `?${qs}` : ""}`;
 }
 
+/** A wait in words: "45 seconds", "2 minutes". */
+function waitText(seconds: number): string {
+  if (seconds < 90) return `${seconds} second${seconds === 1 ? "" : "s"}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minutes`;
+}
+
 /** The password form's problems as people read them (the server never says which e-mails exist). */
 function passwordError(error: unknown): unknown {
   if (!isFlagstaffError(error)) return error;
   if (error.code === "invalid_credentials") return new Error("Wrong e-mail or password.");
   if (error.code === "too_many_attempts") {
-    const wait = error.problem?.retryAfterSeconds;
+    const wait = error.retryAfterSeconds;
     return new Error(
       typeof wait === "number"
         ? `Too many failed attempts: wait ${waitText(wait)}, then try again.`
@@ -74,7 +80,7 @@ export function SignIn(props: {
   useEffect(() => {
     // A server without people (or that cannot answer) offers keys only.
     connect(undefined)
-      .people.methods()
+      .client.auth.methods()
       .then((m) => setMethods(m.password || m.oidc ? m : "none"))
       .catch(() => setMethods("none"));
   }, []);
@@ -145,7 +151,7 @@ function PasswordForm(props: { onSignedIn: (session: Session) => void }) {
         setBusy(true);
         setError(undefined);
         try {
-          await connect(undefined).people.login(email.trim(), password);
+          await connect(undefined).client.auth.login(email.trim(), password);
           // The cookie is set: whoami names the person and their grants.
           const session = await resumeSession();
           if (!session) throw new Error("Signed in, but the server does not recognise the session. Try again.");

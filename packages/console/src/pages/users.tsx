@@ -1,23 +1,14 @@
 // People (admins): who may sign in, as what; a password set, reset or removed; disabled, enabled or deleted.
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, type User, USER_ROLES, type UserRole } from "@flagstaff/sdk";
 import { useEffect, useState } from "react";
-import type { PersonRole, User } from "../api/people.js";
-import {
-  ago,
-  atField,
-  Confirm,
-  type Cursor,
-  ErrorText,
-  Loading,
-  Pager,
-  TextField,
-  useAction,
-  useApp,
-  useData,
-  when,
-} from "../ui.js";
+import { Confirm, type Cursor, ErrorText, Loading, Pager, TextField, useAction, useApp, useData } from "../ui.js";
+import { ago, atField, when } from "../format.js";
 
-/** Passwords the server takes (docs/people.md). */
-const PASSWORD_HELP = "12 to 256 characters.";
+/** Passwords the server takes (the contract's limits; docs/people.md). */
+const PASSWORD_HELP = `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`;
+
+/** A person's roles as the selects offer them, member first: the contract's (USER_ROLES) lists admin first. */
+const ROLES_OFFERED = [...USER_ROLES].reverse();
 
 /** Why an admin's own row cannot be changed: the server refuses it (409 cannot_change_self), so a deployment keeps its admin. */
 const SELF_REASON = "You cannot disable, demote or delete yourself: another admin can.";
@@ -25,7 +16,7 @@ const SELF_REASON = "You cannot disable, demote or delete yourself: another admi
 export function UsersPage() {
   const { conn, session } = useApp();
   const [cursor, setCursor] = useState<Cursor>({});
-  const list = useData(() => conn.people.users().page({ limit: 20, ...cursor }), [cursor.before, cursor.after]);
+  const list = useData(() => conn.client.users.list().page({ limit: 20, ...cursor }), [cursor.before, cursor.after]);
   const [deleting, setDeleting] = useState<User | undefined>(undefined);
   const [resetting, setResetting] = useState<User | undefined>(undefined);
   /** The row an action failed on, with its error, shown under that row. */
@@ -88,8 +79,8 @@ export function UsersPage() {
                     selfNote={selfNote}
                     busy={rowBusy}
                     error={failed?.id === u.id ? failed.error : undefined}
-                    onRole={(role) => act(u, () => conn.people.updateUser(u.id, { role }))}
-                    onDisabled={(disabled) => act(u, () => conn.people.updateUser(u.id, { disabled }))}
+                    onRole={(role) => act(u, () => conn.client.users.update(u.id, { role }))}
+                    onDisabled={(disabled) => act(u, () => conn.client.users.update(u.id, { disabled }))}
                     onReset={() => {
                       setFailed(undefined);
                       setResetting(u);
@@ -129,7 +120,7 @@ export function UsersPage() {
         onConfirm={async () => {
           const u = deleting;
           setDeleting(undefined);
-          if (u) await act(u, () => conn.people.deleteUser(u.id));
+          if (u) await act(u, () => conn.client.users.delete(u.id));
         }}
       >
         <p>
@@ -147,7 +138,7 @@ function UserRow(props: {
   selfNote: string | undefined;
   busy: boolean;
   error: unknown;
-  onRole: (role: PersonRole) => void;
+  onRole: (role: UserRole) => void;
   onDisabled: (disabled: boolean) => void;
   onReset: () => void;
   onDelete: () => void;
@@ -164,10 +155,13 @@ function UserRow(props: {
             value={u.role}
             disabled={isSelf || props.busy}
             aria-describedby={selfNote}
-            onChange={(e) => props.onRole(e.target.value as PersonRole)}
+            onChange={(e) => props.onRole(e.target.value as UserRole)}
           >
-            <option value="member">member</option>
-            <option value="admin">admin</option>
+            {ROLES_OFFERED.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
           </select>
         </td>
         <td>
@@ -224,7 +218,7 @@ function NewPerson(props: { onCreated: () => void }) {
   const { conn } = useApp();
   const [email, setEmail] = useState("");
   const [name, setName] = useState("");
-  const [role, setRole] = useState<PersonRole>("member");
+  const [role, setRole] = useState<UserRole>("member");
   const [password, setPassword] = useState("");
   const [created, setCreated] = useState<string | undefined>(undefined);
   const action = useAction();
@@ -240,7 +234,7 @@ function NewPerson(props: { onCreated: () => void }) {
         const made = email.trim();
         if (
           await action.run(async () => {
-            await conn.people.createUser({
+            await conn.client.users.create({
               email: made,
               name: name.trim(),
               role,
@@ -275,10 +269,13 @@ function NewPerson(props: { onCreated: () => void }) {
             id="person-role"
             value={role}
             aria-describedby="person-role-help"
-            onChange={(e) => setRole(e.target.value as PersonRole)}
+            onChange={(e) => setRole(e.target.value as UserRole)}
           >
-            <option value="member">member</option>
-            <option value="admin">admin</option>
+            {ROLES_OFFERED.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
           </select>
           {/* What each role allows, under the select rather than in its options: an option's text is cut
               short by a select no wider than its column. */}
@@ -348,7 +345,7 @@ function PasswordDialog(props: { user: User | undefined; onClose: () => void; on
       onCancel={props.onClose}
       onConfirm={async () => {
         if (!user) return;
-        if (await action.run(async () => void (await conn.people.updateUser(user.id, { password })))) {
+        if (await action.run(async () => void (await conn.client.users.update(user.id, { password })))) {
           await props.onChanged();
         }
       }}
@@ -368,7 +365,7 @@ function PasswordDialog(props: { user: User | undefined; onClose: () => void; on
               className="danger"
               disabled={action.busy}
               onClick={async () => {
-                if (await action.run(async () => void (await conn.people.updateUser(user.id, { password: null })))) {
+                if (await action.run(async () => void (await conn.client.users.update(user.id, { password: null })))) {
                   await props.onChanged();
                 }
               }}

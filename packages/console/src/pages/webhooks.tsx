@@ -1,18 +1,7 @@
 import type { CreatedWebhook, Webhook, WebhookDelivery, WebhookEventPattern } from "@flagstaff/sdk";
 import { Fragment, useState } from "react";
-import {
-  ago,
-  Confirm,
-  CopyButton,
-  type Cursor,
-  ErrorText,
-  Loading,
-  Pager,
-  useAction,
-  useApp,
-  useData,
-  when,
-} from "../ui.js";
+import { Confirm, CopyButton, type Cursor, ErrorText, Loading, Pager, useAction, useApp, useData } from "../ui.js";
+import { ago, when } from "../format.js";
 
 export function WebhooksPage() {
   const { conn, project } = useApp();

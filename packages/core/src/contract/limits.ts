@@ -18,6 +18,10 @@ export const DESCRIPTION_MAX_LENGTH = 1024;
 /** The longest comment a write carries into the history (a flag's PATCH `comment`). */
 export const COMMENT_MAX_LENGTH = 1024;
 
+/** A person's password: long enough to resist guessing without other factors, bounded so hashing stays cheap. */
+export const PASSWORD_MIN_LENGTH = 12;
+export const PASSWORD_MAX_LENGTH = 256;
+
 /** The most seconds a check's answer may be cached for (`cache`). */
 export const MAX_CACHE_SECONDS = 86400;
 

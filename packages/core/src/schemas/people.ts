@@ -1,12 +1,11 @@
 import { type Static, Type } from "typebox";
 import { GRANT_ROLES, KEY_ROLES, USER_ROLES } from "../contract/enums.js";
 import { EMAIL_MAX_LENGTH, EMAIL_MIN_LENGTH, EMAIL_PATTERN } from "../contract/ids.js";
-import { NAME_MAX_LENGTH } from "../contract/limits.js";
+import { NAME_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../contract/limits.js";
 import { NullableTimestamp, oneOf, Timestamp } from "./common.js";
 
-/** Passwords: long enough to resist guessing without other factors, bounded so hashing stays cheap. */
-export const PASSWORD_MIN_LENGTH = 12;
-export const PASSWORD_MAX_LENGTH = 256;
+/** The password rule's one home is the contract (limits.ts); named here too, where the server has always read it. */
+export { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH };
 /** The rule's one home is the contract (ids.ts: EMAIL_PATTERN, isEmail, normalizeEmail). */
 const Email = Type.String({
   minLength: EMAIL_MIN_LENGTH,
@@ -102,6 +101,12 @@ export const LoginBody = Type.Object(
 
 /** Body of a password sign-in. */
 export type LoginInput = Static<typeof LoginBody>;
+
+export const AuthSessionSchema = Type.Object({
+  signedIn: Type.Boolean({ description: "The cookie names a session that has not ended" }),
+});
+/** Answer of `GET /auth/session`: whether the browser's session cookie signs a person in. */
+export type AuthSession = Static<typeof AuthSessionSchema>;
 
 export const AuthMethodsSchema = Type.Object({
   password: Type.Boolean({ description: "E-mail and password sign-in is on" }),

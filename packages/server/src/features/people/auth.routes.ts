@@ -1,4 +1,4 @@
-import { AuthMethodsSchema, LoginBody, UserSchema } from "@flagstaff/core/schemas";
+import { AuthMethodsSchema, AuthSessionSchema, LoginBody, UserSchema } from "@flagstaff/core/schemas";
 import { parseCookie, stringifySetCookie } from "cookie";
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
@@ -63,9 +63,7 @@ export function authRoutes(app: TypedApp, signIn: SignInService, sessions: Sessi
           "gets no 401 when it is not, which browsers log as an error. Then `GET /whoami` names the person.",
         security: [],
         response: {
-          200: Type.Object({
-            signedIn: Type.Boolean({ description: "The cookie names a session that has not ended" }),
-          }),
+          200: AuthSessionSchema,
           ...errorResponses(429, 500, 503),
         },
       },
