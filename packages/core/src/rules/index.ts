@@ -5,7 +5,7 @@
 // once, and so is the answer.
 export { evaluateFlag, servedToActor } from "./evaluate.js";
 export { failedResolution, resolutionOf } from "./resolution.js";
-export { type ConfigurationReferences, referencesOf } from "./references.js";
+export { type ConfigurationReferences, dependenciesOf, type FlagDependencies, referencesOf } from "./references.js";
 export {
   CONFIGURATION_PROBLEM_CODES,
   type ConfigurationProblem,
