@@ -1,8 +1,8 @@
 import { flagBucket, inActorRollout } from "./bucketing.js";
 import type { EvaluationReason, ExplainedRule, FlagStatus } from "./contract/enums.js";
-import { attachmentOf, decide } from "./rules/evaluate.js";
+import { attachmentOf, evaluateFlag, thrown } from "./rules/evaluate.js";
 import { resolutionOf } from "./rules/resolution.js";
-import type { ActorStanding, FlagDecision, TargetedFlag } from "./rules/types.js";
+import type { ActorStanding, TargetedFlag } from "./rules/types.js";
 import { BOOLEAN_VARIANTS } from "./rules/variants.js";
 
 export { inActorRollout };
@@ -124,6 +124,12 @@ export function isTargeted(
   return attachmentOf(flag, actorId, membership(project)) !== undefined;
 }
 
+/** What a seed flag's evaluation answering ERROR threw (the membership function, the draw), thrown again. */
+function rethrow(): never {
+  const taken = thrown();
+  throw taken === null ? new Error("the flag could not be evaluated") : taken.error;
+}
+
 /** A draw no call rollout takes. */
 const NEVER_IN_CALL_ROLLOUT = () => 1;
 
@@ -158,7 +164,8 @@ export function evaluate(
   project: ProjectResolver | SegmentMembership,
   random: () => number,
 ): Evaluation {
-  const answer = decide(seedFlag(flag), { actorIds }, { isMember: membership(project), random }, false, false);
+  const answer = evaluateFlag(seedFlag(flag), { actorIds }, { isMember: membership(project), random });
+  if (answer.reason === "ERROR") rethrow();
   return RESULTS[answer.reason as EvaluationReason];
 }
 
@@ -195,7 +202,8 @@ export function explain(
   project: ProjectResolver | SegmentMembership,
 ): Explanation {
   const seed = seedFlag(flag);
-  const decision = decide(seed, { actorIds }, membership(project), true, false) as FlagDecision;
+  const decision = evaluateFlag(seed, { actorIds }, membership(project), { detail: true });
+  if (decision.reason === "ERROR") rethrow();
   return {
     threshold: decision.threshold,
     actors: decision.actors,

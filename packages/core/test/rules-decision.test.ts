@@ -4,7 +4,9 @@ import fc from "fast-check";
 import {
   actorBucket,
   type Condition,
+  evaluate,
   evaluateFlag,
+  explain,
   failedResolution,
   type FlagEvaluation,
   inActorRollout,
@@ -282,6 +284,14 @@ describe("resolutionOf: the one mapping to OpenFeature's reasons and error codes
     assert.equal(resolutionOf(f, evaluateFlag(f, {}, resolver(), detail)), a);
   });
 
+  it("rides on the answer unseen: JSON, spreads and keys show the answer's own fields alone", () => {
+    const f = stringFlag({ status: "enabled" });
+    const result = evaluateFlag(f, {}, resolver());
+    assert.equal(JSON.stringify(result), '{"variant":"green","value":"#0f0","reason":"STATIC"}');
+    assert.deepEqual(Object.keys({ ...result }), ["variant", "value", "reason"]);
+    assert.deepEqual(Object.keys(result), ["variant", "value", "reason"]);
+  });
+
   it("maps an answer it did not make the same way, against the flag's offVariant", () => {
     const f = stringFlag();
     assert.deepEqual(resolutionOf(f, { variant: "green", value: "#0f0", reason: "SPLIT", ruleId: "x" }), {
@@ -319,6 +329,36 @@ describe("resolutionOf: the one mapping to OpenFeature's reasons and error codes
       errorCode: "FLAG_NOT_FOUND",
       errorMessage: "no such flag",
     });
+  });
+});
+
+describe("the seed's evaluate and explain, thin wrappers over evaluateFlag", () => {
+  it("throw what the membership function throws, as they always did, where evaluateFlag answers ERROR", () => {
+    const broken = new Error("membership is down");
+    const isMember = () => {
+      throw broken;
+    };
+    const f = flag({ segments: new Set(["beta"]) });
+    assert.equal(evaluateFlag(f, { actorIds: ["a"] }, isMember).reason, "ERROR");
+    assert.throws(
+      () => evaluate(f, ["a"], isMember, Math.random),
+      (error) => error === broken,
+    );
+    assert.throws(
+      () => explain(f, ["a"], isMember),
+      (error) => error === broken,
+    );
+    // And read a flag's seed fields alone: a typed flag with rules answers by its status, actors and rollouts.
+    const typed = stringFlag({ actors: new Set(["a"]), rules: [serve("r", [], "blue")] });
+    assert.deepEqual(
+      evaluate(typed, ["a"], () => false, Math.random),
+      { enabled: true, reason: "TARGETING_MATCH" },
+    );
+    assert.deepEqual(
+      evaluate(typed, ["b"], () => false, Math.random),
+      { enabled: false, reason: "DEFAULT" },
+    );
+    assert.equal(explain(typed, ["a"], () => false).rule, "actor");
   });
 });
 

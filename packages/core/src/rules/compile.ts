@@ -53,12 +53,12 @@ const cache = new WeakMap<TargetedFlag, CompiledFlag>();
 let lastFlag: TargetedFlag | undefined;
 let lastCompiled: CompiledFlag | undefined;
 
-/** An answer serving `variant`, made with its resolution (`off`: the flag's offVariant). */
+/** An answer serving `variant`, made (frozen) with its resolution (`off`: the flag's offVariant). */
 const answer = (variant: Variant, reason: FlagEvaluation["reason"], off: Variant, extra?: object): FlagEvaluation =>
-  withResolution(Object.freeze({ variant: variant.key, value: variant.value, reason, ...extra }), off.key);
+  withResolution({ variant: variant.key, value: variant.value, reason, ...extra }, off.key);
 
 export const errorAnswer = (errorCode: "PARSE_ERROR" | "GENERAL", errorMessage: string): FlagEvaluation =>
-  withResolution(Object.freeze({ variant: null, value: null, reason: "ERROR", errorCode, errorMessage }), null);
+  withResolution({ variant: null, value: null, reason: "ERROR", errorCode, errorMessage }, null);
 
 function build(flag: TargetedFlag): CompiledFlag {
   const source = {

@@ -217,62 +217,28 @@ function decisionOf(flag: TargetedFlag, answer: FlagEvaluation, scope: Evaluatio
   return resolvedAs(decision, answer);
 }
 
-/** The answer of an evaluation that threw: ERROR with PARSE_ERROR for a configuration the validator refuses. */
+/** What the last evaluation that threw threw, until `thrown()` takes it. */
+let lastThrown: { readonly error: unknown } | null = null;
+
+/**
+ * The answer of an evaluation that threw: ERROR with PARSE_ERROR for a configuration the validator
+ * refuses, GENERAL otherwise. What was thrown is kept for `thrown()`.
+ */
 function errorFor(error: unknown): FlagEvaluation {
+  lastThrown = { error };
   if (error instanceof ConfigurationError) return errorAnswer("PARSE_ERROR", error.message);
   if (error instanceof MatchingBudgetExceeded) return errorAnswer("GENERAL", error.message);
   return errorAnswer("GENERAL", error instanceof Error ? error.message : String(error));
 }
 
-/** Sets a scope for an evaluation of `context`. */
-function begin(scope: EvaluationScope, context: EvaluationContext, detail: boolean): EvaluationScope {
-  scope.attributes = context.attributes ?? undefined;
-  scope.actorIds = context.actorIds ?? NO_ACTORS;
-  scope.now = Number.NaN;
-  scope.evaluation = nextEvaluation();
-  scope.matched = 0;
-  scope.withoutCallRollout = detail;
-  return scope;
-}
-
 /**
- * The one evaluation: `flag` for `context`, with the decision in detail when `detail` is set. `guarded`:
- * whatever throws answers ERROR (evaluateFlag); otherwise it is thrown, as the seed's evaluate and explain
- * always let a throwing membership function's error through.
+ * What the last evaluation that answered ERROR because something threw (a resolver, a draw) threw, taken
+ * once: the seed's evaluate and explain throw it again, as they always let such an error through.
  */
-export function decide(
-  flag: TargetedFlag,
-  context: EvaluationContext,
-  resolver: TargetingResolver | SegmentMembership,
-  detail: boolean,
-  guarded: boolean,
-): FlagEvaluation {
-  const project: TargetingResolver = typeof resolver === "function" ? { isMember: resolver } : resolver;
-  let scope = spare;
-  if (scope === null) scope = new EvaluationScope(project);
-  else {
-    spare = null;
-    scope.resolver = project;
-  }
-  try {
-    let answer: FlagEvaluation;
-    if (guarded) {
-      try {
-        answer = evaluateIn(flag, begin(scope, context, detail), project, 0);
-      } catch (error) {
-        answer = errorFor(error);
-      }
-    } else {
-      answer = evaluateIn(flag, begin(scope, context, detail), project, 0);
-    }
-    return detail ? decisionOf(flag, answer, scope) : answer;
-  } finally {
-    // Nothing of the context is kept past the evaluation.
-    scope.attributes = undefined;
-    scope.actorIds = NO_ACTORS;
-    scope.prerequisites = null;
-    spare = scope;
-  }
+export function thrown(): { readonly error: unknown } | null {
+  const taken = lastThrown;
+  lastThrown = null;
+  return taken;
 }
 
 /**
@@ -311,7 +277,35 @@ export function evaluateFlag(
   resolver: TargetingResolver | SegmentMembership,
   options?: DecisionOptions,
 ): FlagEvaluation {
-  return decide(flag, context, resolver, options?.detail === true, true);
+  const project: TargetingResolver = typeof resolver === "function" ? { isMember: resolver } : resolver;
+  const detail = options !== undefined && options.detail === true;
+  let scope = spare;
+  if (scope === null) scope = new EvaluationScope(project);
+  else {
+    spare = null;
+    scope.resolver = project;
+  }
+  try {
+    let answer: FlagEvaluation;
+    try {
+      scope.attributes = context.attributes ?? undefined;
+      scope.actorIds = context.actorIds ?? NO_ACTORS;
+      scope.now = Number.NaN;
+      scope.evaluation = nextEvaluation();
+      scope.matched = 0;
+      scope.withoutCallRollout = detail;
+      answer = evaluateIn(flag, scope, project, 0);
+    } catch (error) {
+      answer = errorFor(error);
+    }
+    return detail ? decisionOf(flag, answer, scope) : answer;
+  } finally {
+    // Nothing of the context is kept past the evaluation.
+    scope.attributes = undefined;
+    scope.actorIds = NO_ACTORS;
+    scope.prerequisites = null;
+    spare = scope;
+  }
 }
 
 /** A draw no call rollout takes: `inCallRollout` holds when the draw is below percentage / 100, at most 1. */

@@ -3,10 +3,14 @@ import type { FlagEvaluation, Resolution, TargetedFlag } from "./types.js";
 
 // The one mapping from an evaluation (`evaluateFlag`'s result) to the answer every door gives: the check
 // and OFREP (the server), explain, the SDK's local evaluator and, through those two, both OpenFeature
-// providers. An engine's answer is made with its resolution (compile.ts, `answerWithResolution`), so that
-// mapping one costs a lookup and allocates nothing.
+// providers. An engine's answer is made with its resolution (compile.ts, `withResolution`), held under a
+// symbol that is not enumerable (JSON, spreads and deep comparisons do not see it), so that mapping one
+// costs a property read and allocates nothing.
 
-const resolutions = new WeakMap<FlagEvaluation, Resolution>();
+const RESOLUTION: unique symbol = Symbol("resolution");
+
+/** An answer that carries its resolution. */
+type Resolved = FlagEvaluation & { readonly [RESOLUTION]?: Resolution };
 
 /** The resolution of an evaluation, `offVariant` the key of the variant that counts as off (null: none). */
 function resolve(result: FlagEvaluation, offVariant: string | null): Resolution {
@@ -31,18 +35,18 @@ function resolve(result: FlagEvaluation, offVariant: string | null): Resolution 
 }
 
 /**
- * Records an answer of the engine with its resolution, both frozen (compile.ts makes every answer so):
+ * An answer of the engine made with its resolution, both frozen (compile.ts makes every answer so):
  * `offVariant` is the key of the flag's offVariant, against which `enabled` is told.
  */
 export function withResolution(answer: FlagEvaluation, offVariant: string | null): FlagEvaluation {
-  resolutions.set(answer, Object.freeze(resolve(answer, offVariant)));
-  return answer;
+  Object.defineProperty(answer, RESOLUTION, { value: Object.freeze(resolve(answer, offVariant)) });
+  return Object.freeze(answer);
 }
 
 /** Gives `copy` (an answer with more fields, as a FlagDecision) the resolution of the answer it copies. */
 export function resolvedAs<T extends FlagEvaluation>(copy: T, answer: FlagEvaluation): T {
-  const resolution = resolutions.get(answer);
-  if (resolution !== undefined) resolutions.set(copy, resolution);
+  const resolution = (answer as Resolved)[RESOLUTION];
+  if (resolution !== undefined) Object.defineProperty(copy, RESOLUTION, { value: resolution });
   return copy;
 }
 
@@ -54,7 +58,7 @@ export function resolvedAs<T extends FlagEvaluation>(copy: T, answer: FlagEvalua
  * with it. An answer of the engine maps to a shared frozen object.
  */
 export function resolutionOf(flag: TargetedFlag, result: FlagEvaluation): Resolution {
-  return resolutions.get(result) ?? resolve(result, flag.offVariant ?? "off");
+  return (result as Resolved)[RESOLUTION] ?? resolve(result, flag.offVariant ?? "off");
 }
 
 /**
