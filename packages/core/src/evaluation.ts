@@ -2,7 +2,7 @@ import { flagBucket, inActorRollout } from "./bucketing.js";
 import type { EvaluationReason, ExplainedRule, FlagStatus } from "./contract/enums.js";
 import { attachmentOf, evaluateFlag, thrown } from "./rules/evaluate.js";
 import { resolutionOf } from "./rules/resolution.js";
-import type { ActorStanding, TargetedFlag } from "./rules/types.js";
+import type { ActorStanding, FlagEvaluation, TargetedFlag } from "./rules/types.js";
 import { BOOLEAN_VARIANTS } from "./rules/variants.js";
 
 export { inActorRollout };
@@ -124,10 +124,18 @@ export function isTargeted(
   return attachmentOf(flag, actorId, membership(project)) !== undefined;
 }
 
-/** What a seed flag's evaluation answering ERROR threw (the membership function, the draw), thrown again. */
-function rethrow(): never {
-  const taken = thrown();
-  throw taken === null ? new Error("the flag could not be evaluated") : taken.error;
+/**
+ * `evaluateFlag` on a seed flag (seedFlag), throwing what the evaluation caught (the membership function's
+ * error, the draw's), as the seed's functions always let it through where evaluateFlag answers ERROR.
+ */
+function evaluateSeed<T extends FlagEvaluation>(run: () => T): T {
+  thrown(); // what an earlier evaluation threw is not this one's
+  const answer = run();
+  if (answer.reason === "ERROR") {
+    const taken = thrown();
+    throw taken === null ? new Error(answer.errorMessage ?? "the flag could not be evaluated") : taken.error;
+  }
+  return answer;
 }
 
 /** A draw no call rollout takes. */
@@ -164,8 +172,8 @@ export function evaluate(
   project: ProjectResolver | SegmentMembership,
   random: () => number,
 ): Evaluation {
-  const answer = evaluateFlag(seedFlag(flag), { actorIds }, { isMember: membership(project), random });
-  if (answer.reason === "ERROR") rethrow();
+  const resolver = { isMember: membership(project), random };
+  const answer = evaluateSeed(() => evaluateFlag(seedFlag(flag), { actorIds }, resolver));
   return RESULTS[answer.reason as EvaluationReason];
 }
 
@@ -202,8 +210,7 @@ export function explain(
   project: ProjectResolver | SegmentMembership,
 ): Explanation {
   const seed = seedFlag(flag);
-  const decision = evaluateFlag(seed, { actorIds }, membership(project), { detail: true });
-  if (decision.reason === "ERROR") rethrow();
+  const decision = evaluateSeed(() => evaluateFlag(seed, { actorIds }, membership(project), { detail: true }));
   return {
     threshold: decision.threshold,
     actors: decision.actors,
