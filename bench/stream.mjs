@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Streaming and in-process evaluation, measured:
 //  1. Local evaluations per second on one core (the state loaded from the stream, evaluated with
-//     @flagstaff/core's `evaluate`, as the SDK does), beside the remote check's req/s in the same run
+//     @flagstaff/core's `evaluateFlag` and mapped by `resolutionOf`, as the SDK does), beside the remote
+//     check's req/s in the same run
 //     (autocannon in its own process, the server in its own).
 //  2. Propagation on PostgreSQL: CLIENTS stream clients spread over two instances, CHANGES changes written
 //     on one; for each client and change, the time from the write's answer to the change's arrival; every
@@ -14,7 +15,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
-import { evaluate, ProjectState } from "@flagstaff/core";
+import { evaluateFlag, ProjectState, resolutionOf } from "@flagstaff/core";
 import { createParser } from "eventsource-parser";
 import { FLAG, freshDatabase, seed } from "./fixtures.mjs";
 import {
@@ -115,14 +116,21 @@ if (process.argv.includes("--local-worker")) {
   process.once("message", ({ state, seconds }) => {
     const project = ProjectState.fromJSON(state);
     const flag = project.flagsByName.get(FLAG);
-    const actors = Array.from({ length: 4096 }, (_, i) => [`user-${i}`]);
-    const random = Math.random;
+    const contexts = Array.from({ length: 4096 }, (_, i) => ({ actorIds: [`user-${i}`] }));
+    // What the SDK's local evaluator gives the engine: the state's members, segment conditions and flags.
+    const resolver = {
+      isMember: project.isMember,
+      segmentConditions: (id) => project.segmentConditions(id),
+      flag: (name) => project.flag(name),
+      now: Date.now,
+      random: Math.random,
+    };
     let n = 0;
     let on = 0;
     const end = performance.now() + seconds * 1000;
     while (performance.now() < end) {
       for (let i = 0; i < 100_000; i++)
-        if (evaluate(flag, actors[(n + i) & 4095], project.isMember, random).enabled) on++;
+        if (resolutionOf(flag, evaluateFlag(flag, contexts[(n + i) & 4095], resolver)).enabled) on++;
       n += 100_000;
     }
     process.send({ perSecond: n / seconds, on });
@@ -156,7 +164,7 @@ async function localVersusRemote(out) {
     });
     out.push("## 1. Local evaluation beside the remote check (SQLite, 100 flags, a 10,000-member segment)", "");
     out.push("| | per second | p99 |", "|---|---:|---:|");
-    out.push(`| local \`evaluate\` (one core, state from the stream) | ${fmt(local.perSecond)} | – |`);
+    out.push(`| local \`evaluateFlag\` (one core, state from the stream) | ${fmt(local.perSecond)} | – |`);
     out.push(`| remote check (autocannon, 50 connections) | ${fmt(remote.rps)} | ${fmt(remote.p99)} ms |`);
     out.push("", `Local is ${fmt(local.perSecond / remote.rps)} × the remote check.`, "");
   } finally {

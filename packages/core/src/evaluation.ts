@@ -1,5 +1,9 @@
-import { actorBucket, inActorRollout, inCallRollout } from "./bucketing.js";
+import { flagBucket, inActorRollout } from "./bucketing.js";
 import type { EvaluationReason, ExplainedRule, FlagStatus } from "./contract/enums.js";
+import { attachmentOf, evaluateFlag, thrown } from "./rules/evaluate.js";
+import { resolutionOf } from "./rules/resolution.js";
+import type { ActorStanding, FlagEvaluation, TargetedFlag } from "./rules/types.js";
+import { BOOLEAN_VARIANTS } from "./rules/variants.js";
 
 export { inActorRollout };
 
@@ -26,15 +30,6 @@ export interface EvaluableFlag {
   readonly bucketOf?: (actorId: string) => number;
 }
 
-/** Whether an actor falls in the flag's actor rollout, through the flag's bucket cache when it has one. */
-function inFlagRollout(flag: EvaluableFlag, actorId: string): boolean {
-  const percentage = flag.percentageActors;
-  if (percentage <= 0) return false;
-  if (percentage >= 100) return true;
-  const bucket = flag.bucketOf ? flag.bucketOf(actorId) : actorBucket(flag.name, actorId);
-  return bucket < percentage * 1000;
-}
-
 /** Answers whether an actor is a member of a segment. */
 export type SegmentMembership = (segmentId: string, actorId: string) => boolean;
 
@@ -49,7 +44,7 @@ export interface ProjectResolver {
   flag?(name: string): EvaluableFlag | undefined;
 }
 
-/** The membership function of a resolver (or the function itself). */
+/** The membership function of a resolver (or the function itself): the seed reads listed members alone. */
 const membership = (project: ProjectResolver | SegmentMembership): SegmentMembership =>
   typeof project === "function" ? project : project.isMember;
 
@@ -58,7 +53,7 @@ export interface Evaluation {
   readonly reason: EvaluationReason;
 }
 
-// Shared frozen answers: the check path allocates no result object.
+// Shared frozen answers: the seed's evaluate allocates no result object.
 const RESULTS: Readonly<Record<EvaluationReason, Evaluation>> = Object.freeze({
   DISABLED: Object.freeze({ enabled: false, reason: "DISABLED" }),
   STATIC: Object.freeze({ enabled: true, reason: "STATIC" }),
@@ -67,29 +62,95 @@ const RESULTS: Readonly<Record<EvaluationReason, Evaluation>> = Object.freeze({
   DEFAULT: Object.freeze({ enabled: false, reason: "DEFAULT" }),
 });
 
-/** Whether rule 1 or 2 holds: the actor is attached to the flag directly or through a segment. */
+/**
+ * A flag's seed fields alone, read live (ProjectState changes them in place): what the seed's functions
+ * evaluate, so that a flag's targeting fields (type, variants, rules, prerequisites) are not read by them.
+ */
+class SeedFlag implements TargetedFlag {
+  constructor(private readonly flag: EvaluableFlag) {}
+  get name(): string {
+    return this.flag.name;
+  }
+  get status(): FlagStatus {
+    return this.flag.status;
+  }
+  get percentageActors(): number {
+    return this.flag.percentageActors;
+  }
+  get percentageCalls(): number {
+    return this.flag.percentageCalls;
+  }
+  get actors(): ReadonlySet<string> {
+    return this.flag.actors;
+  }
+  get segments(): ReadonlySet<string> {
+    return this.flag.segments;
+  }
+  readonly bucketOf = (actorId: string): number => flagBucket(this.flag, actorId);
+}
+
+const seedFlags = new WeakMap<EvaluableFlag, SeedFlag>();
+
+/**
+ * The flag as the seed's rules read it: itself when it is a boolean flag with no rules and no
+ * prerequisites (the seed's flag, evaluateFlag's answers then being the seed's), otherwise its seed fields.
+ */
+function seedFlag(flag: EvaluableFlag): TargetedFlag {
+  const t = flag as TargetedFlag;
+  if (
+    (t.type === undefined || t.type === "boolean") &&
+    (t.variants === undefined || t.variants === BOOLEAN_VARIANTS) &&
+    (t.onVariant === undefined || t.onVariant === "on") &&
+    (t.offVariant === undefined || t.offVariant === "off") &&
+    (t.rules === undefined || t.rules.length === 0) &&
+    (t.prerequisites === undefined || t.prerequisites.length === 0)
+  ) {
+    return t;
+  }
+  let seed = seedFlags.get(flag);
+  if (seed === undefined) {
+    seed = new SeedFlag(flag);
+    seedFlags.set(flag, seed);
+  }
+  return seed;
+}
+
+/** Whether rule 1 or 2 holds: the actor is attached to the flag directly or through a segment (listed members). */
 export function isTargeted(
   flag: EvaluableFlag,
   actorId: string,
   project: ProjectResolver | SegmentMembership,
 ): boolean {
-  const isMember = membership(project);
-  if (flag.actors.has(actorId)) return true;
-  for (const segmentId of flag.segments) {
-    if (isMember(segmentId, actorId)) return true;
-  }
-  return false;
+  return attachmentOf(flag, actorId, membership(project)) !== undefined;
 }
 
-/** Whether the flag is on for an actor by its deterministic rules (random call rollout excluded). */
+/**
+ * `evaluateFlag` on a seed flag (seedFlag), throwing what the evaluation caught (the membership function's
+ * error, the draw's), as the seed's functions always let it through where evaluateFlag answers ERROR.
+ */
+function evaluateSeed<T extends FlagEvaluation>(run: () => T): T {
+  thrown(); // what an earlier evaluation threw is not this one's
+  const answer = run();
+  if (answer.reason === "ERROR") {
+    const taken = thrown();
+    throw taken === null ? new Error(answer.errorMessage ?? "the flag could not be evaluated") : taken.error;
+  }
+  return answer;
+}
+
+/** A draw no call rollout takes. */
+const NEVER_IN_CALL_ROLLOUT = () => 1;
+
+/**
+ * Whether the flag is on for an actor by its deterministic rules (random call rollout excluded): `evaluate`
+ * for that actor alone with no draw in the call rollout.
+ */
 export function isEnabledForActor(
   flag: EvaluableFlag,
   actorId: string,
   isMember: ProjectResolver | SegmentMembership,
 ): boolean {
-  if (flag.status === "enabled") return true;
-  if (flag.status === "disabled") return false;
-  return isTargeted(flag, actorId, isMember) || inFlagRollout(flag, actorId);
+  return evaluate(flag, [actorId], isMember, NEVER_IN_CALL_ROLLOUT).enabled;
 }
 
 /** Whether a flag counts as enabled for a segment: enabled, or conditional with that segment attached (not rollouts). */
@@ -98,9 +159,12 @@ export function isEnabledForSegment(flag: EvaluableFlag, segmentId: string): boo
 }
 
 /**
- * Evaluates a check: disabled → off; enabled → on; conditional → on when any actor is attached, is in an
- * attached segment, or falls in the actor rollout, or when the call falls in the call rollout.
- * `random` is drawn at most once per evaluation and must return a uniform number in [0, 1).
+ * The seed's check, kept for the package's users: `evaluateFlag` (the one engine) on the flag's seed fields
+ * (status, rollouts, attached actors, attached segments by their listed members), its answer as
+ * `{enabled, reason}`. Disabled → off; enabled → on; conditional → on when any actor is attached, is in an
+ * attached segment, or falls in the actor rollout, or when the call falls in the call rollout. `random`
+ * is drawn at most once per evaluation and must return a uniform number in [0, 1). What throws (the
+ * membership function, `random`) is thrown.
  */
 export function evaluate(
   flag: EvaluableFlag,
@@ -108,31 +172,13 @@ export function evaluate(
   project: ProjectResolver | SegmentMembership,
   random: () => number,
 ): Evaluation {
-  if (flag.status === "disabled") return RESULTS.DISABLED;
-  if (flag.status === "enabled") return RESULTS.STATIC;
-  const isMember = membership(project);
-  for (const actorId of actorIds) {
-    if (isTargeted(flag, actorId, isMember)) return RESULTS.TARGETING_MATCH;
-  }
-  for (const actorId of actorIds) {
-    if (inFlagRollout(flag, actorId)) return RESULTS.SPLIT;
-  }
-  if (flag.percentageCalls > 0 && inCallRollout(flag.percentageCalls, random())) return RESULTS.SPLIT;
-  return RESULTS.DEFAULT;
+  const resolver = { isMember: membership(project), random };
+  const answer = evaluateSeed(() => evaluateFlag(seedFlag(flag), { actorIds }, resolver));
+  return RESULTS[answer.reason as EvaluationReason];
 }
 
-/** Which rule decided an explained evaluation. */
-/** How one actor stands with a flag. */
-export interface ActorExplanation {
-  readonly actorId: string;
-  /** Attached to the flag directly. */
-  readonly attached: boolean;
-  /** The flag's attached segments the actor is a member of. */
-  readonly segments: readonly string[];
-  /** The actor's bucket for this flag, 0 to 99,999: in the actor rollout when below `threshold`. */
-  readonly bucket: number;
-  readonly inRollout: boolean;
-}
+/** How one actor stands with a flag (`evaluateFlag`'s ActorStanding). */
+export type ActorExplanation = ActorStanding;
 
 /** Why a flag answers as it does for some actors: the deterministic rules, rule by rule. */
 export interface Explanation {
@@ -153,38 +199,26 @@ export interface Explanation {
 }
 
 /**
- * Explains an evaluation: the same rules, in the same order, as `evaluate`, with what each actor matched.
- * It draws nothing, so it answers the same every time: `enabled` is `evaluate`'s answer for every draw
- * when it is true, and for a draw outside the call rollout when it is false.
+ * The seed's explanation, kept for the package's users: `evaluateFlag`'s decision in detail (the one
+ * engine, `{ detail: true }`) on the flag's seed fields, as `evaluate` would answer without a draw. It
+ * draws nothing, so it answers the same every time: `enabled` is `evaluate`'s answer for every draw when
+ * it is true, and for a draw outside the call rollout when it is false.
  */
 export function explain(
   flag: EvaluableFlag,
   actorIds: readonly string[],
   project: ProjectResolver | SegmentMembership,
 ): Explanation {
-  const isMember = membership(project);
-  const threshold = Math.max(0, Math.min(100, flag.percentageActors)) * 1000;
-  const actors = actorIds.map((actorId) => ({
-    actorId,
-    attached: flag.actors.has(actorId),
-    segments: [...flag.segments].filter((segmentId) => isMember(segmentId, actorId)),
-    bucket: actorBucket(flag.name, actorId),
-    inRollout: inActorRollout(flag.name, actorId, flag.percentageActors),
-  }));
-  const base = { threshold, actors, actorId: null, segmentId: null, callRolloutPercentage: 0 };
-  if (flag.status !== "conditional") {
-    const enabled = flag.status === "enabled";
-    return { ...base, enabled, reason: enabled ? "STATIC" : "DISABLED", rule: "status" };
-  }
-  for (const actor of actors) {
-    if (actor.attached)
-      return { ...base, enabled: true, reason: "TARGETING_MATCH", rule: "actor", actorId: actor.actorId };
-    const segmentId = actor.segments[0];
-    if (segmentId !== undefined) {
-      return { ...base, enabled: true, reason: "TARGETING_MATCH", rule: "segment", actorId: actor.actorId, segmentId };
-    }
-  }
-  const inRollout = actors.find((actor) => actor.inRollout);
-  if (inRollout) return { ...base, enabled: true, reason: "SPLIT", rule: "actor_rollout", actorId: inRollout.actorId };
-  return { ...base, enabled: false, reason: "DEFAULT", rule: "none", callRolloutPercentage: flag.percentageCalls };
+  const seed = seedFlag(flag);
+  const decision = evaluateSeed(() => evaluateFlag(seed, { actorIds }, membership(project), { detail: true }));
+  return {
+    threshold: decision.threshold,
+    actors: decision.actors,
+    actorId: decision.actorId,
+    segmentId: decision.segmentId,
+    callRolloutPercentage: decision.callRolloutPercentage,
+    enabled: resolutionOf(seed, decision).enabled,
+    reason: decision.reason as EvaluationReason,
+    rule: decision.rule,
+  };
 }

@@ -1,4 +1,14 @@
-export { actorBucket, BUCKET_COUNT, crc32Utf8, inActorRollout, inCallRollout } from "./bucketing.js";
+export {
+  actorBucket,
+  BUCKET_COUNT,
+  crc32Utf8,
+  flagBucket,
+  inActorRollout,
+  inCallRollout,
+  inFlagRollout,
+  type RolloutFlag,
+  rolloutThreshold,
+} from "./bucketing.js";
 export {
   type ActorExplanation,
   ALLOWED_PERCENTAGES,

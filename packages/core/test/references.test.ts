@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type FlagInput, ProjectState, type Rule, referencesOf, servedToActor } from "../src/index.js";
+import { dependenciesOf, type FlagInput, ProjectState, type Rule, referencesOf, servedToActor } from "../src/index.js";
 
-// "Which flags use what" (referencesOf) and "what an actor id alone is served" (servedToActor): the one
+// "Which flags use what" (referencesOf, dependenciesOf) and "what an actor id alone is served" (servedToActor): the one
 // definition of each, which the server's relation lists, its refusal to delete a segment in use and the
 // SDK's local evaluator ask.
 
@@ -31,6 +31,25 @@ describe("referencesOf", () => {
     assert.equal(referencesOf({ rules, prerequisites }).segments, found.segments);
     assert.deepEqual(referencesOf({}), { segments: [], flags: [] });
     assert.deepEqual(referencesOf({ rules: [], prerequisites: [] }), { segments: [], flags: [] });
+  });
+});
+
+describe("dependenciesOf", () => {
+  it("is every segment a flag's evaluation reads (attached, then named by its rules) and its prerequisite flags", () => {
+    const rules = [
+      rule("a", [{ operator: "in_segment", values: ["seg_1", "seg_2"] }]),
+      rule("b", [{ operator: "not_in_segment", values: ["seg_3"] }]),
+    ];
+    const prerequisites = [{ flag: "parent", variants: ["on"] }];
+    assert.deepEqual(dependenciesOf({ segments: new Set(["seg_9", "seg_2"]), rules, prerequisites }), {
+      segments: ["seg_9", "seg_2", "seg_1", "seg_3"],
+      flags: ["parent"],
+    });
+    // With no attached segment it is referencesOf's answer; with no rules, the attached segments alone.
+    const named = { segments: new Set<string>(), rules, prerequisites };
+    assert.deepEqual(dependenciesOf(named), referencesOf(named));
+    assert.deepEqual(dependenciesOf({ segments: new Set(["seg_9"]) }), { segments: ["seg_9"], flags: [] });
+    assert.deepEqual(dependenciesOf({ segments: new Set() }), { segments: [], flags: [] });
   });
 });
 

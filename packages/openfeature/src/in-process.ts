@@ -2,20 +2,16 @@ import { type AttributeValue, createLocalEvaluator, type FetchLike, type LocalEv
 import {
   ErrorCode,
   type EvaluationContext,
-  FlagNotFoundError,
   GeneralError,
-  InvalidContextError,
   type JsonValue,
   OpenFeatureEventEmitter,
-  ParseError,
   type Provider,
   ProviderEvents,
   ProviderFatalError,
   ProviderNotReadyError,
   type ResolutionDetails,
-  type ResolutionReason,
 } from "@openfeature/server-sdk";
-import { actorsOf, attributesOf, isOfType, type ResolvedType, typeMismatch } from "./provider.js";
+import { actorsOf, attributesOf, errorFromCode, type ResolvedType, resolved } from "./provider.js";
 
 /** Options of a FlagstaffInProcessProvider. */
 export interface FlagstaffInProcessProviderOptions {
@@ -155,26 +151,7 @@ export class FlagstaffInProcessProvider implements Provider {
     const actors = targetingKey === undefined ? actorIds : [targetingKey, ...actorIds];
     const attributes = attributesOf(given) as Record<string, AttributeValue> | undefined;
     const result = evaluator.evaluate(flagKey, { actorIds: actors, attributes });
-    if (result.reason === "ERROR") {
-      switch (result.errorCode) {
-        case "FLAG_NOT_FOUND":
-          throw new FlagNotFoundError(result.errorMessage);
-        case "INVALID_CONTEXT":
-          throw new InvalidContextError(result.errorMessage);
-        case "PARSE_ERROR":
-          throw new ParseError(result.errorMessage);
-        case "GENERAL":
-          throw new GeneralError(result.errorMessage);
-        default:
-          throw new ProviderNotReadyError(result.errorMessage);
-      }
-    }
-    if (!isOfType(result.value, type)) throw typeMismatch(flagKey, type, result.value);
-    return {
-      value: result.value as T,
-      reason: result.reason as ResolutionReason,
-      variant: result.variant,
-      flagMetadata: { version: evaluator.version },
-    };
+    if (result.reason === "ERROR") throw errorFromCode(result.errorCode, result.errorMessage);
+    return resolved<T>(flagKey, type, result, { version: evaluator.version });
   }
 }

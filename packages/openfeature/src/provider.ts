@@ -43,8 +43,12 @@ const DEFAULT_TIMEOUT_MS = 2000;
 
 const KNOWN_ERROR_CODES = new Set<string>(Object.values(ErrorCode));
 
-/** The OFREP error codes the server may send, as OpenFeature errors; anything else is GENERAL. */
-function errorFromCode(code: unknown, message: string): OpenFeatureError {
+/**
+ * An answer's error code as the OpenFeature error of that code (OpenFeature's own table); anything else is
+ * GENERAL. Both providers throw with it: the codes come from core's one mapping (`resolutionOf`), which
+ * the server's OFREP answers and the local evaluator's evaluations are.
+ */
+export function errorFromCode(code: unknown, message: string): OpenFeatureError {
   return typeof code === "string" && KNOWN_ERROR_CODES.has(code)
     ? instantiateErrorByErrorCode(code as ErrorCode, message)
     : new GeneralError(message);
@@ -102,6 +106,21 @@ export function typeMismatch(flagKey: string, type: string, value?: unknown): Ty
   return new TypeMismatchError(
     `Flag ${JSON.stringify(flagKey)}${served} cannot be evaluated as ${type === "object" ? "an" : "a"} ${type}.`,
   );
+}
+
+/**
+ * A successful answer (OFREP's, or the local evaluator's) as OpenFeature's resolution details: its value,
+ * variant and reason; a value of another type than the one asked for is TYPE_MISMATCH. Both providers
+ * answer with it.
+ */
+export function resolved<T>(
+  flagKey: string,
+  type: ResolvedType,
+  answer: { readonly value: unknown; readonly reason: string; readonly variant: string },
+  flagMetadata: FlagMetadata,
+): ResolutionDetails<T> {
+  if (!isOfType(answer.value, type)) throw typeMismatch(flagKey, type, answer.value);
+  return { value: answer.value as T, reason: answer.reason as ResolutionReason, variant: answer.variant, flagMetadata };
 }
 
 /** The primitive entries of the server's `metadata`, which is what OpenFeature's flag metadata may hold. */
@@ -290,13 +309,12 @@ export class FlagstaffProvider implements Provider {
     ) {
       throw new ParseError(`Flagstaff answered 200 with an unexpected body: ${JSON.stringify(body)?.slice(0, 200)}`);
     }
-    if (!isOfType(body.value, type)) throw typeMismatch(flagKey, type, body.value);
-    return {
-      value: body.value as T,
-      reason: body.reason as ResolutionReason,
-      variant: body.variant,
-      flagMetadata: metadataOf(body.metadata),
-    };
+    return resolved<T>(
+      flagKey,
+      type,
+      { value: body.value, reason: body.reason, variant: body.variant },
+      metadataOf(body.metadata),
+    );
   }
 
   private settings() {

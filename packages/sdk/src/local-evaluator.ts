@@ -1,7 +1,9 @@
 import {
   ACTOR_ID_MAX_LENGTH,
   type AttributeValue,
+  dependenciesOf,
   evaluateFlag,
+  failedResolution,
   type FlagState,
   isActorId,
   isProjectChange,
@@ -10,10 +12,10 @@ import {
   ProjectState,
   type ProjectStateJSON,
   READABLE_STATE_FORMATS,
-  referencesOf,
-  type TargetingReason,
+  type Resolution,
+  type ResolutionErrorCode,
+  resolutionOf,
   type TargetingResolver,
-  type VariantValue,
 } from "@flagstaff/core";
 import { FlagstaffError, isProblemDetails } from "./errors.js";
 import { readEventStream, type StreamEnd, type StreamMessage } from "./event-stream.js";
@@ -87,16 +89,12 @@ export interface LocalEvaluatorEvents {
 }
 
 /**
- * Why a local evaluation could not be made; the names are OpenFeature's (and OFREP's) error codes.
- * PARSE_ERROR: the flag's configuration is one the server's validator would refuse (it cannot come from
- * a server of this version); GENERAL: anything else the engine could not evaluate.
+ * Why a local evaluation could not be made; the names are OpenFeature's (and OFREP's) error codes
+ * (core's RESOLUTION_ERROR_CODES). PARSE_ERROR: the flag's configuration is one the server's validator
+ * would refuse (it cannot come from a server of this version); GENERAL: anything else the engine could
+ * not evaluate.
  */
-export type LocalEvaluationErrorCode =
-  | "FLAG_NOT_FOUND"
-  | "PROVIDER_NOT_READY"
-  | "INVALID_CONTEXT"
-  | "PARSE_ERROR"
-  | "GENERAL";
+export type LocalEvaluationErrorCode = ResolutionErrorCode;
 
 /**
  * Who and what a flag is evaluated for: actors (any one attached or in the rollout turns it on) and the
@@ -110,37 +108,12 @@ export interface LocalEvaluationContext {
 
 /**
  * A local evaluation: the variant served, its value, `enabled` (the variant is not the flag's offVariant;
- * a boolean flag: it serves `on`) and the reason, as the server's check and OFREP answer them; `ruleId`
- * names the rule that decided, `prerequisite` the prerequisite flag that failed. When no evaluation could
- * be made: `enabled: false`, reason `ERROR`, variant and value null, and why.
+ * a boolean flag: it serves `on`) and the reason, as the server's check and OFREP answer them (core's
+ * Resolution, mapped by the same resolutionOf); `ruleId` names the rule that decided, `prerequisite` the
+ * prerequisite flag that failed. When no evaluation could be made: `enabled: false`, reason `ERROR`,
+ * variant and value null, and why.
  */
-export type LocalEvaluation =
-  | {
-      readonly enabled: boolean;
-      readonly reason: Exclude<TargetingReason, "ERROR">;
-      readonly variant: string;
-      readonly value: VariantValue;
-      readonly ruleId?: string;
-      readonly prerequisite?: string;
-    }
-  | {
-      readonly enabled: false;
-      readonly reason: "ERROR";
-      readonly variant: null;
-      readonly value: null;
-      readonly errorCode: LocalEvaluationErrorCode;
-      readonly errorMessage: string;
-    };
-
-/** A failed evaluation's answer. */
-const failure = (errorCode: LocalEvaluationErrorCode, errorMessage: string): LocalEvaluation => ({
-  enabled: false,
-  reason: "ERROR",
-  variant: null,
-  value: null,
-  errorCode,
-  errorMessage,
-});
+export type LocalEvaluation = Resolution;
 
 /** The attributes' problem, if they are not an object of attributes. */
 function attributesProblem(attributes: unknown): string | undefined {
@@ -172,15 +145,10 @@ export class FatalStreamError extends Error {
   override readonly name = "FatalStreamError";
 }
 
-/** The segments a flag reads: attached ones, and those its rules name (core's referencesOf). */
-function segmentsRead(flag: FlagState): Set<string> {
-  return new Set([...flag.segments, ...referencesOf(flag).segments]);
-}
-
 /** Everything evaluation sees of one flag (but its prerequisites' flags), as text, to tell which flags a fresh snapshot changed. */
 function signature(state: ProjectState, flag: FlagState): string {
   const sorted = (values: Iterable<string>) => [...values].sort().join("\u0001");
-  const segments = [...segmentsRead(flag)]
+  const segments = [...dependenciesOf(flag).segments]
     .sort()
     .map(
       (id) =>
@@ -233,7 +201,7 @@ function parseData(message: StreamMessage): Record<string, unknown> {
 /**
  * Evaluates a project's flags in this process: it loads the project's state from the stream
  * (`GET /projects/{projectId}/stream`), follows its changes, and answers `evaluate` synchronously from
- * memory with the server's own rules (`evaluate` and `ProjectState` from `@flagstaff/core`). The call
+ * memory with the server's own rules (`evaluateFlag`, `resolutionOf` and `ProjectState` from `@flagstaff/core`). The call
  * rollout is drawn here. Create one with `createLocalEvaluator`; it starts at once.
  */
 export class LocalEvaluator {
@@ -364,7 +332,7 @@ export class LocalEvaluator {
     const state = this.state;
     const resolver = this.resolver;
     if (!state || !resolver) {
-      return failure(
+      return failedResolution(
         "PROVIDER_NOT_READY",
         this.fatal
           ? `The local evaluator stopped before it loaded the state: ${this.fatal.message}`
@@ -373,29 +341,15 @@ export class LocalEvaluator {
     }
     const isList = Array.isArray(context);
     if (!isList && (typeof context !== "object" || context === null)) {
-      return failure("INVALID_CONTEXT", "The context must be a list of actor ids or {actorIds, attributes}.");
+      return failedResolution("INVALID_CONTEXT", "The context must be a list of actor ids or {actorIds, attributes}.");
     }
     const actorIds = isList ? (context as readonly string[]) : ((context as LocalEvaluationContext).actorIds ?? []);
     const attributes = isList ? undefined : (context as LocalEvaluationContext).attributes;
     const problem = actorIdProblem(actorIds) ?? attributesProblem(attributes);
-    if (problem !== undefined) return failure("INVALID_CONTEXT", problem);
+    if (problem !== undefined) return failedResolution("INVALID_CONTEXT", problem);
     const flag = typeof flagName === "string" ? state.flagsByName.get(flagName) : undefined;
-    if (!flag) return failure("FLAG_NOT_FOUND", `Flag ${JSON.stringify(flagName)} does not exist.`);
-    const result = evaluateFlag(flag, { actorIds, attributes }, resolver);
-    if (result.reason === "ERROR" || result.variant === null || result.value === null) {
-      return failure(
-        result.errorCode === "PARSE_ERROR" ? "PARSE_ERROR" : "GENERAL",
-        result.errorMessage ?? `Flag ${JSON.stringify(flagName)} could not be evaluated.`,
-      );
-    }
-    return {
-      enabled: result.variant !== flag.offVariant,
-      reason: result.reason,
-      variant: result.variant,
-      value: result.value,
-      ...(result.ruleId === undefined ? {} : { ruleId: result.ruleId }),
-      ...(result.prerequisite === undefined ? {} : { prerequisite: result.prerequisite }),
-    };
+    if (!flag) return failedResolution("FLAG_NOT_FOUND", `Flag ${JSON.stringify(flagName)} does not exist.`);
+    return resolutionOf(flag, evaluateFlag(flag, { actorIds, attributes }, resolver));
   }
 
   /** Whether a flag is on (serves anything but its offVariant): `evaluate(...).enabled` (false for an unknown flag). */
@@ -742,7 +696,7 @@ export class LocalEvaluator {
       case "segment.conditions": {
         const segmentId = change.segmentId;
         const named = [...state.flagsById.values()]
-          .filter((flag) => flag.segments.has(segmentId) || referencesOf(flag).segments.includes(segmentId))
+          .filter((flag) => dependenciesOf(flag).segments.includes(segmentId))
           .map((flag) => flag.name);
         return withDependents(state, named);
       }
@@ -757,7 +711,7 @@ function withDependents(state: ProjectState, names: readonly string[]): string[]
   while (grew) {
     grew = false;
     for (const flag of state.flagsById.values()) {
-      if (!found.has(flag.name) && referencesOf(flag).flags.some((name) => found.has(name))) {
+      if (!found.has(flag.name) && dependenciesOf(flag).flags.some((name) => found.has(name))) {
         found.add(flag.name);
         grew = true;
       }

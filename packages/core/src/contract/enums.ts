@@ -141,3 +141,16 @@ export type TargetingReason = (typeof TARGETING_REASONS)[number];
  */
 export const TARGETING_ERROR_CODES = ["PARSE_ERROR", "GENERAL"] as const;
 export type TargetingErrorCode = (typeof TARGETING_ERROR_CODES)[number];
+
+/**
+ * The OpenFeature error codes an answer may carry (the check's and OFREP's, the local evaluator's, the
+ * OpenFeature providers'): an evaluation's own (TARGETING_ERROR_CODES), and FLAG_NOT_FOUND (no such flag),
+ * INVALID_CONTEXT (a context the service refuses) and PROVIDER_NOT_READY (no state to evaluate from yet).
+ */
+export const RESOLUTION_ERROR_CODES = [
+  "FLAG_NOT_FOUND",
+  "PROVIDER_NOT_READY",
+  "INVALID_CONTEXT",
+  ...TARGETING_ERROR_CODES,
+] as const;
+export type ResolutionErrorCode = (typeof RESOLUTION_ERROR_CODES)[number];

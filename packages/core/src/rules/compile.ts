@@ -1,5 +1,6 @@
 import type { EvaluationReason } from "../contract/enums.js";
 import { Attributes, Conditions } from "./conditions.js";
+import { withResolution } from "./resolution.js";
 import { splitBounds } from "./split.js";
 import type { FlagEvaluation, TargetedFlag, Variant } from "./types.js";
 import { validateConfiguration } from "./validate.js";
@@ -52,11 +53,12 @@ const cache = new WeakMap<TargetedFlag, CompiledFlag>();
 let lastFlag: TargetedFlag | undefined;
 let lastCompiled: CompiledFlag | undefined;
 
-const answer = (variant: Variant, reason: FlagEvaluation["reason"], extra?: object): FlagEvaluation =>
-  Object.freeze({ variant: variant.key, value: variant.value, reason, ...extra });
+/** An answer serving `variant`, made (frozen) with its resolution (`off`: the flag's offVariant). */
+const answer = (variant: Variant, reason: FlagEvaluation["reason"], off: Variant, extra?: object): FlagEvaluation =>
+  withResolution({ variant: variant.key, value: variant.value, reason, ...extra }, off.key);
 
 export const errorAnswer = (errorCode: "PARSE_ERROR" | "GENERAL", errorMessage: string): FlagEvaluation =>
-  Object.freeze({ variant: null, value: null, reason: "ERROR", errorCode, errorMessage });
+  withResolution({ variant: null, value: null, reason: "ERROR", errorCode, errorMessage }, null);
 
 function build(flag: TargetedFlag): CompiledFlag {
   const source = {
@@ -87,11 +89,11 @@ function build(flag: TargetedFlag): CompiledFlag {
   const on = variant(boolean ? "on" : (flag.onVariant as string));
   const off = variant(boolean ? "off" : (flag.offVariant as string));
   const answers = {
-    STATIC: answer(on, "STATIC"),
-    TARGETING_MATCH: answer(on, "TARGETING_MATCH"),
-    SPLIT: answer(on, "SPLIT"),
-    DISABLED: answer(off, "DISABLED"),
-    DEFAULT: answer(off, "DEFAULT"),
+    STATIC: answer(on, "STATIC", off),
+    TARGETING_MATCH: answer(on, "TARGETING_MATCH", off),
+    SPLIT: answer(on, "SPLIT", off),
+    DISABLED: answer(off, "DISABLED", off),
+    DEFAULT: answer(off, "DEFAULT", off),
   };
   let previous: Conditions | null = null;
   const rulesCompiled = (flag.rules ?? []).map((rule): CompiledRule => {
@@ -104,7 +106,7 @@ function build(flag: TargetedFlag): CompiledFlag {
         id: rule.id,
         conditions,
         shared,
-        answer: answer(variant(rule.serve.variant), "TARGETING_MATCH", ruleId),
+        answer: answer(variant(rule.serve.variant), "TARGETING_MATCH", off, ruleId),
       };
     }
     const split = rule.serve.split;
@@ -115,14 +117,14 @@ function build(flag: TargetedFlag): CompiledFlag {
       answer: {
         bucketBy: split.bucketBy,
         bounds: splitBounds(split),
-        answers: split.weights.map((w) => answer(variant(w.variant), "SPLIT", ruleId)),
+        answers: split.weights.map((w) => answer(variant(w.variant), "SPLIT", off, ruleId)),
       },
     };
   });
   const prerequisitesCompiled = (flag.prerequisites ?? []).map((p) => ({
     flag: p.flag,
     variants: new Set(p.variants),
-    failed: answer(off, "PREREQUISITE_FAILED", { prerequisite: p.flag }),
+    failed: answer(off, "PREREQUISITE_FAILED", off, { prerequisite: p.flag }),
   }));
   return { ...source, error: null, answers, rulesCompiled, prerequisitesCompiled };
 }

@@ -1,10 +1,19 @@
-import { actorBucket, inCallRollout } from "../bucketing.js";
+import { flagBucket, inCallRollout, inFlagRollout, rolloutThreshold } from "../bucketing.js";
 import { PREREQUISITE_DEPTH_MAX } from "../contract/limits.js";
-import type { SegmentMembership } from "../evaluation.js";
+import type { EvaluableFlag, SegmentMembership } from "../evaluation.js";
 import { type CompiledSplit, compiled, errorAnswer } from "./compile.js";
 import { ConfigurationError, inSegment, MatchingBudgetExceeded, nextEvaluation, type Scope } from "./conditions.js";
+import { resolutionOf, resolvedAs } from "./resolution.js";
 import { bucketingValue, splitBucket, weightIndex } from "./split.js";
-import type { EvaluationContext, FlagEvaluation, TargetedFlag, TargetingResolver } from "./types.js";
+import type {
+  ActorStanding,
+  DecisionOptions,
+  EvaluationContext,
+  FlagDecision,
+  FlagEvaluation,
+  TargetedFlag,
+  TargetingResolver,
+} from "./types.js";
 
 const NO_ACTORS: readonly string[] = Object.freeze([]);
 
@@ -21,6 +30,8 @@ class EvaluationScope implements Scope {
    * (20 of them, 5 levels deep) would otherwise evaluate them again for every path that reaches them.
    */
   prerequisites: Map<TargetedFlag, FlagEvaluation> | null = null;
+  /** Whether the evaluated flag's own call rollout is left out (a decision in detail draws nothing for it). */
+  withoutCallRollout = false;
   constructor(resolver: TargetingResolver) {
     this.resolver = resolver;
   }
@@ -33,15 +44,6 @@ class EvaluationScope implements Scope {
  */
 let spare: EvaluationScope | null = null;
 
-/** Whether an actor falls in the flag's actor rollout, through the flag's bucket cache when it has one. */
-function inFlagRollout(flag: TargetedFlag, actorId: string): boolean {
-  const percentage = flag.percentageActors;
-  if (percentage <= 0) return false;
-  if (percentage >= 100) return true;
-  const bucket = flag.bucketOf ? flag.bucketOf(actorId) : actorBucket(flag.name, actorId);
-  return bucket < percentage * 1000;
-}
-
 /** The weight's answer for the context, or null when the split has nothing to bucket on. */
 function splitAnswer(flag: TargetedFlag, ruleId: string, split: CompiledSplit, scope: Scope): FlagEvaluation | null {
   const value = bucketingValue(split.bucketBy, scope.attributes, scope.actorIds);
@@ -50,7 +52,6 @@ function splitAnswer(flag: TargetedFlag, ruleId: string, split: CompiledSplit, s
   return split.answers[weightIndex(split.bounds, bucket)] as FlagEvaluation;
 }
 
-/** Evaluates one flag within an evaluation (`depth` counts the prerequisites walked to reach it). */
 /** A prerequisite's answer within an evaluation: evaluated the first time it is reached, then remembered. */
 function prerequisiteAnswer(
   flag: TargetedFlag,
@@ -71,6 +72,7 @@ function prerequisiteAnswer(
   return result;
 }
 
+/** Evaluates one flag within an evaluation (`depth` counts the prerequisites walked to reach it). */
 function evaluateIn(
   flag: TargetedFlag,
   scope: EvaluationScope,
@@ -127,6 +129,7 @@ function evaluateIn(
   }
   if (
     flag.percentageCalls > 0 &&
+    (depth > 0 || !scope.withoutCallRollout) &&
     inCallRollout(flag.percentageCalls, resolver.random ? resolver.random() : Math.random())
   ) {
     return c.answers.SPLIT;
@@ -135,25 +138,147 @@ function evaluateIn(
 }
 
 /**
- * Evaluates a flag for a context: which variant it serves, and why. It never throws: a configuration the
- * validator would refuse (an unknown variant, an invalid pattern, a prerequisite cycle) answers reason
- * ERROR with errorCode PARSE_ERROR, a resolver that throws answers ERROR with GENERAL; then variant and
- * value are null and the caller serves its own default, as OpenFeature does.
+ * How an actor is targeted by a flag's attachments, in the order a decision names them: undefined when it
+ * is not, null when it is attached directly, otherwise the first of the flag's attached segments (in the
+ * flag's order) it is a listed member of.
+ */
+export function attachmentOf(
+  flag: EvaluableFlag,
+  actorId: string,
+  isMember: SegmentMembership,
+): string | null | undefined {
+  if (flag.actors.has(actorId)) return null;
+  for (const segmentId of flag.segments) if (isMember(segmentId, actorId)) return segmentId;
+  return undefined;
+}
+
+/** How each actor of the context stands with the flag (ActorStanding). */
+function standings(flag: TargetedFlag, actorIds: readonly string[], isMember: SegmentMembership): ActorStanding[] {
+  return actorIds.map((actorId) => ({
+    actorId,
+    attached: flag.actors.has(actorId),
+    segments: [...flag.segments].filter((segmentId) => isMember(segmentId, actorId)),
+    bucket: flagBucket(flag, actorId),
+    inRollout: inFlagRollout(flag, actorId),
+  }));
+}
+
+/**
+ * What decided `answer`, the answer to `flag` in this evaluation (its scope still holds the context): the
+ * engine's answer names the status, a prerequisite or a rule itself; an answer by the flag's attachments
+ * is named in the order of the actors (FlagDecision), and one by the actor rollout by its first actor in it.
+ */
+function decisionOf(flag: TargetedFlag, answer: FlagEvaluation, scope: EvaluationScope): FlagDecision {
+  const actorIds = scope.actorIds;
+  const isMember = scope.resolver.isMember;
+  let rule: FlagDecision["rule"] = "none";
+  let actorId: string | null = null;
+  let segmentId: string | null = null;
+  let ruleIndex: number | null = null;
+  if (answer.reason === "DISABLED" || answer.reason === "STATIC") rule = "status";
+  else if (answer.reason === "PREREQUISITE_FAILED") rule = "prerequisite";
+  else if (answer.ruleId !== undefined) {
+    rule = "rule";
+    ruleIndex = compiled(flag).rulesCompiled.findIndex((r) => r.id === answer.ruleId);
+  } else if (answer.reason === "TARGETING_MATCH") {
+    rule = "segment";
+    for (const id of actorIds) {
+      const through = attachmentOf(flag, id, isMember);
+      if (through === undefined) continue;
+      rule = through === null ? "actor" : "segment";
+      actorId = id;
+      segmentId = through;
+      break;
+    }
+    // No actor is attached or listed: the first attached segment whose conditions hold decided.
+    if (actorId === null) {
+      for (const id of flag.segments) {
+        if (inSegment(scope, id)) {
+          segmentId = id;
+          break;
+        }
+      }
+    }
+  } else if (answer.reason === "SPLIT") {
+    // Not a rule's split, and the flag's own call rollout is left out: the actor rollout decided.
+    rule = "actor_rollout";
+    actorId = actorIds.find((id) => inFlagRollout(flag, id)) ?? null;
+  }
+  const decision: FlagDecision = {
+    ...answer,
+    rule,
+    actorId,
+    segmentId,
+    ruleIndex,
+    threshold: rolloutThreshold(flag.percentageActors),
+    callRolloutPercentage: answer.reason === "DEFAULT" ? flag.percentageCalls : 0,
+    actors: standings(flag, actorIds, isMember),
+  };
+  return resolvedAs(decision, answer);
+}
+
+/** What the last evaluation that threw threw, until `thrown()` takes it. */
+let lastThrown: { readonly error: unknown } | null = null;
+
+/**
+ * The answer of an evaluation that threw: ERROR with PARSE_ERROR for a configuration the validator
+ * refuses, GENERAL otherwise. What was thrown is kept for `thrown()`.
+ */
+function errorFor(error: unknown): FlagEvaluation {
+  lastThrown = { error };
+  if (error instanceof ConfigurationError) return errorAnswer("PARSE_ERROR", error.message);
+  if (error instanceof MatchingBudgetExceeded) return errorAnswer("GENERAL", error.message);
+  return errorAnswer("GENERAL", error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * What the last evaluation that answered ERROR because something threw (a resolver, a draw) threw, taken
+ * once: the seed's evaluate and explain throw it again, as they always let such an error through.
+ */
+export function thrown(): { readonly error: unknown } | null {
+  const taken = lastThrown;
+  lastThrown = null;
+  return taken;
+}
+
+/**
+ * Evaluates a flag for a context: which variant it serves, and why. The one evaluation engine: the
+ * server's check, explain and OFREP, the SDK's local evaluator and the OpenFeature providers answer with
+ * it, and `resolutionOf` maps its answer to theirs. It never throws: a configuration the validator would
+ * refuse (an unknown variant, an invalid pattern, a prerequisite cycle) answers reason ERROR with errorCode
+ * PARSE_ERROR, a resolver that throws answers ERROR with GENERAL; then variant and value are null and the
+ * caller serves its own default, as OpenFeature does.
  *
  * Order: `disabled` serves offVariant (DISABLED). Otherwise every prerequisite flag, evaluated for the
  * same context, must serve one of its listed variants, or the flag serves offVariant
  * (PREREQUISITE_FAILED). Then `enabled` serves onVariant (STATIC); `conditional` serves onVariant to an
  * attached actor or a context in an attached segment (TARGETING_MATCH), else the first rule whose
  * conditions all hold decides (TARGETING_MATCH, or SPLIT for a split), else the actor rollout and the call
- * rollout serve onVariant (SPLIT), else offVariant (DEFAULT). For a boolean flag with no rules and no
- * prerequisites this is `evaluate`, answer for answer and draw for draw.
+ * rollout serve onVariant (SPLIT), else offVariant (DEFAULT). A boolean flag with no rules and no
+ * prerequisites is the seed's flag: `evaluate` is this, answer for answer and draw for draw.
+ *
+ * With `{ detail: true }` it answers a FlagDecision: the same answer with what decided and how each actor
+ * stands (explain reads it), the flag's own call rollout left out (nothing drawn for it).
  */
 export function evaluateFlag(
   flag: TargetedFlag,
   context: EvaluationContext,
   resolver: TargetingResolver | SegmentMembership,
+): FlagEvaluation;
+export function evaluateFlag(
+  flag: TargetedFlag,
+  context: EvaluationContext,
+  resolver: TargetingResolver | SegmentMembership,
+  options: DecisionOptions,
+): FlagDecision;
+export function evaluateFlag(
+  flag: TargetedFlag,
+  context: EvaluationContext,
+  resolver: TargetingResolver | SegmentMembership,
+  options?: DecisionOptions,
 ): FlagEvaluation {
   const project: TargetingResolver = typeof resolver === "function" ? { isMember: resolver } : resolver;
+  const detail = options !== undefined && options.detail === true;
   let scope = spare;
   if (scope === null) scope = new EvaluationScope(project);
   else {
@@ -161,16 +286,19 @@ export function evaluateFlag(
     scope.resolver = project;
   }
   try {
-    scope.attributes = context.attributes ?? undefined;
-    scope.actorIds = context.actorIds ?? NO_ACTORS;
-    scope.now = Number.NaN;
-    scope.evaluation = nextEvaluation();
-    scope.matched = 0;
-    return evaluateIn(flag, scope, project, 0);
-  } catch (error) {
-    if (error instanceof ConfigurationError) return errorAnswer("PARSE_ERROR", error.message);
-    if (error instanceof MatchingBudgetExceeded) return errorAnswer("GENERAL", error.message);
-    return errorAnswer("GENERAL", error instanceof Error ? error.message : String(error));
+    let answer: FlagEvaluation;
+    try {
+      scope.attributes = context.attributes ?? undefined;
+      scope.actorIds = context.actorIds ?? NO_ACTORS;
+      scope.now = Number.NaN;
+      scope.evaluation = nextEvaluation();
+      scope.matched = 0;
+      scope.withoutCallRollout = detail;
+      answer = evaluateIn(flag, scope, project, 0);
+    } catch (error) {
+      answer = errorFor(error);
+    }
+    return detail ? decisionOf(flag, answer, scope) : answer;
   } finally {
     // Nothing of the context is kept past the evaluation.
     scope.attributes = undefined;
@@ -207,7 +335,6 @@ export function servedToActor(
   const context = { actorIds };
   return (flag, actorId) => {
     actorIds[0] = actorId;
-    const result = evaluateFlag(flag, context, deterministic);
-    return result.variant !== null && result.variant !== compiled(flag).answers.DEFAULT.variant;
+    return resolutionOf(flag, evaluateFlag(flag, context, deterministic)).enabled;
   };
 }

@@ -1,8 +1,11 @@
-// The targeting engine of issue 25: typed variants, ordered rules on context attributes, rule-based
-// segments and prerequisites. docs/targeting.md describes the model; the server, the SDK's local evaluator
-// and the OpenFeature providers are to call this, so a rule is written once.
+// The evaluation engine (issue 25's targeting, issue 33's one engine): typed variants, ordered rules on
+// context attributes, rule-based segments and prerequisites, and the seed's rules as their boolean case.
+// docs/targeting.md describes the model. The server (check, explain, OFREP), the SDK's local evaluator and
+// the OpenFeature providers call `evaluateFlag` and map its answer with `resolutionOf`: a rule is written
+// once, and so is the answer.
 export { evaluateFlag, servedToActor } from "./evaluate.js";
-export { type ConfigurationReferences, referencesOf } from "./references.js";
+export { failedResolution, resolutionOf } from "./resolution.js";
+export { type ConfigurationReferences, dependenciesOf, type FlagDependencies, referencesOf } from "./references.js";
 export {
   CONFIGURATION_PROBLEM_CODES,
   type ConfigurationProblem,

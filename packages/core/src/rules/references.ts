@@ -54,3 +54,29 @@ export function referencesOf(configuration: {
     flags: configuration.prerequisites ? flagsOf(configuration.prerequisites) : NONE,
   };
 }
+
+/** What a flag's evaluation reads besides the flag itself (dependenciesOf). */
+export interface FlagDependencies {
+  /** Ids of its attached segments, then of the segments its rules name (referencesOf), each once. */
+  readonly segments: readonly string[];
+  /** Names of its prerequisite flags, each once, in the order named. */
+  readonly flags: readonly string[];
+}
+
+/**
+ * What a flag depends on: every segment its evaluation may read (attached to it, or named by its rules)
+ * and the flags its prerequisites name. The one definition of "what a change to a segment or a flag
+ * reaches": the SDK's local evaluator asks it (which flags a change may make answer differently, what a
+ * fresh snapshot changed); referencesOf is its part written in the configuration.
+ */
+export function dependenciesOf(flag: {
+  readonly segments: ReadonlySet<string>;
+  readonly rules?: readonly Rule[];
+  readonly prerequisites?: readonly Prerequisite[];
+}): FlagDependencies {
+  const named = referencesOf(flag);
+  if (flag.segments.size === 0) return named;
+  const segments =
+    named.segments.length === 0 ? [...flag.segments] : [...new Set([...flag.segments, ...named.segments])];
+  return { segments, flags: named.flags };
+}

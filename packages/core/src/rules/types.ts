@@ -1,7 +1,14 @@
-import type { ConditionOperator, FlagType, TargetingErrorCode, TargetingReason } from "../contract/enums.js";
+import type {
+  ConditionOperator,
+  ExplainedRule,
+  FlagType,
+  ResolutionErrorCode,
+  TargetingErrorCode,
+  TargetingReason,
+} from "../contract/enums.js";
 import type { EvaluableFlag, SegmentMembership } from "../evaluation.js";
 
-export type { ConditionOperator, FlagType, TargetingErrorCode, TargetingReason };
+export type { ConditionOperator, ExplainedRule, FlagType, ResolutionErrorCode, TargetingErrorCode, TargetingReason };
 
 // The targeting model of issue 25, as evaluation reads it. The TypeBox schemas in ../schemas/targeting.ts
 // describe the same shapes for the API (their Static types are assignable to these). Every array here is
@@ -123,3 +130,74 @@ export interface FlagEvaluation {
   readonly errorCode?: TargetingErrorCode;
   readonly errorMessage?: string;
 }
+
+/** How one actor of the context stands with a flag, whatever decided: what explain shows for each. */
+export interface ActorStanding {
+  readonly actorId: string;
+  /** Attached to the flag directly. */
+  readonly attached: boolean;
+  /** The flag's attached segments the actor is a listed member of, in the flag's order. */
+  readonly segments: readonly string[];
+  /** The actor's bucket for this flag, 0 to 99,999: in the actor rollout when below `threshold`. */
+  readonly bucket: number;
+  readonly inRollout: boolean;
+}
+
+/** What `evaluateFlag` is asked for besides the answer. */
+export interface DecisionOptions {
+  /**
+   * The decision in detail (a FlagDecision): what decided and how each actor stands. The flag's own call
+   * rollout is then left out, so nothing is drawn for it and the answer is the same every time (its
+   * chance is `callRolloutPercentage`); its prerequisites are evaluated as always.
+   */
+  readonly detail: true;
+}
+
+/**
+ * The answer of `evaluateFlag` with the decision in detail (`{ detail: true }`): the same variant, value,
+ * reason, ruleId, prerequisite and error, with what decided. `rule` names it: the status, a failed
+ * prerequisite (`prerequisite`), an attached actor (`actorId`), a segment (`segmentId`, and `actorId` when
+ * the actor is a listed member), one of the configuration's rules (`ruleIndex`, with `ruleId`), the actor
+ * rollout (`actorId`, the first actor in it), or none. An attached actor or segment is named in the order
+ * of the actors: the first actor attached or listed in an attached segment (the flag's order), else the
+ * first attached segment whose conditions hold.
+ */
+export interface FlagDecision extends FlagEvaluation {
+  readonly rule: ExplainedRule;
+  readonly actorId: string | null;
+  readonly segmentId: string | null;
+  /** The index in the flag's rules of the rule that decided (rule "rule"), otherwise null. */
+  readonly ruleIndex: number | null;
+  /** percentageActors × 1,000 (within 0 and 100,000): buckets below it are in the actor rollout. */
+  readonly threshold: number;
+  /** The chance a call is on anyway when nothing decided (reason DEFAULT): percentageCalls; 0 otherwise. */
+  readonly callRolloutPercentage: number;
+  /** Each actor of the context, in order. */
+  readonly actors: readonly ActorStanding[];
+}
+
+/**
+ * An evaluation as every answer gives it (the check, OFREP, explain, the local evaluator, the OpenFeature
+ * providers): `resolutionOf` maps `evaluateFlag`'s result to it, the one mapping to OpenFeature's reasons
+ * and error codes. `enabled`: the variant served is not the flag's offVariant (a boolean flag: it serves
+ * `on`). In error: `enabled` false, reason ERROR, variant and value null, an OpenFeature error code and why.
+ */
+export type Resolution =
+  | {
+      readonly enabled: boolean;
+      readonly reason: Exclude<TargetingReason, "ERROR">;
+      readonly variant: string;
+      readonly value: VariantValue;
+      /** The rule that decided. */
+      readonly ruleId?: string;
+      /** The prerequisite flag that failed. */
+      readonly prerequisite?: string;
+    }
+  | {
+      readonly enabled: false;
+      readonly reason: "ERROR";
+      readonly variant: null;
+      readonly value: null;
+      readonly errorCode: ResolutionErrorCode;
+      readonly errorMessage: string;
+    };

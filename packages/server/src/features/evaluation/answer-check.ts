@@ -1,5 +1,6 @@
+import type { Resolution } from "@flagstaff/core";
 import type { Metrics } from "../metrics/metrics.js";
-import type { Attributes, Checker, CheckOutcome } from "./checker.js";
+import type { Attributes, Checker } from "./checker.js";
 
 /** The check's answer: its JSON body, already written out, and its Cache-Control. */
 export interface CheckAnswer {
@@ -42,18 +43,18 @@ const DISABLED = answerOf(false, undefined);
  * A typed flag's answer: `enabled` (it serves anything but its offVariant), the variant and its value.
  * A boolean flag answers `{"enabled": …}` alone, as the seed's check always has.
  */
-const typedAnswer = (outcome: CheckOutcome, cache: number | undefined): CheckAnswer => ({
-  enabled: outcome.enabled,
-  body: JSON.stringify({ enabled: outcome.enabled, variant: outcome.variant, value: outcome.value }),
+const typedAnswer = (resolution: Resolution, cache: number | undefined): CheckAnswer => ({
+  enabled: resolution.enabled,
+  body: JSON.stringify({ enabled: resolution.enabled, variant: resolution.variant, value: resolution.value }),
   cacheControl: cacheControl(cache),
 });
 
 export function checkAnswers(checker: Checker, metrics: Metrics): AnswerCheck {
   return (projectId, environment, flagName, actorIds, cache, attributes) => {
-    const outcome = checker.check(projectId, environment, flagName, actorIds, attributes);
-    const enabled = outcome.enabled;
+    const { resolution, typed } = checker.check(projectId, environment, flagName, actorIds, attributes);
+    const enabled = resolution.enabled;
     metrics.recordCheck(enabled);
-    if (outcome.typed) return typedAnswer(outcome, cache);
+    if (typed) return typedAnswer(resolution, cache);
     if (cache === undefined) return enabled ? ENABLED : DISABLED;
     return answerOf(enabled, cache);
   };

@@ -1,14 +1,11 @@
 import {
   type AttributeValue,
-  type EvaluationReason,
-  evaluate,
   evaluateFlag,
-  type FlagEvaluation,
   type FlagState,
   type ProjectState,
-  type TargetingReason,
+  type Resolution,
+  resolutionOf,
   type TargetingResolver,
-  type VariantValue,
 } from "@flagstaff/core";
 import type { Clock, RandomSource } from "../../clock.js";
 import { environmentNotFound, flagNotFound, projectNotFound } from "../../errors.js";
@@ -20,60 +17,12 @@ const NO_ACTORS: readonly string[] = [];
 /** A check's context attributes, as the query (`attributes[NAME]=value`) or OFREP's context gives them. */
 export type Attributes = Readonly<Record<string, AttributeValue | null | undefined>>;
 
-/** What a check answers: whether the flag is on, why, and the variant it serves with its value. */
+/** What a check answers: core's resolution of the evaluation, and whether the flag is typed. */
 export interface CheckOutcome {
-  /** Whether it serves anything but its offVariant (boolean flags: whether it serves `on`). */
-  readonly enabled: boolean;
-  readonly reason: TargetingReason;
-  /** Null only with reason ERROR. */
-  readonly variant: string | null;
-  readonly value: VariantValue | null;
+  /** Whether the flag is on, why, the variant it serves with its value, or the error (core's resolutionOf). */
+  readonly resolution: Resolution;
   /** Whether the flag is of another type than boolean (its check answer names the variant and value). */
   readonly typed: boolean;
-  readonly errorCode?: string;
-  readonly errorMessage?: string;
-}
-
-// The seed's answers, made once: a boolean flag with no rules is evaluated by `evaluate`, allocation-free.
-const SEED_OUTCOMES = Object.fromEntries(
-  (["DISABLED", "STATIC", "TARGETING_MATCH", "SPLIT", "DEFAULT"] as const).map((reason) => {
-    const enabled = reason === "STATIC" || reason === "TARGETING_MATCH" || reason === "SPLIT";
-    return [reason, Object.freeze({ enabled, reason, variant: enabled ? "on" : "off", value: enabled, typed: false })];
-  }),
-) as Record<EvaluationReason, CheckOutcome>;
-
-/**
- * Whether the seed's `evaluate` answers for this flag exactly as the targeting engine would: a boolean
- * flag with no rules and no prerequisites, none of whose attached segments has conditions.
- */
-function isSeedFlag(flag: FlagState, state: ProjectState): boolean {
-  if (flag.type !== "boolean" || flag.rules.length > 0 || flag.prerequisites.length > 0) return false;
-  if (state.conditionsBySegment.size === 0) return true;
-  for (const segmentId of flag.segments) if (state.conditionsBySegment.has(segmentId)) return false;
-  return true;
-}
-
-/** The check's outcome of an engine evaluation. */
-function outcomeOf(flag: FlagState, result: FlagEvaluation): CheckOutcome {
-  const typed = flag.type !== "boolean";
-  if (result.variant === null) {
-    return {
-      enabled: false,
-      reason: result.reason,
-      variant: null,
-      value: null,
-      typed,
-      errorCode: result.errorCode ?? "GENERAL",
-      errorMessage: result.errorMessage ?? "the flag could not be evaluated",
-    };
-  }
-  return {
-    enabled: result.variant !== flag.offVariant,
-    reason: result.reason,
-    variant: result.variant,
-    value: result.value,
-    typed,
-  };
 }
 
 /**
@@ -83,6 +32,11 @@ function outcomeOf(flag: FlagState, result: FlagEvaluation): CheckOutcome {
 export class Checker {
   /** One resolver per environment's state: what the engine looks up (segments, prerequisites, the clock). */
   private readonly resolvers = new WeakMap<ProjectState, TargetingResolver>();
+  /**
+   * The outcomes of boolean flags and of typed ones, one per resolution: core's resolutionOf answers one
+   * shared object per compiled answer, so that a check allocates no answer.
+   */
+  private readonly outcomes = [new WeakMap<Resolution, CheckOutcome>(), new WeakMap<Resolution, CheckOutcome>()];
 
   constructor(
     private readonly snapshot: Snapshot,
@@ -106,15 +60,25 @@ export class Checker {
     return resolver;
   }
 
-  /** Evaluates one flag of an environment's state for a context. */
-  private outcome(
+  /** Evaluates one flag of an environment's state for a context (core's one engine and its one mapping). */
+  private resolution(
     state: ProjectState,
     flag: FlagState,
     actorIds: readonly string[],
     attributes: Attributes | undefined,
-  ): CheckOutcome {
-    if (isSeedFlag(flag, state)) return SEED_OUTCOMES[evaluate(flag, actorIds, state.isMember, this.random).reason];
-    return outcomeOf(flag, evaluateFlag(flag, { actorIds, attributes }, this.resolverOf(state)));
+  ): Resolution {
+    return resolutionOf(flag, evaluateFlag(flag, { actorIds, attributes }, this.resolverOf(state)));
+  }
+
+  /** The outcome of a resolution for a boolean flag, or for a typed one. */
+  private outcome(resolution: Resolution, typed: boolean): CheckOutcome {
+    const outcomes = this.outcomes[typed ? 1 : 0] as WeakMap<Resolution, CheckOutcome>;
+    let outcome = outcomes.get(resolution);
+    if (outcome === undefined) {
+      outcome = Object.freeze({ resolution, typed });
+      outcomes.set(resolution, outcome);
+    }
+    return outcome;
   }
 
   check(
@@ -133,7 +97,7 @@ export class Checker {
     const flag = state.flagsByName.get(flagName);
     if (!flag) throw flagNotFound(flagName);
     this.recorder.note(id, flag.id, this.clock.now());
-    return this.outcome(state, flag, actorIds ?? NO_ACTORS, attributes);
+    return this.outcome(this.resolution(state, flag, actorIds ?? NO_ACTORS, attributes), flag.type !== "boolean");
   }
 
   /** Whether the project exists and has the flag in that environment. */
@@ -147,15 +111,15 @@ export class Checker {
     environment: string | null,
     actorIds: readonly string[],
     attributes?: Attributes,
-  ): { name: string; evaluation: CheckOutcome }[] {
+  ): { name: string; resolution: Resolution }[] {
     const { state, environment: id } = this.snapshot.environmentState(projectId, environment);
     const now = this.clock.now();
-    const out: { name: string; evaluation: CheckOutcome }[] = [];
+    const out: { name: string; resolution: Resolution }[] = [];
     for (const name of state.flagNamesInOrder()) {
       const flag = state.flagsByName.get(name);
       if (!flag) continue;
       this.recorder.note(id, flag.id, now);
-      out.push({ name, evaluation: this.outcome(state, flag, actorIds, attributes) });
+      out.push({ name, resolution: this.resolution(state, flag, actorIds, attributes) });
     }
     return out;
   }

@@ -1,16 +1,13 @@
 import {
   defaultVariants,
   evaluateFlag,
-  type Explanation,
-  explain,
-  type FlagEvaluation,
   type FlagState,
   type FlagTargeting,
   isEnabledForSegment,
   pickTargeting,
   type ProjectState,
   referencesOf,
-  type Rule,
+  resolutionOf,
   servedToActor,
   validateConfiguration,
   validateVariants,
@@ -102,44 +99,6 @@ const updateRecord = (flag: Flag, delta: LinkDelta): FlagUpdate => ({
 });
 
 const target = (flag: Flag) => ({ kind: "flag", id: flag.id, name: flag.name }) as const;
-
-/**
- * What decided an engine evaluation, in the explanation's terms: the seed's explanation names the status,
- * an attached actor or listed segment member and the actor rollout; the engine adds rules, prerequisites
- * and segments joined by their conditions (`inSegment` tells which attached segment a context is in).
- */
-function decidedBy(
-  flag: FlagState,
-  seed: Explanation,
-  result: FlagEvaluation,
-  inSegment: (segmentId: string) => boolean,
-): Pick<FlagExplanation, "rule" | "actorId" | "segmentId" | "matchedRule" | "prerequisite"> {
-  const none = { actorId: null, segmentId: null, matchedRule: null, prerequisite: null };
-  if (result.reason === "DISABLED" || result.reason === "STATIC") return { ...none, rule: "status" };
-  if (result.reason === "PREREQUISITE_FAILED") {
-    return { ...none, rule: "prerequisite", prerequisite: result.prerequisite ?? null };
-  }
-  if (result.ruleId !== undefined) {
-    const index = flag.rules.findIndex((r) => r.id === result.ruleId);
-    const rule = flag.rules[index] as Rule;
-    const matchedRule = {
-      index,
-      id: rule.id,
-      ...(rule.description === undefined ? {} : { description: rule.description }),
-      conditions: [...rule.conditions],
-    };
-    return { ...none, rule: "rule", matchedRule };
-  }
-  if (result.reason === "TARGETING_MATCH") {
-    if (seed.rule === "actor" || seed.rule === "segment") {
-      return { ...none, rule: seed.rule, actorId: seed.actorId, segmentId: seed.segmentId };
-    }
-    const segmentId = [...flag.segments].find(inSegment) ?? null;
-    return { ...none, rule: "segment", segmentId };
-  }
-  if (result.reason === "SPLIT") return { ...none, rule: "actor_rollout", actorId: seed.actorId };
-  return { ...none, rule: "none" };
-}
 
 /**
  * A new flag's targeting, the same in every environment: its type and variants, and the variants it
@@ -485,8 +444,9 @@ export class FlagService {
 
   /**
    * Why the flag answers as it does for this context, from the same snapshot and engine the check uses
-   * (a read: it records no check, and draws nothing: the call rollout is left out). Names the rule and
-   * its conditions, or the prerequisite, that decided; segments are named from the database.
+   * (a read: it records no check, and draws nothing for the flag's call rollout): core's evaluateFlag
+   * with the decision in detail, which names the rule and its conditions, the prerequisite, the actor or
+   * the segment that decided; segments are named from the database.
    */
   async explain(
     projectId: string,
@@ -494,49 +454,44 @@ export class FlagService {
     name: string,
     actorIds: readonly string[],
     attributes?: Attributes,
-  ) {
+  ): Promise<FlagExplanation> {
     const { state } = this.snapshot.environmentState(projectId, scope.environment);
     const flag = state.flagsByName.get(name);
     if (!flag) throw flagNotFound(name);
-    const seed = explain(flag, actorIds, state.isMember);
     const resolver = {
       isMember: state.isMember,
       segmentConditions: (id: string) => state.segmentConditions(id),
       flag: (other: string) => state.flag(other),
       now: () => this.clock.now(),
     };
-    const context = { actorIds, attributes };
-    // Without its call rollout, so that nothing is drawn (a fresh object: compiled once for this answer).
-    const result = evaluateFlag({ ...flag, percentageCalls: 0 }, context, resolver);
-    const decided = decidedBy(flag, seed, result, (segmentId) => {
-      const probe = {
-        ...flag,
-        status: "conditional" as const,
-        rules: [],
-        prerequisites: [],
-        actors: new Set<string>(),
-      };
-      return (
-        evaluateFlag(
-          { ...probe, segments: new Set([segmentId]), percentageActors: 0, percentageCalls: 0 },
-          context,
-          resolver,
-        ).reason === "TARGETING_MATCH"
-      );
-    });
-    const ids = new Set([...seed.actors.flatMap((a) => a.segments), ...(decided.segmentId ? [decided.segmentId] : [])]);
+    const decision = evaluateFlag(flag, { actorIds, attributes }, resolver, { detail: true });
+    const rule = decision.ruleIndex === null ? undefined : flag.rules[decision.ruleIndex];
+    const segmentId = decision.segmentId;
+    const ids = new Set([...decision.actors.flatMap((a) => a.segments), ...(segmentId === null ? [] : [segmentId])]);
     const names = await segmentNames(this.db, projectId, [...ids]);
     const named = (id: string) => ({ id, name: names.get(id) ?? id });
     return {
-      ...seed,
-      ...decided,
-      enabled: result.variant !== null && result.variant !== flag.offVariant,
-      reason: result.reason,
-      variant: result.variant,
-      value: result.value,
-      callRolloutPercentage: result.reason === "DEFAULT" ? flag.percentageCalls : 0,
-      segment: decided.segmentId === null ? null : named(decided.segmentId),
-      actors: seed.actors.map((a) => ({ ...a, segments: a.segments.map(named) })),
+      enabled: resolutionOf(flag, decision).enabled,
+      reason: decision.reason,
+      rule: decision.rule,
+      variant: decision.variant,
+      value: decision.value,
+      matchedRule:
+        rule === undefined
+          ? null
+          : {
+              index: decision.ruleIndex as number,
+              id: rule.id,
+              ...(rule.description === undefined ? {} : { description: rule.description }),
+              conditions: [...rule.conditions],
+            },
+      prerequisite: decision.prerequisite ?? null,
+      actorId: decision.actorId,
+      segmentId,
+      segment: segmentId === null ? null : named(segmentId),
+      threshold: decision.threshold,
+      callRolloutPercentage: decision.callRolloutPercentage,
+      actors: decision.actors.map((a) => ({ ...a, segments: a.segments.map(named) })),
     };
   }
 

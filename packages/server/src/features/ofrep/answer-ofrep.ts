@@ -1,13 +1,17 @@
+import type { Resolution } from "@flagstaff/core";
 import { AppError } from "../../errors.js";
-import type { Attributes, Checker, CheckOutcome } from "../evaluation/checker.js";
+import type { Attributes, Checker } from "../evaluation/checker.js";
 import type { Metrics } from "../metrics/metrics.js";
 
-/** An evaluation as OFREP answers it (the single evaluation, and each flag of the bulk one): a success or a failure. */
-export function success(key: string, outcome: CheckOutcome) {
-  if (outcome.variant === null) {
-    return { key, errorCode: outcome.errorCode ?? "GENERAL", errorDetails: outcome.errorMessage ?? "" };
+/**
+ * An evaluation as OFREP answers it (the single evaluation, and each flag of the bulk one), from core's
+ * resolution of it: a success, or a failure with its OpenFeature error code.
+ */
+export function success(key: string, resolution: Resolution) {
+  if (resolution.reason === "ERROR") {
+    return { key, errorCode: resolution.errorCode, errorDetails: resolution.errorMessage };
   }
-  return { key, value: outcome.value, reason: outcome.reason, variant: outcome.variant, metadata: {} };
+  return { key, value: resolution.value, reason: resolution.reason, variant: resolution.variant, metadata: {} };
 }
 
 /** A flag that could not be evaluated (reason ERROR): OFREP's 400 with the engine's error code. */
@@ -43,11 +47,9 @@ export type AnswerOfrep = (
 
 export function ofrepAnswers(checker: Checker, metrics: Metrics): AnswerOfrep {
   return (projectId, environment, key, actors, attributes) => {
-    const outcome = checker.check(projectId, environment, key, actors, attributes);
-    if (outcome.variant === null) {
-      throw new OfrepEvaluationError(outcome.errorCode ?? "GENERAL", outcome.errorMessage ?? "");
-    }
-    metrics.recordCheck(outcome.enabled);
-    return JSON.stringify(success(key, outcome));
+    const { resolution } = checker.check(projectId, environment, key, actors, attributes);
+    if (resolution.reason === "ERROR") throw new OfrepEvaluationError(resolution.errorCode, resolution.errorMessage);
+    metrics.recordCheck(resolution.enabled);
+    return JSON.stringify(success(key, resolution));
   };
 }

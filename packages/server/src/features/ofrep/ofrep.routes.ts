@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { ResolutionErrorCode } from "@flagstaff/core";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 
@@ -128,12 +129,13 @@ function ofrepErrors(single: boolean, bodyLimit: number) {
       return reply.code(400).send({ key, errorCode: error.errorCode, errorDetails: error.detail });
     }
     if (appError.status === 400) {
-      const errorCode = /not valid JSON/.test(appError.detail) ? "PARSE_ERROR" : "INVALID_CONTEXT";
+      const errorCode: ResolutionErrorCode = /not valid JSON/.test(appError.detail) ? "PARSE_ERROR" : "INVALID_CONTEXT";
       const body = { errorCode, errorDetails: appError.detail };
       return reply.code(400).send(single ? { key, ...body } : body);
     }
     if (appError.code === "flag_not_found") {
-      return reply.code(404).send({ key, errorCode: "FLAG_NOT_FOUND", errorDetails: appError.detail });
+      const errorCode: ResolutionErrorCode = "FLAG_NOT_FOUND";
+      return reply.code(404).send({ key, errorCode, errorDetails: appError.detail });
     }
     if (appError.status >= 500 && appError.status !== 503) {
       request.log.error({ err: error }, "request failed");
@@ -252,9 +254,9 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
     const target = targetOf(body);
     const flags = checker
       .checkAll(projectId, environment, target.actors, target.attributes)
-      .map(({ name, evaluation }) => {
-        if (evaluation.variant !== null) metrics.recordCheck(evaluation.enabled);
-        return success(name, evaluation);
+      .map(({ name, resolution }) => {
+        if (resolution.reason !== "ERROR") metrics.recordCheck(resolution.enabled);
+        return success(name, resolution);
       });
     const token = tokens.issue(keyId);
     if (token === undefined) return reply.send({ flags });
