@@ -2,7 +2,7 @@ import { flagBucket, inActorRollout } from "./bucketing.js";
 import type { EvaluationReason, ExplainedRule, FlagStatus } from "./contract/enums.js";
 import { attachmentOf, evaluateFlag, thrown } from "./rules/evaluate.js";
 import { resolutionOf } from "./rules/resolution.js";
-import type { ActorStanding, FlagEvaluation, TargetedFlag } from "./rules/types.js";
+import type { ActorStanding, EvaluableFlag, FlagEvaluation, SegmentMembership, TargetedFlag } from "./rules/types.js";
 import { BOOLEAN_VARIANTS } from "./rules/variants.js";
 
 export { inActorRollout };
@@ -13,25 +13,8 @@ export type { EvaluationReason, ExplainedRule, FlagStatus };
 export const ALLOWED_PERCENTAGES = [0, 1, 2, 5, 10, 25, 50, 75, 100] as const;
 export type Percentage = (typeof ALLOWED_PERCENTAGES)[number];
 
-/** What evaluation needs to know about a flag. */
-export interface EvaluableFlag {
-  readonly name: string;
-  readonly status: FlagStatus;
-  readonly percentageActors: number;
-  readonly percentageCalls: number;
-  /** Actor ids attached to the flag directly. */
-  readonly actors: ReadonlySet<string>;
-  /** Ids of the segments attached to the flag. */
-  readonly segments: ReadonlySet<string>;
-  /**
-   * The actor's bucket for this flag, when its holder caches them (`ProjectState` does); otherwise it is
-   * computed (`actorBucket`). Either way the same number: a cache only saves the CRC-32.
-   */
-  readonly bucketOf?: (actorId: string) => number;
-}
-
-/** Answers whether an actor is a member of a segment. */
-export type SegmentMembership = (segmentId: string, actorId: string) => boolean;
+// What evaluation needs of a flag and of segment membership: defined with the engine's other types.
+export type { EvaluableFlag, SegmentMembership } from "./rules/types.js";
 
 /**
  * What an evaluation may look up in the rest of its project: segment membership today; other flags

@@ -1,6 +1,5 @@
 import { flagBucket, inCallRollout, inFlagRollout, rolloutThreshold } from "../bucketing.js";
 import { PREREQUISITE_DEPTH_MAX } from "../contract/limits.js";
-import type { EvaluableFlag, SegmentMembership } from "../evaluation.js";
 import { type CompiledSplit, compiled, errorAnswer } from "./compile.js";
 import { ConfigurationError, inSegment, MatchingBudgetExceeded, nextEvaluation, type Scope } from "./conditions.js";
 import { resolutionOf, resolvedAs } from "./resolution.js";
@@ -8,9 +7,11 @@ import { bucketingValue, splitBucket, weightIndex } from "./split.js";
 import type {
   ActorStanding,
   DecisionOptions,
+  EvaluableFlag,
   EvaluationContext,
   FlagDecision,
   FlagEvaluation,
+  SegmentMembership,
   TargetedFlag,
   TargetingResolver,
 } from "./types.js";

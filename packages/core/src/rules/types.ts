@@ -6,9 +6,29 @@ import type {
   TargetingErrorCode,
   TargetingReason,
 } from "../contract/enums.js";
-import type { EvaluableFlag, SegmentMembership } from "../evaluation.js";
+import type { FlagStatus } from "../contract/enums.js";
 
 export type { ConditionOperator, ExplainedRule, FlagType, ResolutionErrorCode, TargetingErrorCode, TargetingReason };
+
+/** What evaluation needs to know about a flag. */
+export interface EvaluableFlag {
+  readonly name: string;
+  readonly status: FlagStatus;
+  readonly percentageActors: number;
+  readonly percentageCalls: number;
+  /** Actor ids attached to the flag directly. */
+  readonly actors: ReadonlySet<string>;
+  /** Ids of the segments attached to the flag. */
+  readonly segments: ReadonlySet<string>;
+  /**
+   * The actor's bucket for this flag, when its holder caches them (`ProjectState` does); otherwise it is
+   * computed (`actorBucket`). Either way the same number: a cache only saves the CRC-32.
+   */
+  readonly bucketOf?: (actorId: string) => number;
+}
+
+/** Answers whether an actor is a member of a segment. */
+export type SegmentMembership = (segmentId: string, actorId: string) => boolean;
 
 // The targeting model of issue 25, as evaluation reads it. The TypeBox schemas in ../schemas/targeting.ts
 // describe the same shapes for the API (their Static types are assignable to these). Every array here is
