@@ -37,6 +37,11 @@ export class Checker {
    * shared object per compiled answer, so that a check allocates no answer.
    */
   private readonly outcomes = [new WeakMap<Resolution, CheckOutcome>(), new WeakMap<Resolution, CheckOutcome>()];
+  /** The context of the evaluation under way (see resolution). */
+  private readonly context: { actorIds: readonly string[]; attributes: Attributes | undefined } = {
+    actorIds: NO_ACTORS,
+    attributes: undefined,
+  };
 
   constructor(
     private readonly snapshot: Snapshot,
@@ -67,7 +72,16 @@ export class Checker {
     actorIds: readonly string[],
     attributes: Attributes | undefined,
   ): Resolution {
-    return resolutionOf(flag, evaluateFlag(flag, { actorIds, attributes }, this.resolverOf(state)));
+    // The engine keeps nothing of a context past its evaluation: one context object serves every check.
+    const context = this.context;
+    context.actorIds = actorIds;
+    context.attributes = attributes;
+    try {
+      return resolutionOf(flag, evaluateFlag(flag, context, this.resolverOf(state)));
+    } finally {
+      context.actorIds = NO_ACTORS;
+      context.attributes = undefined;
+    }
   }
 
   /** The outcome of a resolution for a boolean flag, or for a typed one. */
