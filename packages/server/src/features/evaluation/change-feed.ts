@@ -159,10 +159,14 @@ export class ChangeFeed {
   /** Reads what this instance missed of a stream from the log; reloads the stream when the log was pruned. */
   async catchUp(stream: string): Promise<void> {
     const applied = this.snapshot.versions.get(stream) ?? 0;
-    const sets = await readChangeSetsSince(this.db, stream, applied);
+    // One read (a snapshot on PostgreSQL): read apart, a write committed between the two reads would look
+    // like a pruned log and reread the whole stream for nothing.
+    const { sets, version } = await this.readTransaction().execute(async (trx) => ({
+      sets: await readChangeSetsSince(trx, stream, applied),
+      version: await readStreamVersion(trx, stream),
+    }));
     // The log no longer holds what this instance missed (pruned): read the stream afresh instead.
-    const gap =
-      sets.length > 0 ? sets[0]!.version !== applied + 1 : (await readStreamVersion(this.db, stream)) > applied;
+    const gap = sets.length > 0 ? sets[0]!.version !== applied + 1 : version > applied;
     if (gap) {
       await this.reloadStream(stream);
       return;
@@ -205,7 +209,11 @@ export class ChangeFeed {
     }
   }
 
-  /** Replaces one stream's part of the snapshot with a fresh read. */
+  /**
+   * Replaces one stream's part of the snapshot with a fresh read. Everything is read first and swapped in
+   * without an await between dropping the old state and filling the new, so no request ever meets the
+   * stream half-read (a valid key refused, a flag or a grant missing).
+   */
   async reloadStream(stream: string): Promise<void> {
     await this.readTransaction().execute(async (trx) => {
       const versions = await readStreamVersions(trx);
@@ -215,13 +223,16 @@ export class ChangeFeed {
           .select(["id", "name", "key_hash", "role", "project_id", "environment_id", "user_id"])
           .where((eb) => eb.or([eb("project_id", "is", null), eb("user_id", "is not", null)]))
           .execute();
+        const people = await readPeopleRows(trx);
         this.snapshot.dropGlobalKeys();
         for (const key of keys) this.putKeyRow(key);
         this.snapshot.people.clear();
-        this.fillPeople(await readPeopleRows(trx));
+        this.fillPeople(people);
       } else {
-        this.snapshot.dropProject(stream);
-        this.fill(await readEvaluationRows(trx, stream));
+        const rows = await readEvaluationRows(trx, stream);
+        // Grants belong to the global stream: a project's reread keeps them.
+        this.snapshot.dropProject(stream, { keepGrants: true });
+        this.fill(rows);
         const project = this.snapshot.projects.get(stream);
         for (const state of project?.environments.values() ?? []) state.evaluationVersion = versions.get(stream) ?? 0;
       }

@@ -123,10 +123,10 @@ export class Snapshot {
     }
   }
 
-  /** Drops a project with its flags, segments, keys and grants. */
-  dropProject(projectId: string): void {
+  /** Drops a project with its flags, segments, keys and (unless kept, for a reread) its grants. */
+  dropProject(projectId: string, options: { keepGrants?: boolean } = {}): void {
     this.projects.delete(projectId);
-    this.people.dropProject(projectId);
+    if (!options.keepGrants) this.people.dropProject(projectId);
     for (const [id, hash] of this.hashByKeyId) {
       if (this.keysByHash.get(hash)?.projectId === projectId) this.deleteKey(id);
     }
