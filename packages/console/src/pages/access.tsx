@@ -1,7 +1,8 @@
 // A project's Access (project admins): the people granted the project, and their role on it. Admins reach
 // every project without a grant; only they can list people, so only they pick whom to add.
-import { GRANT_ROLES, type Grant, type GrantRole, type User } from "@flagstaff/sdk";
+import { GRANT_ROLES, type Grant, type GrantRole } from "@flagstaff/sdk";
 import { useState } from "react";
+import { allPages } from "../lists.js";
 import { Confirm, ErrorText, Loading, useAction, useApp, useData } from "../ui.js";
 import { when } from "../format.js";
 
@@ -154,33 +155,13 @@ function GrantRow(props: {
   );
 }
 
-/** Up to this many people are offered in the picker (100 a page). */
+/** Up to this many pages of people are offered in the picker. */
 const PICKER_PAGES = 20;
-
-async function everyone(load: (after?: string) => Promise<{ data: User[]; after: string | null }>): Promise<User[]> {
-  const out: User[] = [];
-  let after: string | undefined;
-  for (let page = 0; page < PICKER_PAGES; page++) {
-    const got = await load(after);
-    out.push(...got.data);
-    if (got.after === null) break;
-    after = got.after;
-  }
-  return out;
-}
 
 function GrantForm(props: { granted: Grant[]; onGranted: () => void }) {
   const { conn, project } = useApp();
   // The people, read once (and after each grant): a picker that changed under the cursor would mislead.
-  const people = useData(
-    () =>
-      everyone(async (after) => {
-        const page = await conn.client.users.list().page({ limit: 100, after });
-        return { data: page.data, after: page.pagination.after };
-      }),
-    [project],
-    0,
-  );
+  const people = useData(() => allPages((page) => conn.client.users.list().page(page), PICKER_PAGES), [project], 0);
   const [userId, setUserId] = useState("");
   const [role, setRole] = useState<GrantRole>("read");
   const action = useAction();

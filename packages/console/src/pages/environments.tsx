@@ -11,7 +11,7 @@ import {
 } from "@flagstaff/sdk";
 import { useEffect, useRef, useState } from "react";
 import { notProjectAdminReason } from "../api/access.js";
-import { ENVIRONMENT_ID_INPUT } from "../contract.js";
+import { ENVIRONMENT_ID_INPUT, PAGE_MAX } from "../contract.js";
 import { Confirm, ErrorText, Loading, TextField, useAction, useApp, useData } from "../ui.js";
 
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
@@ -19,7 +19,7 @@ const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1
 export function EnvironmentsPage() {
   const { session, conn, project, isProjectAdmin, reloadEnvironments } = useApp();
   // Every environment, whatever the key is bound to: the list shows no configuration (any key may list it).
-  const list = useData(() => conn.client.environments.list(project, { limit: 100 }).toArray(), [project]);
+  const list = useData(() => conn.client.environments.list(project, { limit: PAGE_MAX }).toArray(), [project]);
   const bound = session.environment ? list.data?.find((e) => e.id === session.environment) : undefined;
   const blocked = !isProjectAdmin
     ? `Read-only: ${lowerFirst(notProjectAdminReason(session, project) ?? "")}`

@@ -2,22 +2,11 @@
 // recorded as its own change), not through the page's pending changes.
 import type { Flag, Segment, UpdateFlagInput } from "@flagstaff/sdk";
 import { useState } from "react";
+import { allPages } from "../lists.js";
 import { type Cursor, ErrorText, enc, navigate, Pager, useAction, useApp, useData } from "../ui.js";
 
-/** Every segment of the project, for adding by name (at most 100 pages of 100). */
-async function allSegments(
-  list: (after?: string) => Promise<{ data: Segment[]; pagination: { after: string | null } }>,
-): Promise<Segment[]> {
-  const out: Segment[] = [];
-  let after: string | undefined;
-  for (let i = 0; i < 100; i++) {
-    const page = await list(after);
-    out.push(...page.data);
-    if (!page.pagination.after) break;
-    after = page.pagination.after;
-  }
-  return out;
-}
+/** Every segment of the project, for adding by name (at most 100 pages). */
+const SEGMENT_PAGES = 100;
 
 export function SegmentsPanel(props: { flag: Flag; patch: (input: UpdateFlagInput) => Promise<void> }) {
   const { conn, project, canWrite, readOnlyReason } = useApp();
@@ -31,7 +20,7 @@ export function SegmentsPanel(props: { flag: Flag; patch: (input: UpdateFlagInpu
   const action = useAction();
   const loadChoices = async () => {
     if (choices === undefined) {
-      setChoices(await allSegments((after) => conn.client.segments.list(project).page({ limit: 100, after })));
+      setChoices(await allPages((page) => conn.client.segments.list(project).page(page), SEGMENT_PAGES));
     }
   };
   return (
@@ -43,7 +32,7 @@ export function SegmentsPanel(props: { flag: Flag; patch: (input: UpdateFlagInpu
           e.preventDefault();
           const ok = await action.run(async () => {
             const all =
-              choices ?? (await allSegments((after) => conn.client.segments.list(project).page({ limit: 100, after })));
+              choices ?? (await allPages((page) => conn.client.segments.list(project).page(page), SEGMENT_PAGES));
             const segment = all.find((s) => s.name === name.trim()) ?? all.find((s) => s.id === name.trim());
             if (!segment) throw new Error(`No segment is named "${name.trim()}".`);
             await props.patch({ addSegments: [segment.id] });

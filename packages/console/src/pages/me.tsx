@@ -13,6 +13,7 @@ import {
 } from "@flagstaff/sdk";
 import { useState } from "react";
 import { isAdmin as isAdminOf } from "../api/access.js";
+import { PAGE_MAX } from "../contract.js";
 import { useUrlQuery } from "../url-state.js";
 import { Confirm, KeySecret, ErrorText, enc, Link, Loading, TextField, useAction, useApp, useData } from "../ui.js";
 import { atField, when } from "../format.js";
@@ -342,11 +343,11 @@ function NewPersonalKey(props: { blocked: string | undefined; onCreated: (key: C
   const { session, conn } = useApp();
   const admin = isAdminOf(session) || session.user?.role === "admin";
   const grants = session.grants ?? [];
-  // An admin may bind a key to any project: the list is the project list (first 100), else the grants.
+  // An admin may bind a key to any project: the list is the project list (its first page), else the grants.
   const projects = useData(
     async () =>
       admin
-        ? (await conn.client.projects.list().page({ limit: 100 })).data.map((p) => p.id)
+        ? (await conn.client.projects.list().page({ limit: PAGE_MAX })).data.map((p) => p.id)
         : grants.map((g) => g.projectId),
     [admin, grants.map((g) => g.projectId).join(" ")],
     0,
