@@ -14,6 +14,7 @@ import {
   VARIANTS_MIN,
 } from "@flagstaff/sdk";
 import type { Command, Context, Noun, Options } from "../command.js";
+import { PAGE_MAX } from "../lists.js";
 import { alternatives, clip, type Column, record, table } from "../output.js";
 import { SEGMENT_COLUMNS } from "./segments.js";
 
@@ -206,7 +207,7 @@ export const flags: Noun = {
         q: { type: "string", value: "<text>", description: "Only flags whose name or description contains this text" },
       },
       async run(ctx) {
-        const options = { name: ctx.string("name"), q: ctx.string("q"), limit: 100 };
+        const options = { name: ctx.string("name"), q: ctx.string("q"), limit: PAGE_MAX };
         const rows = await ctx.client().flags.list(ctx.project(), options).toArray();
         ctx.print(rows, (data) => table(data, COLUMNS, "No flags."));
       },
@@ -333,7 +334,7 @@ export const flags: Noun = {
       args: "<name>",
       summary: "List the segments attached to a flag",
       async run(ctx) {
-        const rows = await ctx.client().segments.listForFlag(ctx.project(), ctx.arg(0), { limit: 100 }).toArray();
+        const rows = await ctx.client().segments.listForFlag(ctx.project(), ctx.arg(0), { limit: PAGE_MAX }).toArray();
         ctx.print(rows, (data) => table(data, SEGMENT_COLUMNS, "No segments attached."));
       },
     },

@@ -1,5 +1,6 @@
 import type { ConditionInput, Segment } from "@flagstaff/sdk";
 import type { Noun, Options } from "../command.js";
+import { PAGE_MAX } from "../lists.js";
 import { clip, type Column, record, table } from "../output.js";
 
 const actorIds = (s: Segment) => s.latestActors.map((a) => a.actorId).join(", ");
@@ -47,7 +48,7 @@ export const segments: Noun = {
     list: {
       summary: "List the project's segments by name",
       async run(ctx) {
-        const rows = await ctx.client().segments.list(ctx.project(), { limit: 100 }).toArray();
+        const rows = await ctx.client().segments.list(ctx.project(), { limit: PAGE_MAX }).toArray();
         ctx.print(rows, (data) => table(data, SEGMENT_COLUMNS, "No segments."));
       },
     },
