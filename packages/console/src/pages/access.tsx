@@ -2,8 +2,8 @@
 // every project without a grant; only they can list people, so only they pick whom to add.
 import { GRANT_ROLES, type Grant, type GrantRole } from "@flagstaff/sdk";
 import { useState } from "react";
-import { allPages } from "../lists.js";
-import { Confirm, ErrorText, Loading, useAction, useApp, useData } from "../ui.js";
+import { allPages, ListTable } from "../lists.js";
+import { Confirm, ErrorText, useAction, useApp, useData } from "../ui.js";
 import { when } from "../format.js";
 
 /** The roles offered, the least first: the contract's (GRANT_ROLES), which lists the most first. */
@@ -49,40 +49,28 @@ export function AccessPage() {
         </p>
       )}
       <ErrorText error={list.error} />
-      {list.data === undefined && list.loading && <Loading what="the access list" />}
-      {list.data && granted.length === 0 && <p>Nobody was granted this project yet.</p>}
-      {granted.length > 0 && (
-        <div className="table-scroll">
-          <table aria-label="Access">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">E-mail</th>
-                <th scope="col">Role</th>
-                <th scope="col">Since</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {granted.map((g) => (
-                <GrantRow
-                  key={g.userId}
-                  grant={g}
-                  busy={busy === g.userId}
-                  error={failed?.id === g.userId ? failed.error : undefined}
-                  onRole={(role) => act(g.userId, () => conn.client.access.grant(project, g.userId, role))}
-                  onRemove={() => {
-                    setFailed(undefined);
-                    setRemoving(g);
-                  }}
-                />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={list.data}
+        loading={list.loading}
+        what="the access list"
+        empty="Nobody was granted this project yet."
+        label="Access"
+        columns={["Name", "E-mail", "Role", "Since"]}
+        actions
+        row={(g) => (
+          <GrantRow
+            key={g.userId}
+            grant={g}
+            busy={busy === g.userId}
+            error={failed?.id === g.userId ? failed.error : undefined}
+            onRole={(role) => act(g.userId, () => conn.client.access.grant(project, g.userId, role))}
+            onRemove={() => {
+              setFailed(undefined);
+              setRemoving(g);
+            }}
+          />
+        )}
+      />
       <Confirm
         open={removing !== undefined}
         danger

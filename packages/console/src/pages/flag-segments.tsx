@@ -2,18 +2,17 @@
 // recorded as its own change), not through the page's pending changes.
 import type { Flag, Segment, UpdateFlagInput } from "@flagstaff/sdk";
 import { useState } from "react";
-import { allPages } from "../lists.js";
-import { type Cursor, ErrorText, enc, navigate, Pager, useAction, useApp, useData } from "../ui.js";
+import { allPages, ListRows, usePaged } from "../lists.js";
+import { ErrorText, enc, navigate, Pager, useAction, useApp } from "../ui.js";
 
 /** Every segment of the project, for adding by name (at most 100 pages). */
 const SEGMENT_PAGES = 100;
 
 export function SegmentsPanel(props: { flag: Flag; patch: (input: UpdateFlagInput) => Promise<void> }) {
   const { conn, project, canWrite, readOnlyReason } = useApp();
-  const [cursor, setCursor] = useState<Cursor>({});
-  const attached = useData(
-    () => conn.client.segments.listForFlag(project, props.flag.name).page({ limit: 20, ...cursor }),
-    [project, props.flag.name, props.flag.updatedAt, cursor.before, cursor.after],
+  const attached = usePaged(
+    (page) => conn.client.segments.listForFlag(project, props.flag.name).page(page),
+    [project, props.flag.name, props.flag.updatedAt],
   );
   const [name, setName] = useState("");
   const [choices, setChoices] = useState<Segment[] | undefined>(undefined);
@@ -64,40 +63,36 @@ export function SegmentsPanel(props: { flag: Flag; patch: (input: UpdateFlagInpu
       {!canWrite && <p className="help">{readOnlyReason}</p>}
       <ErrorText error={action.error} />
       <ErrorText error={attached.error} />
-      {attached.data && attached.data.data.length === 0 && <p>No segments attached.</p>}
-      {attached.data && attached.data.data.length > 0 && (
-        <ul className="plain">
-          {attached.data.data.map((s) => (
-            <li key={s.id}>
-              <a
-                href={`/console/p/${enc(project)}/segments/${enc(s.id)}`}
-                onClick={(e) => {
-                  e.preventDefault();
-                  navigate(`/p/${enc(project)}/segments/${enc(s.id)}`);
-                }}
-              >
-                {s.name}
-              </a>{" "}
-              <button
-                type="button"
-                disabled={!canWrite}
-                aria-label={`Remove segment ${s.name}`}
-                onClick={async () => {
-                  if (await action.run(() => props.patch({ removeSegments: [s.id] }))) await attached.reload();
-                }}
-              >
-                Remove
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
-      <Pager
-        page={attached.data}
-        label="Attached segments"
-        onPrevious={(before) => setCursor({ before })}
-        onNext={(after) => setCursor({ after })}
-      />
+      <ListRows rows={attached.data?.data} empty="No segments attached.">
+        {(rows) => (
+          <ul className="plain">
+            {rows.map((s) => (
+              <li key={s.id}>
+                <a
+                  href={`/console/p/${enc(project)}/segments/${enc(s.id)}`}
+                  onClick={(e) => {
+                    e.preventDefault();
+                    navigate(`/p/${enc(project)}/segments/${enc(s.id)}`);
+                  }}
+                >
+                  {s.name}
+                </a>{" "}
+                <button
+                  type="button"
+                  disabled={!canWrite}
+                  aria-label={`Remove segment ${s.name}`}
+                  onClick={async () => {
+                    if (await action.run(() => props.patch({ removeSegments: [s.id] }))) await attached.reload();
+                  }}
+                >
+                  Remove
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+      </ListRows>
+      <Pager {...attached.paging} label="Attached segments" />
     </section>
   );
 }

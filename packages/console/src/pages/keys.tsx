@@ -1,6 +1,7 @@
 import { type ApiKey, type CreatedApiKey, type KeyRole, PROJECT_ROLES } from "@flagstaff/sdk";
 import { useState } from "react";
-import { Confirm, KeySecret, type Cursor, ErrorText, Loading, Pager, useAction, useApp, useData } from "../ui.js";
+import { ListTable, usePaged } from "../lists.js";
+import { Confirm, ErrorText, KeySecret, Pager, useAction, useApp } from "../ui.js";
 import { when } from "../format.js";
 
 /** A project key's roles (the contract's PROJECT_ROLES) in words. */
@@ -14,14 +15,10 @@ export function KeysPage() {
   const { conn, project, environments } = useApp();
   const environmentName = (id: string | null) =>
     id === null ? "none (every environment)" : (environments.find((e) => e.id === id)?.name ?? id);
-  const [cursor, setCursor] = useState<Cursor>({});
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<CreatedApiKey | undefined>(undefined);
   const [revoking, setRevoking] = useState<ApiKey | undefined>(undefined);
-  const list = useData(
-    () => conn.client.keys.list(project).page({ limit: 20, ...cursor }),
-    [project, cursor.before, cursor.after],
-  );
+  const list = usePaged((page) => conn.client.keys.list(project).page(page), [project]);
   const revoke = useAction();
   return (
     <section aria-labelledby="keys-title">
@@ -59,55 +56,32 @@ export function KeysPage() {
       )}
       <ErrorText error={list.error} />
       <ErrorText error={revoke.error} />
-      {list.data === undefined && list.loading && <Loading what="keys" />}
-      {list.data && list.data.data.length === 0 && <p>This project has no keys.</p>}
-      {list.data && list.data.data.length > 0 && (
-        <div className="table-scroll">
-          <table aria-label="Keys">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Role</th>
-                <th scope="col">Environment</th>
-                <th scope="col">Id</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((k) => (
-                <tr key={k.id}>
-                  <td>{k.name}</td>
-                  <td>{k.role}</td>
-                  <td>{environmentName(k.environment)}</td>
-                  <td>
-                    <code>{k.id}</code>
-                  </td>
-                  <td>{when(k.createdAt)}</td>
-                  <td>
-                    <button
-                      type="button"
-                      className="danger"
-                      aria-label={`Revoke ${k.name}`}
-                      onClick={() => setRevoking(k)}
-                    >
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <Pager
-        page={list.data}
+      <ListTable
+        rows={list.data?.data}
+        loading={list.loading}
+        what="keys"
+        empty="This project has no keys."
         label="Keys"
-        onPrevious={(before) => setCursor({ before })}
-        onNext={(after) => setCursor({ after })}
+        columns={["Name", "Role", "Environment", "Id", "Created"]}
+        actions
+        row={(k) => (
+          <tr key={k.id}>
+            <td>{k.name}</td>
+            <td>{k.role}</td>
+            <td>{environmentName(k.environment)}</td>
+            <td>
+              <code>{k.id}</code>
+            </td>
+            <td>{when(k.createdAt)}</td>
+            <td>
+              <button type="button" className="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>
+                Revoke
+              </button>
+            </td>
+          </tr>
+        )}
       />
+      <Pager {...list.paging} label="Keys" />
       <Confirm
         open={revoking !== undefined}
         danger

@@ -14,6 +14,7 @@ import {
 import { useState } from "react";
 import { isAdmin as isAdminOf } from "../api/access.js";
 import { PAGE_MAX } from "../contract.js";
+import { ListTable } from "../lists.js";
 import { useUrlQuery } from "../url-state.js";
 import { Confirm, KeySecret, ErrorText, enc, Link, Loading, TextField, useAction, useApp, useData } from "../ui.js";
 import { atField, when } from "../format.js";
@@ -271,45 +272,28 @@ function PersonalKeys() {
       )}
       <ErrorText error={list.error} />
       <ErrorText error={revoke.error} />
-      {list.data === undefined && list.loading && <Loading what="your keys" />}
-      {list.data && list.data.length === 0 && <p>You have no personal keys.</p>}
-      {list.data && list.data.length > 0 && (
-        <div className="table-scroll">
-          <table aria-label="Personal keys">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Project</th>
-                <th scope="col">Role</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((k) => (
-                <tr key={k.id}>
-                  <td>{k.name}</td>
-                  <td>{k.projectId ?? "every project you reach"}</td>
-                  <td>{k.role}</td>
-                  <td>{when(k.createdAt)}</td>
-                  <td>
-                    <button
-                      type="button"
-                      className="danger"
-                      aria-label={`Revoke ${k.name}`}
-                      onClick={() => setRevoking(k)}
-                    >
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={list.data}
+        loading={list.loading}
+        what="your keys"
+        empty="You have no personal keys."
+        label="Personal keys"
+        columns={["Name", "Project", "Role", "Created"]}
+        actions
+        row={(k) => (
+          <tr key={k.id}>
+            <td>{k.name}</td>
+            <td>{k.projectId ?? "every project you reach"}</td>
+            <td>{k.role}</td>
+            <td>{when(k.createdAt)}</td>
+            <td>
+              <button type="button" className="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>
+                Revoke
+              </button>
+            </td>
+          </tr>
+        )}
+      />
       <Confirm
         open={revoking !== undefined}
         danger
