@@ -1,7 +1,8 @@
 import { type ApiKey, type CreatedApiKey, type KeyRole, PROJECT_ROLES } from "@flagstaff/sdk";
 import { useState } from "react";
 import { ListTable, usePaged } from "../lists.js";
-import { Confirm, ErrorText, KeySecret, Pager, useAction, useApp } from "../ui.js";
+import { useRevokeKey } from "../revoke-key.js";
+import { ErrorText, KeySecret, Pager, useAction, useApp } from "../ui.js";
 import { when } from "../format.js";
 
 /** A project key's roles (the contract's PROJECT_ROLES) in words. */
@@ -17,9 +18,8 @@ export function KeysPage() {
     id === null ? "none (every environment)" : (environments.find((e) => e.id === id)?.name ?? id);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<CreatedApiKey | undefined>(undefined);
-  const [revoking, setRevoking] = useState<ApiKey | undefined>(undefined);
   const list = usePaged((page) => conn.client.keys.list(project).page(page), [project]);
-  const revoke = useAction();
+  const revoke = useRevokeKey((key: ApiKey) => conn.client.keys.revoke(project, key.id), list.reload);
   return (
     <section aria-labelledby="keys-title">
       <div className="title-row">
@@ -73,29 +73,12 @@ export function KeysPage() {
               <code>{k.id}</code>
             </td>
             <td>{when(k.createdAt)}</td>
-            <td>
-              <button type="button" className="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>
-                Revoke
-              </button>
-            </td>
+            <td>{revoke.button(k)}</td>
           </tr>
         )}
       />
       <Pager {...list.paging} label="Keys" />
-      <Confirm
-        open={revoking !== undefined}
-        danger
-        title={`Revoke ${revoking?.name ?? ""}?`}
-        confirmLabel="Revoke key"
-        onCancel={() => setRevoking(undefined)}
-        onConfirm={async () => {
-          const key = revoking;
-          setRevoking(undefined);
-          if (key && (await revoke.run(() => conn.client.keys.revoke(project, key.id)))) await list.reload();
-        }}
-      >
-        <p>Every request with this key is refused (401) from now on.</p>
-      </Confirm>
+      {revoke.dialog}
     </section>
   );
 }

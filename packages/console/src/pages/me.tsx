@@ -15,6 +15,7 @@ import { useState } from "react";
 import { isAdmin as isAdminOf } from "../api/access.js";
 import { PAGE_MAX } from "../contract.js";
 import { ListTable } from "../lists.js";
+import { useRevokeKey } from "../revoke-key.js";
 import { useUrlQuery } from "../url-state.js";
 import { Confirm, KeySecret, ErrorText, enc, Link, Loading, TextField, useAction, useApp, useData } from "../ui.js";
 import { atField, when } from "../format.js";
@@ -240,8 +241,7 @@ function PersonalKeys() {
   const { session, conn } = useApp();
   const list = useData(() => conn.client.personalKeys.list(), []);
   const [created, setCreated] = useState<CreatedPersonalKey | undefined>(undefined);
-  const [revoking, setRevoking] = useState<PersonalKey | undefined>(undefined);
-  const revoke = useAction();
+  const revoke = useRevokeKey((key: PersonalKey) => conn.client.personalKeys.revoke(key.id), list.reload);
   // A leaked key must not mint more: only a session creates one (the server refuses a key, 403).
   const createBlocked =
     session.key !== undefined
@@ -286,28 +286,11 @@ function PersonalKeys() {
             <td>{k.projectId ?? "every project you reach"}</td>
             <td>{k.role}</td>
             <td>{when(k.createdAt)}</td>
-            <td>
-              <button type="button" className="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>
-                Revoke
-              </button>
-            </td>
+            <td>{revoke.button(k)}</td>
           </tr>
         )}
       />
-      <Confirm
-        open={revoking !== undefined}
-        danger
-        title={`Revoke ${revoking?.name ?? ""}?`}
-        confirmLabel="Revoke key"
-        onCancel={() => setRevoking(undefined)}
-        onConfirm={async () => {
-          const key = revoking;
-          setRevoking(undefined);
-          if (key && (await revoke.run(() => conn.client.personalKeys.revoke(key.id)))) await list.reload();
-        }}
-      >
-        <p>Every request with this key is refused (401) from now on.</p>
-      </Confirm>
+      {revoke.dialog}
     </section>
   );
 }
