@@ -140,3 +140,38 @@ export function FlagList(props: { flags: readonly Flag[] }) {
     </ul>
   );
 }
+
+/**
+ * Actions on a list's rows (a person's role, their removal): which row one is running on, and the error of
+ * the one that failed, to show under its row. After each, the list is read again.
+ */
+export function useRowActions(reload: () => Promise<void>): {
+  /** Runs an action on the row `id`; answers whether it succeeded. */
+  act: (id: string, action: () => Promise<unknown>) => Promise<boolean>;
+  busy: (id: string) => boolean;
+  error: (id: string) => unknown;
+  /** Forgets the last error (when another action on a row starts with a dialog). */
+  clear: () => void;
+} {
+  const [failed, setFailed] = useState<{ id: string; error: unknown } | undefined>(undefined);
+  const [busy, setBusy] = useState<string | undefined>(undefined);
+  return {
+    act: async (id, action) => {
+      setBusy(id);
+      setFailed(undefined);
+      try {
+        await action();
+        await reload();
+        return true;
+      } catch (error) {
+        setFailed({ id, error });
+        return false;
+      } finally {
+        setBusy(undefined);
+      }
+    },
+    busy: (id) => busy === id,
+    error: (id) => (failed?.id === id ? failed.error : undefined),
+    clear: () => setFailed(undefined),
+  };
+}

@@ -2,7 +2,7 @@
 // every project without a grant; only they can list people, so only they pick whom to add.
 import { GRANT_ROLES, type Grant, type GrantRole } from "@flagstaff/sdk";
 import { useState } from "react";
-import { allPages, ListTable } from "../lists.js";
+import { allPages, ListTable, useRowActions } from "../lists.js";
 import { Confirm, ErrorText, useAction, useApp, useData } from "../ui.js";
 import { when } from "../format.js";
 
@@ -19,20 +19,7 @@ export function AccessPage() {
   const { conn, project, isAdmin } = useApp();
   const list = useData(() => conn.client.access.list(project), [project]);
   const [removing, setRemoving] = useState<Grant | undefined>(undefined);
-  const [failed, setFailed] = useState<{ id: string; error: unknown } | undefined>(undefined);
-  const [busy, setBusy] = useState<string | undefined>(undefined);
-  const act = async (userId: string, action: () => Promise<unknown>) => {
-    setBusy(userId);
-    setFailed(undefined);
-    try {
-      await action();
-      await list.reload();
-    } catch (error) {
-      setFailed({ id: userId, error });
-    } finally {
-      setBusy(undefined);
-    }
-  };
+  const rows = useRowActions(list.reload);
   const granted = list.data ?? [];
   return (
     <section aria-labelledby="access-title">
@@ -61,11 +48,11 @@ export function AccessPage() {
           <GrantRow
             key={g.userId}
             grant={g}
-            busy={busy === g.userId}
-            error={failed?.id === g.userId ? failed.error : undefined}
-            onRole={(role) => act(g.userId, () => conn.client.access.grant(project, g.userId, role))}
+            busy={rows.busy(g.userId)}
+            error={rows.error(g.userId)}
+            onRole={(role) => rows.act(g.userId, () => conn.client.access.grant(project, g.userId, role))}
             onRemove={() => {
-              setFailed(undefined);
+              rows.clear();
               setRemoving(g);
             }}
           />
@@ -80,7 +67,7 @@ export function AccessPage() {
         onConfirm={async () => {
           const g = removing;
           setRemoving(undefined);
-          if (g) await act(g.userId, () => conn.client.access.revoke(project, g.userId));
+          if (g) await rows.act(g.userId, () => conn.client.access.revoke(project, g.userId));
         }}
       >
         <p>

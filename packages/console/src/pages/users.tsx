@@ -1,7 +1,7 @@
 // People (admins): who may sign in, as what; a password set, reset or removed; disabled, enabled or deleted.
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, type User, USER_ROLES, type UserRole } from "@flagstaff/sdk";
 import { useEffect, useState } from "react";
-import { ListTable, usePaged } from "../lists.js";
+import { ListTable, usePaged, useRowActions } from "../lists.js";
 import { Confirm, ErrorText, Pager, TextField, useAction, useApp } from "../ui.js";
 import { ago, atField, when } from "../format.js";
 
@@ -19,25 +19,9 @@ export function UsersPage() {
   const list = usePaged((page) => conn.client.users.list().page(page), []);
   const [deleting, setDeleting] = useState<User | undefined>(undefined);
   const [resetting, setResetting] = useState<User | undefined>(undefined);
-  /** The row an action failed on, with its error, shown under that row. */
-  const [failed, setFailed] = useState<{ id: string; error: unknown } | undefined>(undefined);
-  const [busy, setBusy] = useState<string | undefined>(undefined);
+  /** The row an action runs on, or failed on with its error, shown under that row. */
+  const rows = useRowActions(list.reload);
   const self = session.key === undefined ? session.user?.id : undefined;
-
-  const act = async (user: User, action: () => Promise<unknown>) => {
-    setBusy(user.id);
-    setFailed(undefined);
-    try {
-      await action();
-      await list.reload();
-      return true;
-    } catch (error) {
-      setFailed({ id: user.id, error });
-      return false;
-    } finally {
-      setBusy(undefined);
-    }
-  };
 
   return (
     <section aria-labelledby="users-title">
@@ -59,23 +43,22 @@ export function UsersPage() {
         row={(u) => {
           const isSelf = u.id === self;
           const selfNote = isSelf ? `self-${u.id}` : undefined;
-          const rowBusy = busy === u.id;
           return (
             <UserRow
               key={u.id}
               user={u}
               isSelf={isSelf}
               selfNote={selfNote}
-              busy={rowBusy}
-              error={failed?.id === u.id ? failed.error : undefined}
-              onRole={(role) => act(u, () => conn.client.users.update(u.id, { role }))}
-              onDisabled={(disabled) => act(u, () => conn.client.users.update(u.id, { disabled }))}
+              busy={rows.busy(u.id)}
+              error={rows.error(u.id)}
+              onRole={(role) => rows.act(u.id, () => conn.client.users.update(u.id, { role }))}
+              onDisabled={(disabled) => rows.act(u.id, () => conn.client.users.update(u.id, { disabled }))}
               onReset={() => {
-                setFailed(undefined);
+                rows.clear();
                 setResetting(u);
               }}
               onDelete={() => {
-                setFailed(undefined);
+                rows.clear();
                 setDeleting(u);
               }}
             />
@@ -101,7 +84,7 @@ export function UsersPage() {
         onConfirm={async () => {
           const u = deleting;
           setDeleting(undefined);
-          if (u) await act(u, () => conn.client.users.delete(u.id));
+          if (u) await rows.act(u.id, () => conn.client.users.delete(u.id));
         }}
       >
         <p>
