@@ -12,7 +12,7 @@ import {
 import { useEffect, useRef, useState } from "react";
 import { notProjectAdminReason } from "../api/access.js";
 import { ENVIRONMENT_ID_INPUT, PAGE_MAX } from "../contract.js";
-import { Confirm, ErrorText, Loading, TextField, useAction, useApp, useData } from "../ui.js";
+import { Confirm, ErrorText, Loading, SubmitOrCancel, TextField, useAction, useApp, useData } from "../ui.js";
 
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 
@@ -374,14 +374,7 @@ function NewEnvironment(props: { environments: Environment[]; onCreated: () => v
         multiline
       />
       <ErrorText error={action.error} shownFields={["id", "name", "description"]} />
-      <div className="row">
-        <button type="submit" className="primary" disabled={action.busy}>
-          Create environment
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <SubmitOrCancel label="Create environment" busy={action.busy} onCancel={props.onCancel} />
     </form>
   );
 }
@@ -427,14 +420,7 @@ function EditEnvironment(props: { environment: Environment; onSaved: () => void;
         multiline
       />
       <ErrorText error={action.error} shownFields={["name", "description"]} />
-      <div className="row">
-        <button type="submit" className="primary" disabled={action.busy}>
-          Save
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <SubmitOrCancel label="Save" busy={action.busy} onCancel={props.onCancel} />
     </form>
   );
 }

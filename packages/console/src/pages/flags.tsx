@@ -18,6 +18,7 @@ import {
   navigate,
   Pager,
   StatusBadge,
+  SubmitOrCancel,
   TextField,
   useAction,
   useApp,
@@ -365,14 +366,7 @@ function NewFlag(props: { onDone: () => void }) {
         </p>
       )}
       <ErrorText error={action.error} shownFields={["flagName", "description"]} />
-      <div className="row">
-        <button type="submit" className="primary" disabled={action.busy}>
-          Create flag
-        </button>
-        <button type="button" onClick={props.onDone}>
-          Cancel
-        </button>
-      </div>
+      <SubmitOrCancel label="Create flag" busy={action.busy} onCancel={props.onDone} />
     </form>
   );
 }

@@ -2,7 +2,7 @@ import { type ApiKey, type CreatedApiKey, type KeyRole, PROJECT_ROLES } from "@f
 import { useState } from "react";
 import { ListTable, usePaged } from "../lists.js";
 import { useRevokeKey } from "../revoke-key.js";
-import { ErrorText, KeySecret, Pager, useAction, useApp } from "../ui.js";
+import { ErrorText, KeySecret, Pager, SubmitOrCancel, useAction, useApp } from "../ui.js";
 import { when } from "../format.js";
 
 /** A project key's roles (the contract's PROJECT_ROLES) in words. */
@@ -146,14 +146,7 @@ function NewKey(props: { onCreated: (key: CreatedApiKey) => void; onCancel: () =
         </p>
       </div>
       <ErrorText error={action.error} />
-      <div className="row">
-        <button type="submit" className="primary" disabled={action.busy}>
-          Create key
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <SubmitOrCancel label="Create key" busy={action.busy} onCancel={props.onCancel} />
     </form>
   );
 }

@@ -1,7 +1,19 @@
 import type { Segment, UpdateSegmentInput } from "@flagstaff/sdk";
 import { useEffect, useRef, useState } from "react";
 import { FlagList, ListRows, ListTable, usePaged } from "../lists.js";
-import { DeleteZone, ErrorText, enc, Link, Loading, navigate, Pager, useAction, useApp, useTagged } from "../ui.js";
+import {
+  DeleteZone,
+  ErrorText,
+  enc,
+  Link,
+  Loading,
+  navigate,
+  Pager,
+  SubmitOrCancel,
+  useAction,
+  useApp,
+  useTagged,
+} from "../ui.js";
 import { when } from "../format.js";
 import { MembersPanel } from "./members.js";
 import { SegmentConditionsPanel } from "./segment-conditions.js";
@@ -86,14 +98,7 @@ function NewSegment(props: { onDone: () => void }) {
         </label>
       </p>
       <ErrorText error={action.error} />
-      <div className="row">
-        <button type="submit" className="primary" disabled={action.busy}>
-          Create segment
-        </button>
-        <button type="button" onClick={props.onDone}>
-          Cancel
-        </button>
-      </div>
+      <SubmitOrCancel label="Create segment" busy={action.busy} onCancel={props.onDone} />
     </form>
   );
 }
