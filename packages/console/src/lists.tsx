@@ -175,3 +175,29 @@ export function useRowActions(reload: () => Promise<void>): {
     clear: () => setFailed(undefined),
   };
 }
+
+/**
+ * A list page's "New …" button, beside its title: disabled for those who may not change the project, with
+ * the reason beside it (`reasonId` names it).
+ */
+export function NewButton(props: { label: string; reasonId: string; onClick: () => void }) {
+  const { canWrite, readOnlyReason } = useApp();
+  return (
+    <>
+      <button
+        type="button"
+        className="primary"
+        disabled={!canWrite}
+        aria-describedby={canWrite ? undefined : props.reasonId}
+        onClick={props.onClick}
+      >
+        {props.label}
+      </button>
+      {!canWrite && (
+        <span id={props.reasonId} className="help">
+          {readOnlyReason}
+        </span>
+      )}
+    </>
+  );
+}

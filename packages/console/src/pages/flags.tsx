@@ -25,7 +25,7 @@ import {
   useData,
 } from "../ui.js";
 import { ago, when } from "../format.js";
-import { ListTable } from "../lists.js";
+import { ListTable, NewButton } from "../lists.js";
 import { targetingSummary } from "../targeting-text.js";
 import { oneOf, useUrlQuery } from "../url-state.js";
 import { emptyVariantRows, NewFlagTargeting, newFlagProblems, type VariantRow } from "./variants-editor.js";
@@ -86,7 +86,7 @@ const FIELDS = ["name", "q"] as const;
 const COUNT_POLL_MS = 30_000;
 
 export function FlagsPage() {
-  const { conn, project, canWrite, environment, environments, readOnlyReason } = useApp();
+  const { conn, project, environment, environments } = useApp();
   const shown = environment?.name ?? "";
   // A column per environment while they fit; past that, the one shown and a summary of all.
   const columns = environments.length <= ENVIRONMENT_COLUMNS_MAX ? environments : environment ? [environment] : [];
@@ -141,20 +141,7 @@ export function FlagsPage() {
             {filtered ? " match" : ""}
           </span>
         )}
-        <button
-          type="button"
-          className="primary"
-          disabled={!canWrite}
-          aria-describedby={canWrite ? undefined : "flags-ro"}
-          onClick={() => setCreating(true)}
-        >
-          New flag
-        </button>
-        {!canWrite && (
-          <span id="flags-ro" className="help">
-            {readOnlyReason}
-          </span>
-        )}
+        <NewButton label="New flag" reasonId="flags-ro" onClick={() => setCreating(true)} />
       </div>
       {creating && <NewFlag onDone={() => setCreating(false)} />}
       <search className="filters" aria-label="Flag search">

@@ -1,6 +1,6 @@
 import type { Segment, UpdateSegmentInput } from "@flagstaff/sdk";
 import { useEffect, useRef, useState } from "react";
-import { FlagList, ListRows, ListTable, usePaged } from "../lists.js";
+import { FlagList, ListRows, ListTable, NewButton, usePaged } from "../lists.js";
 import {
   DeleteZone,
   ErrorText,
@@ -19,27 +19,14 @@ import { MembersPanel } from "./members.js";
 import { SegmentConditionsPanel } from "./segment-conditions.js";
 
 export function SegmentsPage() {
-  const { conn, project, canWrite, readOnlyReason } = useApp();
+  const { conn, project } = useApp();
   const [creating, setCreating] = useState(false);
   const list = usePaged((page) => conn.client.segments.list(project).page(page), [project]);
   return (
     <section aria-labelledby="segments-title">
       <div className="title-row">
         <h1 id="segments-title">Segments</h1>
-        <button
-          type="button"
-          className="primary"
-          disabled={!canWrite}
-          aria-describedby={canWrite ? undefined : "segments-ro"}
-          onClick={() => setCreating(true)}
-        >
-          New segment
-        </button>
-        {!canWrite && (
-          <span id="segments-ro" className="help">
-            {readOnlyReason}
-          </span>
-        )}
+        <NewButton label="New segment" reasonId="segments-ro" onClick={() => setCreating(true)} />
       </div>
       {creating && <NewSegment onDone={() => setCreating(false)} />}
       <ErrorText error={list.error} />
