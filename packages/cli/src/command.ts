@@ -66,6 +66,22 @@ export const GLOBAL_OPTIONS: Options = {
   version: { type: "boolean", short: "V", description: "Print the version" },
 };
 
+/**
+ * The options that say whom a flag is evaluated for (`check`, `flags explain`): actors, and context
+ * attributes (`attributesFor` says what for, after "A context attribute": " for the flag's rules").
+ */
+export function contextOptions(attributesFor = ""): Options {
+  return {
+    actor: { type: "string", multiple: true, short: "a", value: "<id>", description: "An actor id (repeatable)" },
+    attribute: {
+      type: "string",
+      multiple: true,
+      value: "<name=value>",
+      description: `A context attribute${attributesFor} (repeatable; a name repeated makes a list)`,
+    },
+  };
+}
+
 type Value = string | boolean | (string | boolean)[] | undefined;
 
 /** What a command runs with: its arguments and options, configuration, and the SDK client. */
@@ -182,6 +198,11 @@ export class Context {
       out[key] = existing === undefined ? value : ([] as string[]).concat(existing, value);
     }
     return out;
+  }
+
+  /** Whom a flag is evaluated for, from the options of contextOptions: the actors and the attributes. */
+  evaluationContext(): { actorIds: string[]; attributes: Record<string, string | string[]> | undefined } {
+    return { actorIds: this.strings("actor"), attributes: this.attributes() };
   }
 
   /** The project of project-scoped commands: --project, else FLAGSTAFF_PROJECT. */

@@ -27,6 +27,7 @@ import {
   type Session,
   saveSession,
 } from "./api/session.js";
+import { PAGE_MAX } from "./contract.js";
 import { EnvironmentSwitcher } from "./environment-switcher.js";
 import { AccessPage } from "./pages/access.js";
 import { ActorsPage } from "./pages/actors.js";
@@ -155,7 +156,8 @@ export function App() {
   const envProject = inProject ? route.project : undefined;
   const environments = useData<Environment[] | undefined>(
     // At most 20 a project (ENVIRONMENTS_MAX_PER_PROJECT): one page.
-    async () => (base && envProject ? base.client.environments.list(envProject, { limit: 100 }).toArray() : undefined),
+    async () =>
+      base && envProject ? base.client.environments.list(envProject, { limit: PAGE_MAX }).toArray() : undefined,
     // Polled like every page (at most 20 rows): an environment added or deleted meanwhile appears or goes.
     [who, envProject],
   );

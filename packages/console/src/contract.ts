@@ -41,3 +41,12 @@ export function inputPattern(pattern: string): string {
 export const FLAG_NAME_INPUT = inputPattern(FLAG_NAME_PATTERN);
 export const ENVIRONMENT_ID_INPUT = inputPattern(ENVIRONMENT_ID_PATTERN);
 export const TARGETING_KEY_INPUT = inputPattern(TARGETING_KEY_PATTERN);
+
+/**
+ * Rows a list page reads at once (the API's default page size), and the most the API serves in one page
+ * (its `limit` is 1–100): what the pickers and whole lists read in. The API's page limits are not in the
+ * contract of @flagstaff/core yet (the server's PageQuerySchema writes 100), so the console's one home
+ * for them is here.
+ */
+export const PAGE_SIZE = 20;
+export const PAGE_MAX = 100;

@@ -256,6 +256,20 @@ export function ErrorText(props: { error: unknown; id?: string; shownFields?: re
   );
 }
 
+/** A form's last row: its submit button (disabled while it runs) and Cancel. */
+export function SubmitOrCancel(props: { label: string; busy: boolean; onCancel: () => void }) {
+  return (
+    <div className="row">
+      <button type="submit" className="primary" disabled={props.busy}>
+        {props.label}
+      </button>
+      <button type="button" onClick={props.onCancel}>
+        Cancel
+      </button>
+    </div>
+  );
+}
+
 /**
  * A text field with its limits up front (maxlength, pattern, a counter when it has a maximum) and the
  * server's complaint about it, in one sentence, right under it (`field` is the name the API uses).

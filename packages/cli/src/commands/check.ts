@@ -1,4 +1,4 @@
-import type { Noun } from "../command.js";
+import { contextOptions, type Noun } from "../command.js";
 
 export const check: Noun = {
   name: "check",
@@ -7,17 +7,9 @@ export const check: Noun = {
   command: {
     args: "<flag>",
     summary: "Check whether a flag is on (for any of the actors given), and which variant it serves",
-    options: {
-      actor: { type: "string", multiple: true, short: "a", value: "<id>", description: "An actor id (repeatable)" },
-      attribute: {
-        type: "string",
-        multiple: true,
-        value: "<name=value>",
-        description: "A context attribute for the flag's rules (repeatable; a name repeated makes a list)",
-      },
-    },
+    options: contextOptions(" for the flag's rules"),
     async run(ctx) {
-      const options = { actorIds: ctx.strings("actor"), attributes: ctx.attributes() };
+      const options = ctx.evaluationContext();
       const flag = ctx.arg(0);
       const client = ctx.client();
       const answer = await client.flags.evaluate(ctx.project(), flag, options);

@@ -1,6 +1,7 @@
 import type { Environment, UpdateEnvironmentInput } from "@flagstaff/sdk";
 import type { Noun } from "../command.js";
 import { clip, type Column, record, table } from "../output.js";
+import { PAGE_MAX } from "../lists.js";
 
 const COLUMNS: Column<Environment>[] = [
   ["ID", (e) => e.id],
@@ -32,7 +33,7 @@ export const environments: Noun = {
     list: {
       summary: "List the project's environments in their order",
       async run(ctx) {
-        const rows = await ctx.client().environments.list(ctx.project(), { limit: 100 }).toArray();
+        const rows = await ctx.client().environments.list(ctx.project(), { limit: PAGE_MAX }).toArray();
         ctx.print(rows, (data) => table(data, COLUMNS, "No environments."));
       },
     },

@@ -1,8 +1,7 @@
 import type { FlagstaffEvent } from "@flagstaff/sdk";
 import type { Noun } from "../command.js";
+import { firstItems, limitOf, limitOption } from "../lists.js";
 import { type Column, table } from "../output.js";
-
-const DEFAULT_COUNT = 50;
 
 /** Who made a change: a person by name (and e-mail), a key by name, or the service in parentheses. */
 const who = (e: FlagstaffEvent): string => {
@@ -76,27 +75,23 @@ export const events: Noun = {
       segment: { type: "string", value: "<id>", description: "Only events of this segment" },
       since: { type: "string", value: "<time>", description: "Only events at or after this ISO time" },
       until: { type: "string", value: "<time>", description: "Only events before this ISO time" },
-      limit: { type: "string", value: "<n>", description: `How many events to print (default ${DEFAULT_COUNT})` },
+      limit: limitOption("events"),
     },
     async run(ctx) {
-      const count = ctx.integer("limit") ?? DEFAULT_COUNT;
-      if (count < 1) throw ctx.usage("--limit must be at least 1.");
-      const list = ctx.client().events.list(ctx.project(), {
-        type: ctx.strings("type"),
-        flag: ctx.string("flag"),
-        segment: ctx.string("segment"),
-        since: ctx.string("since"),
-        until: ctx.string("until"),
-        // The option only, not FLAGSTAFF_ENVIRONMENT: this filter also hides project-wide events (segments,
-        // keys), which a variable set for the flag commands should not do silently.
-        environment: ctx.string("environment"),
-        limit: Math.min(count, 100),
-      });
-      const rows: FlagstaffEvent[] = [];
-      for await (const event of list) {
-        rows.push(event);
-        if (rows.length >= count) break;
-      }
+      const count = limitOf(ctx);
+      const rows = await firstItems(count, (limit) =>
+        ctx.client().events.list(ctx.project(), {
+          type: ctx.strings("type"),
+          flag: ctx.string("flag"),
+          segment: ctx.string("segment"),
+          since: ctx.string("since"),
+          until: ctx.string("until"),
+          // The option only, not FLAGSTAFF_ENVIRONMENT: this filter also hides project-wide events (segments,
+          // keys), which a variable set for the flag commands should not do silently.
+          environment: ctx.string("environment"),
+          limit,
+        }),
+      );
       ctx.print(rows, (data) => table(data, COLUMNS, "No events."));
     },
   },

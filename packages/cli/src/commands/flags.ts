@@ -13,9 +13,10 @@ import {
   VARIANTS_MAX,
   VARIANTS_MIN,
 } from "@flagstaff/sdk";
-import type { Command, Context, Noun, Options } from "../command.js";
+import { type Command, type Context, contextOptions, type Noun, type Options } from "../command.js";
 import { alternatives, clip, type Column, record, table } from "../output.js";
 import { SEGMENT_COLUMNS } from "./segments.js";
+import { PAGE_MAX } from "../lists.js";
 
 /** The contract's flag types that declare variants: all but the first, boolean (its are on and off). */
 const TYPED = FLAG_TYPES.slice(1);
@@ -206,7 +207,7 @@ export const flags: Noun = {
         q: { type: "string", value: "<text>", description: "Only flags whose name or description contains this text" },
       },
       async run(ctx) {
-        const options = { name: ctx.string("name"), q: ctx.string("q"), limit: 100 };
+        const options = { name: ctx.string("name"), q: ctx.string("q"), limit: PAGE_MAX };
         const rows = await ctx.client().flags.list(ctx.project(), options).toArray();
         ctx.print(rows, (data) => table(data, COLUMNS, "No flags."));
       },
@@ -268,17 +269,9 @@ export const flags: Noun = {
       args: "<name>",
       summary:
         "Explain a flag's answer for actors and attributes: the variant, and the rule or prerequisite that decided",
-      options: {
-        actor: { type: "string", multiple: true, short: "a", value: "<id>", description: "An actor id (repeatable)" },
-        attribute: {
-          type: "string",
-          multiple: true,
-          value: "<name=value>",
-          description: "A context attribute (repeatable; a name repeated makes a list)",
-        },
-      },
+      options: contextOptions(),
       async run(ctx) {
-        const context = { actorIds: ctx.strings("actor"), attributes: ctx.attributes() };
+        const context = ctx.evaluationContext();
         ctx.print(await ctx.client().flags.explain(ctx.project(), ctx.arg(0), context), explanationText);
       },
     },
@@ -333,7 +326,7 @@ export const flags: Noun = {
       args: "<name>",
       summary: "List the segments attached to a flag",
       async run(ctx) {
-        const rows = await ctx.client().segments.listForFlag(ctx.project(), ctx.arg(0), { limit: 100 }).toArray();
+        const rows = await ctx.client().segments.listForFlag(ctx.project(), ctx.arg(0), { limit: PAGE_MAX }).toArray();
         ctx.print(rows, (data) => table(data, SEGMENT_COLUMNS, "No segments attached."));
       },
     },

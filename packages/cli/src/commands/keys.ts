@@ -1,6 +1,7 @@
 import { type ApiKey, type KeyRole, PROJECT_ROLES } from "@flagstaff/sdk";
 import type { Noun } from "../command.js";
 import { type Column, record, table } from "../output.js";
+import { PAGE_MAX } from "../lists.js";
 
 const COLUMNS: Column<ApiKey>[] = [
   ["ID", (k) => k.id],
@@ -29,7 +30,7 @@ export const keys: Noun = {
     list: {
       summary: "List the project's keys, oldest first (never their secrets)",
       async run(ctx) {
-        const rows = await ctx.client().keys.list(ctx.project(), { limit: 100 }).toArray();
+        const rows = await ctx.client().keys.list(ctx.project(), { limit: PAGE_MAX }).toArray();
         ctx.print(rows, (data) => table(data, COLUMNS, "No keys."));
       },
     },

@@ -1,6 +1,7 @@
 import type { Project } from "@flagstaff/sdk";
 import type { Noun } from "../command.js";
 import { type Column, record, table } from "../output.js";
+import { PAGE_MAX } from "../lists.js";
 
 const COLUMNS: Column<Project>[] = [
   ["ID", (p) => p.id],
@@ -17,7 +18,7 @@ export const projects: Noun = {
     list: {
       summary: "List every project",
       async run(ctx) {
-        ctx.print(await ctx.client().projects.list({ limit: 100 }).toArray(), (rows) => table(rows, COLUMNS));
+        ctx.print(await ctx.client().projects.list({ limit: PAGE_MAX }).toArray(), (rows) => table(rows, COLUMNS));
       },
     },
     get: {

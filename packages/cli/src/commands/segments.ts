@@ -1,6 +1,7 @@
-import type { ConditionInput, Segment } from "@flagstaff/sdk";
-import type { Noun, Options } from "../command.js";
+import type { ConditionInput, Segment, UpdateSegmentInput } from "@flagstaff/sdk";
+import type { Command, Context, Noun, Options } from "../command.js";
 import { clip, type Column, record, table } from "../output.js";
+import { PAGE_MAX } from "../lists.js";
 
 const actorIds = (s: Segment) => s.latestActors.map((a) => a.actorId).join(", ");
 
@@ -40,6 +41,23 @@ const CONDITION_OPTIONS: Options = {
   "conditions-file": { type: "string", value: "<path>", description: "The conditions, from a JSON file" },
 };
 
+/** A command that changes the segment its first argument names (with what `input` reads) and shows it. */
+function updating(
+  args: string,
+  summary: string,
+  input: (ctx: Context) => UpdateSegmentInput | Promise<UpdateSegmentInput>,
+  options?: Options,
+): Command {
+  return {
+    args,
+    summary,
+    options,
+    async run(ctx) {
+      ctx.print(await ctx.client().segments.update(ctx.project(), ctx.arg(0), await input(ctx)), show);
+    },
+  };
+}
+
 export const segments: Noun = {
   name: "segments",
   summary: "Segments of a project: named lists of actors, and conditions on attributes",
@@ -47,7 +65,7 @@ export const segments: Noun = {
     list: {
       summary: "List the project's segments by name",
       async run(ctx) {
-        const rows = await ctx.client().segments.list(ctx.project(), { limit: 100 }).toArray();
+        const rows = await ctx.client().segments.list(ctx.project(), { limit: PAGE_MAX }).toArray();
         ctx.print(rows, (data) => table(data, SEGMENT_COLUMNS, "No segments."));
       },
     },
@@ -74,15 +92,10 @@ export const segments: Noun = {
         ctx.print(await ctx.client().segments.create(ctx.project(), input), show);
       },
     },
-    update: {
-      args: "<id>",
-      summary: "Rename a segment, change its description, or replace its conditions",
-      options: {
-        name: { type: "string", value: "<name>", description: "New name" },
-        description: { type: "string", value: "<text>", description: "New description" },
-        ...CONDITION_OPTIONS,
-      },
-      async run(ctx) {
+    update: updating(
+      "<id>",
+      "Rename a segment, change its description, or replace its conditions",
+      async (ctx) => {
         const input = {
           name: ctx.string("name"),
           description: ctx.string("description"),
@@ -91,25 +104,18 @@ export const segments: Noun = {
         if (Object.values(input).every((v) => v === undefined)) {
           throw ctx.usage("Nothing to change: pass --name, --description or --conditions(-file).");
         }
-        ctx.print(await ctx.client().segments.update(ctx.project(), ctx.arg(0), input), show);
+        return input;
       },
-    },
-    "add-actors": {
-      args: "<id> <actor...>",
-      summary: "Add actors to a segment",
-      async run(ctx) {
-        const input = { addActors: ctx.args.slice(1) };
-        ctx.print(await ctx.client().segments.update(ctx.project(), ctx.arg(0), input), show);
+      {
+        name: { type: "string", value: "<name>", description: "New name" },
+        description: { type: "string", value: "<text>", description: "New description" },
+        ...CONDITION_OPTIONS,
       },
-    },
-    "remove-actors": {
-      args: "<id> <actor...>",
-      summary: "Remove actors from a segment",
-      async run(ctx) {
-        const input = { removeActors: ctx.args.slice(1) };
-        ctx.print(await ctx.client().segments.update(ctx.project(), ctx.arg(0), input), show);
-      },
-    },
+    ),
+    "add-actors": updating("<id> <actor...>", "Add actors to a segment", (ctx) => ({ addActors: ctx.args.slice(1) })),
+    "remove-actors": updating("<id> <actor...>", "Remove actors from a segment", (ctx) => ({
+      removeActors: ctx.args.slice(1),
+    })),
     delete: {
       args: "<id>",
       summary: "Delete a segment and detach it from every flag",

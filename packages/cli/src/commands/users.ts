@@ -1,6 +1,7 @@
 import { type UpdateUserInput, type User, USER_ROLES, type UserRole } from "@flagstaff/sdk";
 import type { Context, Noun } from "../command.js";
 import { type Column, record, table } from "../output.js";
+import { PAGE_MAX } from "../lists.js";
 
 const COLUMNS: Column<User>[] = [
   ["ID", (u) => u.id],
@@ -47,7 +48,7 @@ export const users: Noun = {
     list: {
       summary: "List people, oldest first",
       async run(ctx) {
-        const rows = await ctx.client().users.list({ limit: 100 }).toArray();
+        const rows = await ctx.client().users.list({ limit: PAGE_MAX }).toArray();
         ctx.print(rows, (data) => table(data, COLUMNS, "No people."));
       },
     },

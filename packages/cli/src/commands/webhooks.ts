@@ -8,9 +8,9 @@ import {
   type WebhookEventPattern,
 } from "@flagstaff/sdk";
 import type { Command, Context, Noun } from "../command.js";
+import { firstItems, limitOf, limitOption, PAGE_MAX } from "../lists.js";
 import { clip, type Column, record, table } from "../output.js";
 
-const DEFAULT_COUNT = 50;
 const STATUSES: readonly WebhookDeliveryStatus[] = DELIVERY_STATUSES;
 
 const enabled = (w: Webhook) => (w.enabled ? "yes" : w.disabledReason === null ? "no" : "no (by the service)");
@@ -108,7 +108,7 @@ export const webhooks: Noun = {
     list: {
       summary: "List the project's webhooks, oldest first (never their secrets)",
       async run(ctx) {
-        const rows = await ctx.client().webhooks.list(ctx.project(), { limit: 100 }).toArray();
+        const rows = await ctx.client().webhooks.list(ctx.project(), { limit: PAGE_MAX }).toArray();
         ctx.print(rows, (data) => table(data, COLUMNS, "No webhooks."));
       },
     },
@@ -173,24 +173,20 @@ export const webhooks: Noun = {
       summary: "List a webhook's deliveries, newest first: attempts, last result, next retry",
       options: {
         status: { type: "string", value: DELIVERY_STATUSES.join("|"), description: "Only deliveries in this state" },
-        limit: { type: "string", value: "<n>", description: `How many deliveries to print (default ${DEFAULT_COUNT})` },
+        limit: limitOption("deliveries"),
       },
       async run(ctx) {
-        const count = ctx.integer("limit") ?? DEFAULT_COUNT;
-        if (count < 1) throw ctx.usage("--limit must be at least 1.");
+        const count = limitOf(ctx);
         const status = ctx.string("status");
         if (status !== undefined && !STATUSES.includes(status as WebhookDeliveryStatus)) {
           throw ctx.usage(`--status must be one of ${STATUSES.join(", ")}, got "${status}".`);
         }
-        const list = ctx.client().webhooks.deliveries(ctx.project(), ctx.arg(0), {
-          status: status as WebhookDeliveryStatus | undefined,
-          limit: Math.min(count, 100),
-        });
-        const rows: WebhookDelivery[] = [];
-        for await (const delivery of list) {
-          rows.push(delivery);
-          if (rows.length >= count) break;
-        }
+        const rows = await firstItems(count, (limit) =>
+          ctx.client().webhooks.deliveries(ctx.project(), ctx.arg(0), {
+            status: status as WebhookDeliveryStatus | undefined,
+            limit,
+          }),
+        );
         ctx.print(rows, (data) => table(data, DELIVERY_COLUMNS, "No deliveries."));
       },
     },

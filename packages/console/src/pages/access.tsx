@@ -1,8 +1,9 @@
 // A project's Access (project admins): the people granted the project, and their role on it. Admins reach
 // every project without a grant; only they can list people, so only they pick whom to add.
-import { GRANT_ROLES, type Grant, type GrantRole, type User } from "@flagstaff/sdk";
+import { GRANT_ROLES, type Grant, type GrantRole } from "@flagstaff/sdk";
 import { useState } from "react";
-import { Confirm, ErrorText, Loading, useAction, useApp, useData } from "../ui.js";
+import { allPages, ListTable, useRowActions } from "../lists.js";
+import { Confirm, ErrorText, useAction, useApp, useData } from "../ui.js";
 import { when } from "../format.js";
 
 /** The roles offered, the least first: the contract's (GRANT_ROLES), which lists the most first. */
@@ -18,20 +19,7 @@ export function AccessPage() {
   const { conn, project, isAdmin } = useApp();
   const list = useData(() => conn.client.access.list(project), [project]);
   const [removing, setRemoving] = useState<Grant | undefined>(undefined);
-  const [failed, setFailed] = useState<{ id: string; error: unknown } | undefined>(undefined);
-  const [busy, setBusy] = useState<string | undefined>(undefined);
-  const act = async (userId: string, action: () => Promise<unknown>) => {
-    setBusy(userId);
-    setFailed(undefined);
-    try {
-      await action();
-      await list.reload();
-    } catch (error) {
-      setFailed({ id: userId, error });
-    } finally {
-      setBusy(undefined);
-    }
-  };
+  const rows = useRowActions(list.reload);
   const granted = list.data ?? [];
   return (
     <section aria-labelledby="access-title">
@@ -48,40 +36,28 @@ export function AccessPage() {
         </p>
       )}
       <ErrorText error={list.error} />
-      {list.data === undefined && list.loading && <Loading what="the access list" />}
-      {list.data && granted.length === 0 && <p>Nobody was granted this project yet.</p>}
-      {granted.length > 0 && (
-        <div className="table-scroll">
-          <table aria-label="Access">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">E-mail</th>
-                <th scope="col">Role</th>
-                <th scope="col">Since</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {granted.map((g) => (
-                <GrantRow
-                  key={g.userId}
-                  grant={g}
-                  busy={busy === g.userId}
-                  error={failed?.id === g.userId ? failed.error : undefined}
-                  onRole={(role) => act(g.userId, () => conn.client.access.grant(project, g.userId, role))}
-                  onRemove={() => {
-                    setFailed(undefined);
-                    setRemoving(g);
-                  }}
-                />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={list.data}
+        loading={list.loading}
+        what="the access list"
+        empty="Nobody was granted this project yet."
+        label="Access"
+        columns={["Name", "E-mail", "Role", "Since"]}
+        actions
+        row={(g) => (
+          <GrantRow
+            key={g.userId}
+            grant={g}
+            busy={rows.busy(g.userId)}
+            error={rows.error(g.userId)}
+            onRole={(role) => rows.act(g.userId, () => conn.client.access.grant(project, g.userId, role))}
+            onRemove={() => {
+              rows.clear();
+              setRemoving(g);
+            }}
+          />
+        )}
+      />
       <Confirm
         open={removing !== undefined}
         danger
@@ -91,7 +67,7 @@ export function AccessPage() {
         onConfirm={async () => {
           const g = removing;
           setRemoving(undefined);
-          if (g) await act(g.userId, () => conn.client.access.revoke(project, g.userId));
+          if (g) await rows.act(g.userId, () => conn.client.access.revoke(project, g.userId));
         }}
       >
         <p>
@@ -154,33 +130,13 @@ function GrantRow(props: {
   );
 }
 
-/** Up to this many people are offered in the picker (100 a page). */
+/** Up to this many pages of people are offered in the picker. */
 const PICKER_PAGES = 20;
-
-async function everyone(load: (after?: string) => Promise<{ data: User[]; after: string | null }>): Promise<User[]> {
-  const out: User[] = [];
-  let after: string | undefined;
-  for (let page = 0; page < PICKER_PAGES; page++) {
-    const got = await load(after);
-    out.push(...got.data);
-    if (got.after === null) break;
-    after = got.after;
-  }
-  return out;
-}
 
 function GrantForm(props: { granted: Grant[]; onGranted: () => void }) {
   const { conn, project } = useApp();
   // The people, read once (and after each grant): a picker that changed under the cursor would mislead.
-  const people = useData(
-    () =>
-      everyone(async (after) => {
-        const page = await conn.client.users.list().page({ limit: 100, after });
-        return { data: page.data, after: page.pagination.after };
-      }),
-    [project],
-    0,
-  );
+  const people = useData(() => allPages((page) => conn.client.users.list().page(page), PICKER_PAGES), [project], 0);
   const [userId, setUserId] = useState("");
   const [role, setRole] = useState<GrantRole>("read");
   const action = useAction();

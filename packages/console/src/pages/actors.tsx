@@ -1,6 +1,7 @@
 import { isFlagstaffError } from "@flagstaff/sdk";
 import { useEffect, useState } from "react";
-import { type Cursor, ErrorText, enc, Link, Loading, navigate, Pager, StatusBadge, useApp, useData } from "../ui.js";
+import { FlagList, ListRows, usePaged } from "../lists.js";
+import { ErrorText, enc, Link, Loading, navigate, Pager, useApp, useData } from "../ui.js";
 import { when } from "../format.js";
 
 export function ActorsPage(props: { actorId: string | undefined }) {
@@ -30,8 +31,6 @@ export function ActorsPage(props: { actorId: string | undefined }) {
 
 function ActorDetails(props: { actorId: string }) {
   const { conn, project, environment } = useApp();
-  const [flagCursor, setFlagCursor] = useState<Cursor>({});
-  const [segmentCursor, setSegmentCursor] = useState<Cursor>({});
   const profile = useData(async () => {
     try {
       return await conn.client.actors.get(project, props.actorId);
@@ -40,13 +39,13 @@ function ActorDetails(props: { actorId: string }) {
       throw error;
     }
   }, [project, props.actorId]);
-  const flags = useData(
-    () => conn.client.flags.listForActor(project, props.actorId).page({ limit: 20, ...flagCursor }),
-    [project, props.actorId, flagCursor.before, flagCursor.after],
+  const flags = usePaged(
+    (page) => conn.client.flags.listForActor(project, props.actorId).page(page),
+    [project, props.actorId],
   );
-  const segments = useData(
-    () => conn.client.segments.listForActor(project, props.actorId).page({ limit: 20, ...segmentCursor }),
-    [project, props.actorId, segmentCursor.before, segmentCursor.after],
+  const segments = usePaged(
+    (page) => conn.client.segments.listForActor(project, props.actorId).page(page),
+    [project, props.actorId],
   );
   return (
     <article aria-labelledby="actor-title">
@@ -69,42 +68,26 @@ function ActorDetails(props: { actorId: string }) {
       <section className="card" aria-labelledby="actor-flags-title">
         <h3 id="actor-flags-title">Flags enabled for this actor in {environment?.name}</h3>
         <ErrorText error={flags.error} />
-        {flags.data && flags.data.data.length === 0 && <p>No flag is enabled for this actor.</p>}
-        {flags.data && flags.data.data.length > 0 && (
-          <ul className="plain">
-            {flags.data.data.map((f) => (
-              <li key={f.id}>
-                <Link to={`/p/${enc(project)}/flags/${enc(f.name)}`}>{f.name}</Link> <StatusBadge status={f.status} />
-              </li>
-            ))}
-          </ul>
-        )}
-        <Pager
-          page={flags.data}
-          label="Flags of the actor"
-          onPrevious={(before) => setFlagCursor({ before })}
-          onNext={(after) => setFlagCursor({ after })}
-        />
+        <ListRows rows={flags.data?.data} empty="No flag is enabled for this actor.">
+          {(rows) => <FlagList flags={rows} />}
+        </ListRows>
+        <Pager {...flags.paging} label="Flags of the actor" />
       </section>
       <section className="card" aria-labelledby="actor-segments-title">
         <h3 id="actor-segments-title">Segments this actor is in</h3>
         <ErrorText error={segments.error} />
-        {segments.data && segments.data.data.length === 0 && <p>In no segment.</p>}
-        {segments.data && segments.data.data.length > 0 && (
-          <ul className="plain">
-            {segments.data.data.map((s) => (
-              <li key={s.id}>
-                <Link to={`/p/${enc(project)}/segments/${enc(s.id)}`}>{s.name}</Link>
-              </li>
-            ))}
-          </ul>
-        )}
-        <Pager
-          page={segments.data}
-          label="Segments of the actor"
-          onPrevious={(before) => setSegmentCursor({ before })}
-          onNext={(after) => setSegmentCursor({ after })}
-        />
+        <ListRows rows={segments.data?.data} empty="In no segment.">
+          {(rows) => (
+            <ul className="plain">
+              {rows.map((s) => (
+                <li key={s.id}>
+                  <Link to={`/p/${enc(project)}/segments/${enc(s.id)}`}>{s.name}</Link>
+                </li>
+              ))}
+            </ul>
+          )}
+        </ListRows>
+        <Pager {...segments.paging} label="Segments of the actor" />
       </section>
     </article>
   );

@@ -11,15 +11,15 @@ import {
 } from "@flagstaff/sdk";
 import { useEffect, useRef, useState } from "react";
 import { notProjectAdminReason } from "../api/access.js";
-import { ENVIRONMENT_ID_INPUT } from "../contract.js";
-import { Confirm, ErrorText, Loading, TextField, useAction, useApp, useData } from "../ui.js";
+import { ENVIRONMENT_ID_INPUT, PAGE_MAX } from "../contract.js";
+import { Confirm, ErrorText, Loading, SubmitOrCancel, TextField, useAction, useApp, useData } from "../ui.js";
 
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 
 export function EnvironmentsPage() {
   const { session, conn, project, isProjectAdmin, reloadEnvironments } = useApp();
   // Every environment, whatever the key is bound to: the list shows no configuration (any key may list it).
-  const list = useData(() => conn.client.environments.list(project, { limit: 100 }).toArray(), [project]);
+  const list = useData(() => conn.client.environments.list(project, { limit: PAGE_MAX }).toArray(), [project]);
   const bound = session.environment ? list.data?.find((e) => e.id === session.environment) : undefined;
   const blocked = !isProjectAdmin
     ? `Read-only: ${lowerFirst(notProjectAdminReason(session, project) ?? "")}`
@@ -374,14 +374,7 @@ function NewEnvironment(props: { environments: Environment[]; onCreated: () => v
         multiline
       />
       <ErrorText error={action.error} shownFields={["id", "name", "description"]} />
-      <div className="row">
-        <button type="submit" className="primary" disabled={action.busy}>
-          Create environment
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <SubmitOrCancel label="Create environment" busy={action.busy} onCancel={props.onCancel} />
     </form>
   );
 }
@@ -427,14 +420,7 @@ function EditEnvironment(props: { environment: Environment; onSaved: () => void;
         multiline
       />
       <ErrorText error={action.error} shownFields={["name", "description"]} />
-      <div className="row">
-        <button type="submit" className="primary" disabled={action.busy}>
-          Save
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <SubmitOrCancel label="Save" busy={action.busy} onCancel={props.onCancel} />
     </form>
   );
 }

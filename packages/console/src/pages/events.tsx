@@ -71,7 +71,7 @@ export function describeChange(
 }
 
 /** Segment ids of the events' segment lists, and of the segments their rules name. */
-function segmentIds(events: FlagstaffEvent[]): string[] {
+function segmentIds(events: readonly FlagstaffEvent[]): string[] {
   const ids = new Set<string>();
   for (const e of events) {
     for (const key of ["addedSegments", "removedSegments"]) {
@@ -203,7 +203,7 @@ function targetLink(e: FlagstaffEvent, project: string, isAdmin: boolean): strin
   }
 }
 
-export function EventList(props: { events: FlagstaffEvent[] }) {
+export function EventList(props: { events: readonly FlagstaffEvent[] }) {
   const { project, isProjectAdmin, environments } = useApp();
   // A configuration's change names its environment; the rest (a flag's creation, a segment…) are project-wide.
   const environmentName = (id: string) => environments.find((e) => e.id === id)?.name ?? id;

@@ -2,36 +2,24 @@
 // recorded as its own change), not through the page's pending changes.
 import type { Flag, Segment, UpdateFlagInput } from "@flagstaff/sdk";
 import { useState } from "react";
-import { type Cursor, ErrorText, enc, navigate, Pager, useAction, useApp, useData } from "../ui.js";
+import { allPages, ListRows, usePaged } from "../lists.js";
+import { ErrorText, enc, navigate, Pager, useAction, useApp } from "../ui.js";
 
-/** Every segment of the project, for adding by name (at most 100 pages of 100). */
-async function allSegments(
-  list: (after?: string) => Promise<{ data: Segment[]; pagination: { after: string | null } }>,
-): Promise<Segment[]> {
-  const out: Segment[] = [];
-  let after: string | undefined;
-  for (let i = 0; i < 100; i++) {
-    const page = await list(after);
-    out.push(...page.data);
-    if (!page.pagination.after) break;
-    after = page.pagination.after;
-  }
-  return out;
-}
+/** Every segment of the project, for adding by name (at most 100 pages). */
+const SEGMENT_PAGES = 100;
 
 export function SegmentsPanel(props: { flag: Flag; patch: (input: UpdateFlagInput) => Promise<void> }) {
   const { conn, project, canWrite, readOnlyReason } = useApp();
-  const [cursor, setCursor] = useState<Cursor>({});
-  const attached = useData(
-    () => conn.client.segments.listForFlag(project, props.flag.name).page({ limit: 20, ...cursor }),
-    [project, props.flag.name, props.flag.updatedAt, cursor.before, cursor.after],
+  const attached = usePaged(
+    (page) => conn.client.segments.listForFlag(project, props.flag.name).page(page),
+    [project, props.flag.name, props.flag.updatedAt],
   );
   const [name, setName] = useState("");
   const [choices, setChoices] = useState<Segment[] | undefined>(undefined);
   const action = useAction();
   const loadChoices = async () => {
     if (choices === undefined) {
-      setChoices(await allSegments((after) => conn.client.segments.list(project).page({ limit: 100, after })));
+      setChoices(await allPages((page) => conn.client.segments.list(project).page(page), SEGMENT_PAGES));
     }
   };
   return (
@@ -43,7 +31,7 @@ export function SegmentsPanel(props: { flag: Flag; patch: (input: UpdateFlagInpu
           e.preventDefault();
           const ok = await action.run(async () => {
             const all =
-              choices ?? (await allSegments((after) => conn.client.segments.list(project).page({ limit: 100, after })));
+              choices ?? (await allPages((page) => conn.client.segments.list(project).page(page), SEGMENT_PAGES));
             const segment = all.find((s) => s.name === name.trim()) ?? all.find((s) => s.id === name.trim());
             if (!segment) throw new Error(`No segment is named "${name.trim()}".`);
             await props.patch({ addSegments: [segment.id] });
@@ -75,40 +63,36 @@ export function SegmentsPanel(props: { flag: Flag; patch: (input: UpdateFlagInpu
       {!canWrite && <p className="help">{readOnlyReason}</p>}
       <ErrorText error={action.error} />
       <ErrorText error={attached.error} />
-      {attached.data && attached.data.data.length === 0 && <p>No segments attached.</p>}
-      {attached.data && attached.data.data.length > 0 && (
-        <ul className="plain">
-          {attached.data.data.map((s) => (
-            <li key={s.id}>
-              <a
-                href={`/console/p/${enc(project)}/segments/${enc(s.id)}`}
-                onClick={(e) => {
-                  e.preventDefault();
-                  navigate(`/p/${enc(project)}/segments/${enc(s.id)}`);
-                }}
-              >
-                {s.name}
-              </a>{" "}
-              <button
-                type="button"
-                disabled={!canWrite}
-                aria-label={`Remove segment ${s.name}`}
-                onClick={async () => {
-                  if (await action.run(() => props.patch({ removeSegments: [s.id] }))) await attached.reload();
-                }}
-              >
-                Remove
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
-      <Pager
-        page={attached.data}
-        label="Attached segments"
-        onPrevious={(before) => setCursor({ before })}
-        onNext={(after) => setCursor({ after })}
-      />
+      <ListRows rows={attached.data?.data} empty="No segments attached.">
+        {(rows) => (
+          <ul className="plain">
+            {rows.map((s) => (
+              <li key={s.id}>
+                <a
+                  href={`/console/p/${enc(project)}/segments/${enc(s.id)}`}
+                  onClick={(e) => {
+                    e.preventDefault();
+                    navigate(`/p/${enc(project)}/segments/${enc(s.id)}`);
+                  }}
+                >
+                  {s.name}
+                </a>{" "}
+                <button
+                  type="button"
+                  disabled={!canWrite}
+                  aria-label={`Remove segment ${s.name}`}
+                  onClick={async () => {
+                    if (await action.run(() => props.patch({ removeSegments: [s.id] }))) await attached.reload();
+                  }}
+                >
+                  Remove
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+      </ListRows>
+      <Pager {...attached.paging} label="Attached segments" />
     </section>
   );
 }

@@ -2,11 +2,11 @@
 // Evaluate, Settings, History) over one set of pending changes with one Save (flag-pending.tsx). Every tab
 // stays mounted while another is shown, so edits in one survive a look at another.
 import type { Flag, UpdateFlagInput } from "@flagstaff/sdk";
-import { type KeyboardEvent, useState } from "react";
+import type { KeyboardEvent } from "react";
 import { targetingSummary } from "../targeting-text.js";
 import { oneOf, useUrlQuery } from "../url-state.js";
+import { ListRows, usePaged } from "../lists.js";
 import {
-  type Cursor,
   ConfigurationRights,
   DeleteZone,
   ErrorText,
@@ -16,7 +16,6 @@ import {
   Pager,
   StatusBadge,
   useApp,
-  useData,
   useTagged,
 } from "../ui.js";
 import { when } from "../format.js";
@@ -216,23 +215,19 @@ function Tabs(props: { selected: FlagTab; changed: ReadonlySet<FlagTab>; onSelec
 
 function FlagHistory(props: { flag: Flag }) {
   const { conn, project } = useApp();
-  const [cursor, setCursor] = useState<Cursor>({});
-  const events = useData(
-    () => conn.client.events.listForFlag(project, props.flag.name).page({ limit: 10, ...cursor }),
-    [project, props.flag.name, cursor.before, cursor.after],
+  const events = usePaged(
+    (page) => conn.client.events.listForFlag(project, props.flag.name).page(page),
+    [project, props.flag.name],
+    { limit: 10 },
   );
   return (
     <section className="card" aria-labelledby="flag-history-title">
       <h2 id="flag-history-title">History</h2>
       <ErrorText error={events.error} />
-      {events.data && events.data.data.length === 0 && <p>No events.</p>}
-      {events.data && events.data.data.length > 0 && <EventList events={events.data.data} />}
-      <Pager
-        page={events.data}
-        label="History"
-        onPrevious={(before) => setCursor({ before })}
-        onNext={(after) => setCursor({ after })}
-      />
+      <ListRows rows={events.data?.data} empty="No events.">
+        {(rows) => <EventList events={rows} />}
+      </ListRows>
+      <Pager {...events.paging} label="History" />
     </section>
   );
 }

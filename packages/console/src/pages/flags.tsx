@@ -9,22 +9,23 @@ import {
   type FlagType,
 } from "@flagstaff/sdk";
 import { useState } from "react";
-import { FLAG_NAME_INPUT } from "../contract.js";
+import { FLAG_NAME_INPUT, PAGE_SIZE } from "../contract.js";
 import {
   type Cursor,
   ErrorText,
   enc,
   Link,
-  Loading,
   navigate,
   Pager,
   StatusBadge,
+  SubmitOrCancel,
   TextField,
   useAction,
   useApp,
   useData,
 } from "../ui.js";
 import { ago, when } from "../format.js";
+import { ListTable, NewButton } from "../lists.js";
 import { targetingSummary } from "../targeting-text.js";
 import { oneOf, useUrlQuery } from "../url-state.js";
 import { emptyVariantRows, NewFlagTargeting, newFlagProblems, type VariantRow } from "./variants-editor.js";
@@ -85,7 +86,7 @@ const FIELDS = ["name", "q"] as const;
 const COUNT_POLL_MS = 30_000;
 
 export function FlagsPage() {
-  const { conn, project, canWrite, environment, environments, readOnlyReason } = useApp();
+  const { conn, project, environment, environments } = useApp();
   const shown = environment?.name ?? "";
   // A column per environment while they fit; past that, the one shown and a summary of all.
   const columns = environments.length <= ENVIRONMENT_COLUMNS_MAX ? environments : environment ? [environment] : [];
@@ -107,7 +108,7 @@ export function FlagsPage() {
     () =>
       conn.client.flags
         .list(project, { ...filters, sort: sort === "name" ? undefined : sort })
-        .page({ limit: 20, ...cursor }),
+        .page({ limit: PAGE_SIZE, ...cursor }),
     [project, search, field, status, sort, cursor.before, cursor.after],
   );
   // The count scans every flag that matches, so it is asked when the filters change and then every 30 s,
@@ -140,20 +141,7 @@ export function FlagsPage() {
             {filtered ? " match" : ""}
           </span>
         )}
-        <button
-          type="button"
-          className="primary"
-          disabled={!canWrite}
-          aria-describedby={canWrite ? undefined : "flags-ro"}
-          onClick={() => setCreating(true)}
-        >
-          New flag
-        </button>
-        {!canWrite && (
-          <span id="flags-ro" className="help">
-            {readOnlyReason}
-          </span>
-        )}
+        <NewButton label="New flag" reasonId="flags-ro" onClick={() => setCreating(true)} />
       </div>
       {creating && <NewFlag onDone={() => setCreating(false)} />}
       <search className="filters" aria-label="Flag search">
@@ -202,86 +190,75 @@ export function FlagsPage() {
         <strong>{shown}</strong>.
       </p>
       <ErrorText error={list.error} />
-      {list.data === undefined && list.loading ? (
-        <Loading what="flags" />
-      ) : list.data && list.data.data.length === 0 ? (
-        <p>{filtered ? "No flag matches." : "No flags yet."}</p>
-      ) : (
-        list.data && (
-          <div className="table-scroll">
-            <table aria-label="Flags">
-              <thead>
-                <tr>
-                  <th scope="col" aria-sort={sortedBy("Name")}>
-                    Name
-                  </th>
-                  {columns.map((e) => (
-                    <th key={e.id} scope="col" className={e.id === environment?.id ? "environment-shown" : undefined}>
-                      {e.name}
-                      {e.id === environment?.id && environments.length > 1 && (
-                        <span className="muted small"> (selected)</span>
-                      )}
-                    </th>
-                  ))}
-                  {summarised && <th scope="col">Environments</th>}
-                  <th scope="col">Targeting</th>
-                  <th scope="col">Attached</th>
-                  {timeColumn && (
-                    <th scope="col" aria-sort={sortedBy(timeColumn)}>
-                      {timeColumn}
-                    </th>
-                  )}
-                  <th scope="col" aria-sort={sortedBy("Last checked")}>
-                    Last checked
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.data.map((flag) => {
-                  const stale = staleReason(flag);
-                  const time = timeColumn === "Created" ? flag.createdAt : flag.updatedAt;
-                  return (
-                    <tr key={flag.id}>
-                      <td>
-                        <Link to={`/p/${enc(project)}/flags/${enc(flag.name)}`}>{flag.name}</Link>
-                        {flag.description && <div className="muted small">{flag.description}</div>}
-                      </td>
-                      {columns.map((e) => {
-                        const status = flag.environments[e.id]?.status;
-                        return e.id === environment?.id ? (
-                          <td key={e.id} className="environment-shown">
-                            <StatusBadge status={flag.status} />{" "}
-                            {stale && (
-                              <span className="badge stale" title={stale}>
-                                stale<span className="visually-hidden">: {stale}</span>
-                              </span>
-                            )}
-                          </td>
-                        ) : (
-                          <td key={e.id}>{status ? <StatusBadge status={status} /> : "—"}</td>
-                        );
-                      })}
-                      {summarised && <td>{environmentsSummary(flag, environments)}</td>}
-                      <td data-testid="targeting-summary">{targetingSummary(flag)}</td>
-                      <td>{attachedSummary(flag)}</td>
-                      {timeColumn && (
-                        <td>
-                          <time dateTime={time} title={when(time)}>
-                            {ago(time)}
-                          </time>
-                        </td>
-                      )}
-                      <td>
-                        <time dateTime={flag.latestCheckedAt ?? undefined}>{ago(flag.latestCheckedAt)}</time>
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-        )
-      )}
+      <ListTable
+        rows={list.data?.data}
+        loading={list.loading}
+        what="flags"
+        empty={filtered ? "No flag matches." : "No flags yet."}
+        label="Flags"
+        columns={[
+          <th key="name" scope="col" aria-sort={sortedBy("Name")}>
+            Name
+          </th>,
+          ...columns.map((e) => (
+            <th key={e.id} scope="col" className={e.id === environment?.id ? "environment-shown" : undefined}>
+              {e.name}
+              {e.id === environment?.id && environments.length > 1 && <span className="muted small"> (selected)</span>}
+            </th>
+          )),
+          summarised && "Environments",
+          "Targeting",
+          "Attached",
+          timeColumn && (
+            <th key="time" scope="col" aria-sort={sortedBy(timeColumn)}>
+              {timeColumn}
+            </th>
+          ),
+          <th key="checked" scope="col" aria-sort={sortedBy("Last checked")}>
+            Last checked
+          </th>,
+        ]}
+        row={(flag) => {
+          const stale = staleReason(flag);
+          const time = timeColumn === "Created" ? flag.createdAt : flag.updatedAt;
+          return (
+            <tr key={flag.id}>
+              <td>
+                <Link to={`/p/${enc(project)}/flags/${enc(flag.name)}`}>{flag.name}</Link>
+                {flag.description && <div className="muted small">{flag.description}</div>}
+              </td>
+              {columns.map((e) => {
+                const status = flag.environments[e.id]?.status;
+                return e.id === environment?.id ? (
+                  <td key={e.id} className="environment-shown">
+                    <StatusBadge status={flag.status} />{" "}
+                    {stale && (
+                      <span className="badge stale" title={stale}>
+                        stale<span className="visually-hidden">: {stale}</span>
+                      </span>
+                    )}
+                  </td>
+                ) : (
+                  <td key={e.id}>{status ? <StatusBadge status={status} /> : "—"}</td>
+                );
+              })}
+              {summarised && <td>{environmentsSummary(flag, environments)}</td>}
+              <td data-testid="targeting-summary">{targetingSummary(flag)}</td>
+              <td>{attachedSummary(flag)}</td>
+              {timeColumn && (
+                <td>
+                  <time dateTime={time} title={when(time)}>
+                    {ago(time)}
+                  </time>
+                </td>
+              )}
+              <td>
+                <time dateTime={flag.latestCheckedAt ?? undefined}>{ago(flag.latestCheckedAt)}</time>
+              </td>
+            </tr>
+          );
+        }}
+      />
       <Pager
         page={list.data}
         label="Flags"
@@ -376,14 +353,7 @@ function NewFlag(props: { onDone: () => void }) {
         </p>
       )}
       <ErrorText error={action.error} shownFields={["flagName", "description"]} />
-      <div className="row">
-        <button type="submit" className="primary" disabled={action.busy}>
-          Create flag
-        </button>
-        <button type="button" onClick={props.onDone}>
-          Cancel
-        </button>
-      </div>
+      <SubmitOrCancel label="Create flag" busy={action.busy} onCancel={props.onDone} />
     </form>
   );
 }

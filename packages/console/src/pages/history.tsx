@@ -1,6 +1,7 @@
 import type { EventTypeFilter } from "@flagstaff/sdk";
 import { useState } from "react";
-import { type Cursor, ErrorText, enc, Link, Loading, Pager, useApp, useData } from "../ui.js";
+import { ListRows, usePaged } from "../lists.js";
+import { ErrorText, enc, Link, Pager, useApp } from "../ui.js";
 import { useUrlQuery } from "../url-state.js";
 import { actorLabel, EventList } from "./events.js";
 
@@ -29,19 +30,12 @@ export function HistoryPage() {
   const filtered = environments.find((e) => e.id === environment);
   const [flag, setFlag] = useState("");
   const [since, setSince] = useState("");
-  const [cursor, setCursor] = useState<Cursor>({});
   // One person's (or key's) changes: in the URL, so that the name in a row links here.
   const [query] = useUrlQuery();
   const actor = query.get("actor") || undefined;
-  const [actorCursor, setActorCursor] = useState(actor);
-  if (actorCursor !== actor) {
-    // Another actor's link: their changes from the first page.
-    setActorCursor(actor);
-    setCursor({});
-  }
   const sinceIso = since ? new Date(since).toISOString() : undefined;
-  const events = useData(
-    () =>
+  const events = usePaged(
+    (page) =>
       conn.client.events
         .list(project, {
           type: type || undefined,
@@ -50,11 +44,18 @@ export function HistoryPage() {
           actor,
           environment: environment || undefined,
         })
-        .page({ limit: 25, ...cursor }),
-    [project, type, flag, sinceIso, actor, environment, cursor.before, cursor.after],
+        .page(page),
+    [project, type, flag, sinceIso, actor, environment],
+    { limit: 25 },
   );
+  const [actorCursor, setActorCursor] = useState(actor);
+  if (actorCursor !== actor) {
+    // Another actor's link: their changes from the first page.
+    setActorCursor(actor);
+    events.first();
+  }
   const first = events.data?.data[0];
-  const reset = () => setCursor({});
+  const reset = events.first;
   return (
     <section aria-labelledby="history-title">
       <h1 id="history-title">History</h1>
@@ -131,15 +132,10 @@ export function HistoryPage() {
         </p>
       )}
       <ErrorText error={events.error} />
-      {events.data === undefined && events.loading && <Loading what="the history" />}
-      {events.data && events.data.data.length === 0 && <p>No events match.</p>}
-      {events.data && events.data.data.length > 0 && <EventList events={events.data.data} />}
-      <Pager
-        page={events.data}
-        label="History"
-        onPrevious={(before) => setCursor({ before })}
-        onNext={(after) => setCursor({ after })}
-      />
+      <ListRows rows={events.data?.data} loading={events.loading} what="the history" empty="No events match.">
+        {(rows) => <EventList events={rows} />}
+      </ListRows>
+      <Pager {...events.paging} label="History" />
     </section>
   );
 }

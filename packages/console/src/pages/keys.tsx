@@ -1,6 +1,8 @@
 import { type ApiKey, type CreatedApiKey, type KeyRole, PROJECT_ROLES } from "@flagstaff/sdk";
 import { useState } from "react";
-import { Confirm, KeySecret, type Cursor, ErrorText, Loading, Pager, useAction, useApp, useData } from "../ui.js";
+import { ListTable, usePaged } from "../lists.js";
+import { useRevokeKey } from "../revoke-key.js";
+import { ErrorText, KeySecret, Pager, SubmitOrCancel, useAction, useApp } from "../ui.js";
 import { when } from "../format.js";
 
 /** A project key's roles (the contract's PROJECT_ROLES) in words. */
@@ -14,15 +16,10 @@ export function KeysPage() {
   const { conn, project, environments } = useApp();
   const environmentName = (id: string | null) =>
     id === null ? "none (every environment)" : (environments.find((e) => e.id === id)?.name ?? id);
-  const [cursor, setCursor] = useState<Cursor>({});
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<CreatedApiKey | undefined>(undefined);
-  const [revoking, setRevoking] = useState<ApiKey | undefined>(undefined);
-  const list = useData(
-    () => conn.client.keys.list(project).page({ limit: 20, ...cursor }),
-    [project, cursor.before, cursor.after],
-  );
-  const revoke = useAction();
+  const list = usePaged((page) => conn.client.keys.list(project).page(page), [project]);
+  const revoke = useRevokeKey((key: ApiKey) => conn.client.keys.revoke(project, key.id), list.reload);
   return (
     <section aria-labelledby="keys-title">
       <div className="title-row">
@@ -59,69 +56,29 @@ export function KeysPage() {
       )}
       <ErrorText error={list.error} />
       <ErrorText error={revoke.error} />
-      {list.data === undefined && list.loading && <Loading what="keys" />}
-      {list.data && list.data.data.length === 0 && <p>This project has no keys.</p>}
-      {list.data && list.data.data.length > 0 && (
-        <div className="table-scroll">
-          <table aria-label="Keys">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Role</th>
-                <th scope="col">Environment</th>
-                <th scope="col">Id</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((k) => (
-                <tr key={k.id}>
-                  <td>{k.name}</td>
-                  <td>{k.role}</td>
-                  <td>{environmentName(k.environment)}</td>
-                  <td>
-                    <code>{k.id}</code>
-                  </td>
-                  <td>{when(k.createdAt)}</td>
-                  <td>
-                    <button
-                      type="button"
-                      className="danger"
-                      aria-label={`Revoke ${k.name}`}
-                      onClick={() => setRevoking(k)}
-                    >
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <Pager
-        page={list.data}
+      <ListTable
+        rows={list.data?.data}
+        loading={list.loading}
+        what="keys"
+        empty="This project has no keys."
         label="Keys"
-        onPrevious={(before) => setCursor({ before })}
-        onNext={(after) => setCursor({ after })}
+        columns={["Name", "Role", "Environment", "Id", "Created"]}
+        actions
+        row={(k) => (
+          <tr key={k.id}>
+            <td>{k.name}</td>
+            <td>{k.role}</td>
+            <td>{environmentName(k.environment)}</td>
+            <td>
+              <code>{k.id}</code>
+            </td>
+            <td>{when(k.createdAt)}</td>
+            <td>{revoke.button(k)}</td>
+          </tr>
+        )}
       />
-      <Confirm
-        open={revoking !== undefined}
-        danger
-        title={`Revoke ${revoking?.name ?? ""}?`}
-        confirmLabel="Revoke key"
-        onCancel={() => setRevoking(undefined)}
-        onConfirm={async () => {
-          const key = revoking;
-          setRevoking(undefined);
-          if (key && (await revoke.run(() => conn.client.keys.revoke(project, key.id)))) await list.reload();
-        }}
-      >
-        <p>Every request with this key is refused (401) from now on.</p>
-      </Confirm>
+      <Pager {...list.paging} label="Keys" />
+      {revoke.dialog}
     </section>
   );
 }
@@ -189,14 +146,7 @@ function NewKey(props: { onCreated: (key: CreatedApiKey) => void; onCancel: () =
         </p>
       </div>
       <ErrorText error={action.error} />
-      <div className="row">
-        <button type="submit" className="primary" disabled={action.busy}>
-          Create key
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <SubmitOrCancel label="Create key" busy={action.busy} onCancel={props.onCancel} />
     </form>
   );
 }

@@ -13,6 +13,9 @@ import {
 } from "@flagstaff/sdk";
 import { useState } from "react";
 import { isAdmin as isAdminOf } from "../api/access.js";
+import { PAGE_MAX } from "../contract.js";
+import { ListTable } from "../lists.js";
+import { useRevokeKey } from "../revoke-key.js";
 import { useUrlQuery } from "../url-state.js";
 import { Confirm, KeySecret, ErrorText, enc, Link, Loading, TextField, useAction, useApp, useData } from "../ui.js";
 import { atField, when } from "../format.js";
@@ -238,8 +241,7 @@ function PersonalKeys() {
   const { session, conn } = useApp();
   const list = useData(() => conn.client.personalKeys.list(), []);
   const [created, setCreated] = useState<CreatedPersonalKey | undefined>(undefined);
-  const [revoking, setRevoking] = useState<PersonalKey | undefined>(undefined);
-  const revoke = useAction();
+  const revoke = useRevokeKey((key: PersonalKey) => conn.client.personalKeys.revoke(key.id), list.reload);
   // A leaked key must not mint more: only a session creates one (the server refuses a key, 403).
   const createBlocked =
     session.key !== undefined
@@ -270,59 +272,25 @@ function PersonalKeys() {
       )}
       <ErrorText error={list.error} />
       <ErrorText error={revoke.error} />
-      {list.data === undefined && list.loading && <Loading what="your keys" />}
-      {list.data && list.data.length === 0 && <p>You have no personal keys.</p>}
-      {list.data && list.data.length > 0 && (
-        <div className="table-scroll">
-          <table aria-label="Personal keys">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Project</th>
-                <th scope="col">Role</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((k) => (
-                <tr key={k.id}>
-                  <td>{k.name}</td>
-                  <td>{k.projectId ?? "every project you reach"}</td>
-                  <td>{k.role}</td>
-                  <td>{when(k.createdAt)}</td>
-                  <td>
-                    <button
-                      type="button"
-                      className="danger"
-                      aria-label={`Revoke ${k.name}`}
-                      onClick={() => setRevoking(k)}
-                    >
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <Confirm
-        open={revoking !== undefined}
-        danger
-        title={`Revoke ${revoking?.name ?? ""}?`}
-        confirmLabel="Revoke key"
-        onCancel={() => setRevoking(undefined)}
-        onConfirm={async () => {
-          const key = revoking;
-          setRevoking(undefined);
-          if (key && (await revoke.run(() => conn.client.personalKeys.revoke(key.id)))) await list.reload();
-        }}
-      >
-        <p>Every request with this key is refused (401) from now on.</p>
-      </Confirm>
+      <ListTable
+        rows={list.data}
+        loading={list.loading}
+        what="your keys"
+        empty="You have no personal keys."
+        label="Personal keys"
+        columns={["Name", "Project", "Role", "Created"]}
+        actions
+        row={(k) => (
+          <tr key={k.id}>
+            <td>{k.name}</td>
+            <td>{k.projectId ?? "every project you reach"}</td>
+            <td>{k.role}</td>
+            <td>{when(k.createdAt)}</td>
+            <td>{revoke.button(k)}</td>
+          </tr>
+        )}
+      />
+      {revoke.dialog}
     </section>
   );
 }
@@ -342,11 +310,11 @@ function NewPersonalKey(props: { blocked: string | undefined; onCreated: (key: C
   const { session, conn } = useApp();
   const admin = isAdminOf(session) || session.user?.role === "admin";
   const grants = session.grants ?? [];
-  // An admin may bind a key to any project: the list is the project list (first 100), else the grants.
+  // An admin may bind a key to any project: the list is the project list (its first page), else the grants.
   const projects = useData(
     async () =>
       admin
-        ? (await conn.client.projects.list().page({ limit: 100 })).data.map((p) => p.id)
+        ? (await conn.client.projects.list().page({ limit: PAGE_MAX })).data.map((p) => p.id)
         : grants.map((g) => g.projectId),
     [admin, grants.map((g) => g.projectId).join(" ")],
     0,

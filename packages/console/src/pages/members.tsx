@@ -2,7 +2,8 @@
 // paste-to-add and remove. Paging is by cursor on the server, so it stays as fast at a million members.
 import { type ActorMembership, isFlagstaffError, type Page, type PageOptions } from "@flagstaff/sdk";
 import { useState } from "react";
-import { type Cursor, ErrorText, enc, Link, Loading, Pager, useAction, useApp, useData } from "../ui.js";
+import { ListTable, usePaged } from "../lists.js";
+import { ErrorText, enc, Link, Pager, useAction, useApp } from "../ui.js";
 import { chunks, fieldSentence, parseIds, when } from "../format.js";
 
 /** The API takes at most 1,000 ids per addActors or removeActors. */
@@ -56,10 +57,9 @@ export function MembersPanel(props: {
 }) {
   const { project, canWrite, readOnlyReason } = useApp();
   const [q, setQ] = useState("");
-  const [cursor, setCursor] = useState<Cursor>({});
   const [paste, setPaste] = useState("");
   const [added, setAdded] = useState<string | undefined>(undefined);
-  const list = useData(() => props.load(q || undefined, { limit: 50, ...cursor }), [q, cursor.before, cursor.after]);
+  const list = usePaged((page) => props.load(q || undefined, page), [q], { limit: 50 });
   const addAction = useAction();
   const removeAction = useAction();
   const [removing, setRemoving] = useState<string | undefined>(undefined);
@@ -127,65 +127,50 @@ export function MembersPanel(props: {
             value={q}
             onChange={(e) => {
               setQ(e.target.value);
-              setCursor({});
+              list.first();
             }}
           />
         </label>
       </search>
       <ErrorText error={list.error} />
       <ErrorText error={removeAction.error} />
-      {list.data === undefined && list.loading && <Loading what={`${props.noun}s`} />}
-      {list.data && list.data.data.length === 0 && <p>{q ? `No ${props.noun} matches.` : `No ${props.noun}s.`}</p>}
-      {list.data && list.data.data.length > 0 && (
-        <div className="table-scroll">
-          <table aria-label={props.title}>
-            <thead>
-              <tr>
-                <th scope="col">Actor id</th>
-                <th scope="col">Added</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((m) => (
-                <tr key={m.actorId}>
-                  <td>
-                    <Link to={`/p/${enc(project)}/actors/${enc(m.actorId)}`}>{m.actorId}</Link>
-                  </td>
-                  <td>{when(m.addedAt)}</td>
-                  <td>
-                    <button
-                      type="button"
-                      disabled={!canWrite || removing === m.actorId}
-                      aria-label={`Remove ${m.actorId}`}
-                      title={canWrite ? undefined : readOnlyReason}
-                      onClick={async () => {
-                        setRemoving(m.actorId);
-                        const ok = await removeAction.run(() => props.remove(m.actorId));
-                        setRemoving(undefined);
-                        if (ok) {
-                          props.changed();
-                          await list.reload();
-                        }
-                      }}
-                    >
-                      Remove
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <Pager
-        page={list.data}
+      <ListTable
+        rows={list.data?.data}
+        loading={list.loading}
+        what={`${props.noun}s`}
+        empty={q ? `No ${props.noun} matches.` : `No ${props.noun}s.`}
         label={props.title}
-        onPrevious={(before) => setCursor({ before })}
-        onNext={(after) => setCursor({ after })}
+        columns={["Actor id", "Added"]}
+        actions
+        row={(m) => (
+          <tr key={m.actorId}>
+            <td>
+              <Link to={`/p/${enc(project)}/actors/${enc(m.actorId)}`}>{m.actorId}</Link>
+            </td>
+            <td>{when(m.addedAt)}</td>
+            <td>
+              <button
+                type="button"
+                disabled={!canWrite || removing === m.actorId}
+                aria-label={`Remove ${m.actorId}`}
+                title={canWrite ? undefined : readOnlyReason}
+                onClick={async () => {
+                  setRemoving(m.actorId);
+                  const ok = await removeAction.run(() => props.remove(m.actorId));
+                  setRemoving(undefined);
+                  if (ok) {
+                    props.changed();
+                    await list.reload();
+                  }
+                }}
+              >
+                Remove
+              </button>
+            </td>
+          </tr>
+        )}
       />
+      <Pager {...list.paging} label={props.title} />
     </section>
   );
 }

@@ -1,7 +1,7 @@
 // A flag's prerequisites in the Targeting tab: other flags, each with the variants it must serve.
 import { type Flag, PREREQUISITES_MAX } from "@flagstaff/sdk";
 import { ErrorText, useApp, useData } from "../ui.js";
-import { allPages } from "./targeting-data.js";
+import { allPages } from "../lists.js";
 import { newKey, type PrerequisiteDraft } from "./targeting-drafts.js";
 import { type Placed, ProblemList } from "./targeting-problems.js";
 
@@ -15,11 +15,7 @@ export function PrerequisitesEditor(props: {
   disabled: boolean;
 }) {
   const { conn, project } = useApp();
-  const flags = useData(
-    () => allPages((after) => conn.client.flags.list(project).page({ limit: 100, after }), 10),
-    [project],
-    0,
-  );
+  const flags = useData(() => allPages((page) => conn.client.flags.list(project).page(page), 10), [project], 0);
   const others = (flags.data ?? []).filter((x) => x.name !== props.flag.name);
   const set = (key: number, patch: Partial<PrerequisiteDraft>) =>
     props.onChange(props.drafts.map((d) => (d.key === key ? { ...d, ...patch } : d)));

@@ -1,7 +1,8 @@
 import type { Project } from "@flagstaff/sdk";
 import { useState } from "react";
 import { notAdminReason, roleIn } from "../api/access.js";
-import { Confirm, type Cursor, ErrorText, enc, Link, Loading, Pager, useAction, useApp, useData } from "../ui.js";
+import { ListTable, usePaged } from "../lists.js";
+import { Confirm, ErrorText, enc, Link, Pager, useAction, useApp } from "../ui.js";
 import { when } from "../format.js";
 
 /** Why a project's Delete is disabled for someone who may open it. */
@@ -12,9 +13,8 @@ export function ProjectsPage() {
   // Only admins create projects; a project's admins may delete it (docs/people.md, "Roles").
   const createBlocked = notAdminReason(session);
   const mayDelete = (id: string) => roleIn(session, id) === "admin";
-  const [cursor, setCursor] = useState<Cursor>({});
   const [deleting, setDeleting] = useState<Project | undefined>(undefined);
-  const list = useData(() => conn.client.projects.list().page({ limit: 20, ...cursor }), [cursor.before, cursor.after]);
+  const list = usePaged((page) => conn.client.projects.list().page(page), []);
   const remove = useAction();
   const create = useAction();
   const [id, setId] = useState("");
@@ -90,66 +90,47 @@ export function ProjectsPage() {
       </form>
       <ErrorText error={list.error} />
       <ErrorText error={remove.error} />
-      {list.data === undefined && list.loading && <Loading what="projects" />}
-      {list.data && list.data.data.length === 0 && (
-        <p>
-          {createBlocked
+      <ListTable
+        rows={list.data?.data}
+        loading={list.loading}
+        what="projects"
+        empty={
+          createBlocked
             ? "You have access to no project yet. An admin, or an admin of a project, can give you access."
-            : "No projects yet."}
-        </p>
-      )}
-      {list.data && list.data.data.length > 0 && (
-        <div className="table-scroll">
-          <table aria-label="Projects">
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Name</th>
-                {session.user && <th scope="col">Your role</th>}
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((p) => (
-                <tr key={p.id}>
-                  <td>
-                    <Link to={`/p/${enc(p.id)}/flags`}>{p.id}</Link>
-                  </td>
-                  <td>{p.name}</td>
-                  {session.user && <td>{roleIn(session, p.id) ?? "—"}</td>}
-                  <td>{when(p.createdAt)}</td>
-                  <td>
-                    <button
-                      type="button"
-                      className="danger"
-                      aria-label={`Delete project ${p.id}`}
-                      disabled={!mayDelete(p.id)}
-                      aria-describedby={mayDelete(p.id) ? undefined : "project-delete-reason"}
-                      onClick={() => setDeleting(p)}
-                    >
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            : "No projects yet."
+        }
+        label="Projects"
+        columns={["Id", "Name", session.user && "Your role", "Created"]}
+        actions
+        row={(p) => (
+          <tr key={p.id}>
+            <td>
+              <Link to={`/p/${enc(p.id)}/flags`}>{p.id}</Link>
+            </td>
+            <td>{p.name}</td>
+            {session.user && <td>{roleIn(session, p.id) ?? "—"}</td>}
+            <td>{when(p.createdAt)}</td>
+            <td>
+              <button
+                type="button"
+                className="danger"
+                aria-label={`Delete project ${p.id}`}
+                disabled={!mayDelete(p.id)}
+                aria-describedby={mayDelete(p.id) ? undefined : "project-delete-reason"}
+                onClick={() => setDeleting(p)}
+              >
+                Delete
+              </button>
+            </td>
+          </tr>
+        )}
+      />
       {list.data?.data.some((p) => !mayDelete(p.id)) && (
         <p id="project-delete-reason" className="help">
           {DELETE_REASON}
         </p>
       )}
-      <Pager
-        page={list.data}
-        label="Projects"
-        onPrevious={(before) => setCursor({ before })}
-        onNext={(after) => setCursor({ after })}
-      />
+      <Pager {...list.paging} label="Projects" />
       <Confirm
         open={deleting !== undefined}
         danger

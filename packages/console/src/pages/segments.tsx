@@ -1,7 +1,7 @@
 import type { Segment, UpdateSegmentInput } from "@flagstaff/sdk";
 import { useEffect, useRef, useState } from "react";
+import { FlagList, ListRows, ListTable, NewButton, usePaged } from "../lists.js";
 import {
-  type Cursor,
   DeleteZone,
   ErrorText,
   enc,
@@ -9,10 +9,9 @@ import {
   Loading,
   navigate,
   Pager,
-  StatusBadge,
+  SubmitOrCancel,
   useAction,
   useApp,
-  useData,
   useTagged,
 } from "../ui.js";
 import { when } from "../format.js";
@@ -20,68 +19,36 @@ import { MembersPanel } from "./members.js";
 import { SegmentConditionsPanel } from "./segment-conditions.js";
 
 export function SegmentsPage() {
-  const { conn, project, canWrite, readOnlyReason } = useApp();
-  const [cursor, setCursor] = useState<Cursor>({});
+  const { conn, project } = useApp();
   const [creating, setCreating] = useState(false);
-  const list = useData(
-    () => conn.client.segments.list(project).page({ limit: 20, ...cursor }),
-    [project, cursor.before, cursor.after],
-  );
+  const list = usePaged((page) => conn.client.segments.list(project).page(page), [project]);
   return (
     <section aria-labelledby="segments-title">
       <div className="title-row">
         <h1 id="segments-title">Segments</h1>
-        <button
-          type="button"
-          className="primary"
-          disabled={!canWrite}
-          aria-describedby={canWrite ? undefined : "segments-ro"}
-          onClick={() => setCreating(true)}
-        >
-          New segment
-        </button>
-        {!canWrite && (
-          <span id="segments-ro" className="help">
-            {readOnlyReason}
-          </span>
-        )}
+        <NewButton label="New segment" reasonId="segments-ro" onClick={() => setCreating(true)} />
       </div>
       {creating && <NewSegment onDone={() => setCreating(false)} />}
       <ErrorText error={list.error} />
-      {list.data === undefined && list.loading && <Loading what="segments" />}
-      {list.data && list.data.data.length === 0 && <p>No segments yet.</p>}
-      {list.data && list.data.data.length > 0 && (
-        <div className="table-scroll">
-          <table aria-label="Segments">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Description</th>
-                <th scope="col">Members</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <Link to={`/p/${enc(project)}/segments/${enc(s.id)}`}>{s.name}</Link>
-                  </td>
-                  <td>{s.description}</td>
-                  <td>{s.actorsCount.toLocaleString()}</td>
-                  <td>{when(s.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <Pager
-        page={list.data}
+      <ListTable
+        rows={list.data?.data}
+        loading={list.loading}
+        what="segments"
+        empty="No segments yet."
         label="Segments"
-        onPrevious={(before) => setCursor({ before })}
-        onNext={(after) => setCursor({ after })}
+        columns={["Name", "Description", "Members", "Created"]}
+        row={(s) => (
+          <tr key={s.id}>
+            <td>
+              <Link to={`/p/${enc(project)}/segments/${enc(s.id)}`}>{s.name}</Link>
+            </td>
+            <td>{s.description}</td>
+            <td>{s.actorsCount.toLocaleString()}</td>
+            <td>{when(s.createdAt)}</td>
+          </tr>
+        )}
       />
+      <Pager {...list.paging} label="Segments" />
     </section>
   );
 }
@@ -118,14 +85,7 @@ function NewSegment(props: { onDone: () => void }) {
         </label>
       </p>
       <ErrorText error={action.error} />
-      <div className="row">
-        <button type="submit" className="primary" disabled={action.busy}>
-          Create segment
-        </button>
-        <button type="button" onClick={props.onDone}>
-          Cancel
-        </button>
-      </div>
+      <SubmitOrCancel label="Create segment" busy={action.busy} onCancel={props.onDone} />
     </form>
   );
 }
@@ -142,11 +102,7 @@ export function SegmentPage(props: { id: string }) {
     (input: UpdateSegmentInput, ifMatch) => conn.client.segments.updateWithETag(project, props.id, input, { ifMatch }),
     [project, props.id],
   );
-  const [cursor, setCursor] = useState<Cursor>({});
-  const flags = useData(
-    () => conn.client.flags.listForSegment(project, props.id).page({ limit: 20, ...cursor }),
-    [project, props.id, cursor.before, cursor.after],
-  );
+  const flags = usePaged((page) => conn.client.flags.listForSegment(project, props.id).page(page), [project, props.id]);
   // The members and the flags load beside the segment itself, not after it: on a very large segment the
   // segment's own answer may be the slowest of the three.
   const s = segment.data;
@@ -187,22 +143,10 @@ export function SegmentPage(props: { id: string }) {
         <h2 id="segment-flags-title">Flags that use it</h2>
         <p className="help">Flags on for every member of this segment in {environment?.name}.</p>
         <ErrorText error={flags.error} />
-        {flags.data && flags.data.data.length === 0 && <p>No flag uses this segment.</p>}
-        {flags.data && flags.data.data.length > 0 && (
-          <ul className="plain">
-            {flags.data.data.map((f) => (
-              <li key={f.id}>
-                <Link to={`/p/${enc(project)}/flags/${enc(f.name)}`}>{f.name}</Link> <StatusBadge status={f.status} />
-              </li>
-            ))}
-          </ul>
-        )}
-        <Pager
-          page={flags.data}
-          label="Flags of the segment"
-          onPrevious={(before) => setCursor({ before })}
-          onNext={(after) => setCursor({ after })}
-        />
+        <ListRows rows={flags.data?.data} empty="No flag uses this segment.">
+          {(rows) => <FlagList flags={rows} />}
+        </ListRows>
+        <Pager {...flags.paging} label="Flags of the segment" />
       </section>
       {canWrite && s && <DeleteSegment segment={s} etag={etag} />}
     </article>

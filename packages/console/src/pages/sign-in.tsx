@@ -3,7 +3,7 @@
 import { type AuthMethods, isFlagstaffError } from "@flagstaff/sdk";
 import { useEffect, useState } from "react";
 import { connect, resumeSession, type Session, signIn } from "../api/session.js";
-import { BASE, currentPath, ErrorText } from "../ui.js";
+import { BASE, currentPath, ErrorText, useAction } from "../ui.js";
 
 /** Why single sign-on sent the browser back (`?signInError=<code>`), in words. */
 const SSO_ERRORS: Record<string, string> = {
@@ -142,26 +142,23 @@ export function SignIn(props: {
 function PasswordForm(props: { onSignedIn: (session: Session) => void }) {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   return (
     <form
       onSubmit={async (event) => {
         event.preventDefault();
-        setBusy(true);
-        setError(undefined);
-        try {
-          await connect(undefined).client.auth.login(email.trim(), password);
-          // The cookie is set: whoami names the person and their grants.
-          const session = await resumeSession();
-          if (!session) throw new Error("Signed in, but the server does not recognise the session. Try again.");
-          props.onSignedIn(session);
-        } catch (e) {
-          setError(passwordError(e));
-          setPassword("");
-        } finally {
-          setBusy(false);
-        }
+        await action.run(async () => {
+          try {
+            await connect(undefined).client.auth.login(email.trim(), password);
+            // The cookie is set: whoami names the person and their grants.
+            const session = await resumeSession();
+            if (!session) throw new Error("Signed in, but the server does not recognise the session. Try again.");
+            props.onSignedIn(session);
+          } catch (e) {
+            setPassword("");
+            throw passwordError(e);
+          }
+        });
       }}
     >
       <p>
@@ -186,8 +183,8 @@ function PasswordForm(props: { onSignedIn: (session: Session) => void }) {
           onChange={(e) => setPassword(e.target.value)}
         />
       </p>
-      <ErrorText error={error} />
-      <button type="submit" className="primary" disabled={busy}>
+      <ErrorText error={action.error} />
+      <button type="submit" className="primary" disabled={action.busy}>
         Sign in
       </button>
     </form>
@@ -196,21 +193,12 @@ function PasswordForm(props: { onSignedIn: (session: Session) => void }) {
 
 function KeyForm(props: { onSignedIn: (session: Session) => void }) {
   const [key, setKey] = useState("");
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   return (
     <form
       onSubmit={async (event) => {
         event.preventDefault();
-        setBusy(true);
-        setError(undefined);
-        try {
-          props.onSignedIn(await signIn(key.trim()));
-        } catch (e) {
-          setError(e);
-        } finally {
-          setBusy(false);
-        }
+        await action.run(async () => props.onSignedIn(await signIn(key.trim())));
       }}
     >
       <p>
@@ -230,8 +218,8 @@ function KeyForm(props: { onSignedIn: (session: Session) => void }) {
           only (session storage) until you sign out.
         </span>
       </p>
-      <ErrorText error={error} />
-      <button type="submit" className="primary" disabled={busy}>
+      <ErrorText error={action.error} />
+      <button type="submit" className="primary" disabled={action.busy}>
         Sign in
       </button>
     </form>

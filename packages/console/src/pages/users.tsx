@@ -1,7 +1,8 @@
 // People (admins): who may sign in, as what; a password set, reset or removed; disabled, enabled or deleted.
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, type User, USER_ROLES, type UserRole } from "@flagstaff/sdk";
 import { useEffect, useState } from "react";
-import { Confirm, type Cursor, ErrorText, Loading, Pager, TextField, useAction, useApp, useData } from "../ui.js";
+import { ListTable, usePaged, useRowActions } from "../lists.js";
+import { Confirm, ErrorText, Pager, TextField, useAction, useApp } from "../ui.js";
 import { ago, atField, when } from "../format.js";
 
 /** Passwords the server takes (the contract's limits; docs/people.md). */
@@ -15,29 +16,12 @@ const SELF_REASON = "You cannot disable, demote or delete yourself: another admi
 
 export function UsersPage() {
   const { conn, session } = useApp();
-  const [cursor, setCursor] = useState<Cursor>({});
-  const list = useData(() => conn.client.users.list().page({ limit: 20, ...cursor }), [cursor.before, cursor.after]);
+  const list = usePaged((page) => conn.client.users.list().page(page), []);
   const [deleting, setDeleting] = useState<User | undefined>(undefined);
   const [resetting, setResetting] = useState<User | undefined>(undefined);
-  /** The row an action failed on, with its error, shown under that row. */
-  const [failed, setFailed] = useState<{ id: string; error: unknown } | undefined>(undefined);
-  const [busy, setBusy] = useState<string | undefined>(undefined);
+  /** The row an action runs on, or failed on with its error, shown under that row. */
+  const rows = useRowActions(list.reload);
   const self = session.key === undefined ? session.user?.id : undefined;
-
-  const act = async (user: User, action: () => Promise<unknown>) => {
-    setBusy(user.id);
-    setFailed(undefined);
-    try {
-      await action();
-      await list.reload();
-      return true;
-    } catch (error) {
-      setFailed({ id: user.id, error });
-      return false;
-    } finally {
-      setBusy(undefined);
-    }
-  };
 
   return (
     <section aria-labelledby="users-title">
@@ -48,60 +32,40 @@ export function UsersPage() {
       </p>
       <NewPerson onCreated={() => void list.reload()} />
       <ErrorText error={list.error} />
-      {list.data === undefined && list.loading && <Loading what="people" />}
-      {list.data && list.data.data.length === 0 && <p>No people yet.</p>}
-      {list.data && list.data.data.length > 0 && (
-        <div className="table-scroll">
-          <table aria-label="People">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">E-mail</th>
-                <th scope="col">Role</th>
-                <th scope="col">Status</th>
-                <th scope="col">Password</th>
-                <th scope="col">Last sign-in</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((u) => {
-                const isSelf = u.id === self;
-                const selfNote = isSelf ? `self-${u.id}` : undefined;
-                const rowBusy = busy === u.id;
-                return (
-                  <UserRow
-                    key={u.id}
-                    user={u}
-                    isSelf={isSelf}
-                    selfNote={selfNote}
-                    busy={rowBusy}
-                    error={failed?.id === u.id ? failed.error : undefined}
-                    onRole={(role) => act(u, () => conn.client.users.update(u.id, { role }))}
-                    onDisabled={(disabled) => act(u, () => conn.client.users.update(u.id, { disabled }))}
-                    onReset={() => {
-                      setFailed(undefined);
-                      setResetting(u);
-                    }}
-                    onDelete={() => {
-                      setFailed(undefined);
-                      setDeleting(u);
-                    }}
-                  />
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <Pager
-        page={list.data}
+      <ListTable
+        rows={list.data?.data}
+        loading={list.loading}
+        what="people"
+        empty="No people yet."
         label="People"
-        onPrevious={(before) => setCursor({ before })}
-        onNext={(after) => setCursor({ after })}
+        columns={["Name", "E-mail", "Role", "Status", "Password", "Last sign-in"]}
+        actions
+        row={(u) => {
+          const isSelf = u.id === self;
+          const selfNote = isSelf ? `self-${u.id}` : undefined;
+          return (
+            <UserRow
+              key={u.id}
+              user={u}
+              isSelf={isSelf}
+              selfNote={selfNote}
+              busy={rows.busy(u.id)}
+              error={rows.error(u.id)}
+              onRole={(role) => rows.act(u.id, () => conn.client.users.update(u.id, { role }))}
+              onDisabled={(disabled) => rows.act(u.id, () => conn.client.users.update(u.id, { disabled }))}
+              onReset={() => {
+                rows.clear();
+                setResetting(u);
+              }}
+              onDelete={() => {
+                rows.clear();
+                setDeleting(u);
+              }}
+            />
+          );
+        }}
       />
+      <Pager {...list.paging} label="People" />
       <PasswordDialog
         user={resetting}
         onClose={() => setResetting(undefined)}
@@ -120,7 +84,7 @@ export function UsersPage() {
         onConfirm={async () => {
           const u = deleting;
           setDeleting(undefined);
-          if (u) await act(u, () => conn.client.users.delete(u.id));
+          if (u) await rows.act(u.id, () => conn.client.users.delete(u.id));
         }}
       >
         <p>

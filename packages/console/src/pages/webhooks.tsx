@@ -1,18 +1,15 @@
 import type { CreatedWebhook, Webhook, WebhookDelivery, WebhookEventPattern } from "@flagstaff/sdk";
 import { Fragment, useState } from "react";
-import { Confirm, CopyButton, type Cursor, ErrorText, Loading, Pager, useAction, useApp, useData } from "../ui.js";
+import { ListRows, usePaged } from "../lists.js";
+import { Confirm, CopyButton, ErrorText, Loading, Pager, useAction, useApp, useData } from "../ui.js";
 import { ago, when } from "../format.js";
 
 export function WebhooksPage() {
   const { conn, project } = useApp();
-  const [cursor, setCursor] = useState<Cursor>({});
   const [created, setCreated] = useState<CreatedWebhook | undefined>(undefined);
   const [open, setOpen] = useState<string | undefined>(undefined);
   const [deleting, setDeleting] = useState<Webhook | undefined>(undefined);
-  const list = useData(
-    () => conn.client.webhooks.list(project).page({ limit: 20, ...cursor }),
-    [project, cursor.before, cursor.after],
-  );
+  const list = usePaged((page) => conn.client.webhooks.list(project).page(page), [project]);
   const action = useAction();
   const create = useAction();
   const [url, setUrl] = useState("");
@@ -84,64 +81,61 @@ export function WebhooksPage() {
       )}
       <ErrorText error={list.error} />
       <ErrorText error={action.error} />
-      {list.data === undefined && list.loading && <Loading what="webhooks" />}
-      {list.data && list.data.data.length === 0 && <p>No webhooks.</p>}
-      {list.data?.data.map((w) => (
-        <section key={w.id} className="card" aria-label={`Webhook ${w.url}`}>
-          <h2 className="small-h">
-            <code>{w.url}</code>{" "}
-            <span className={`badge ${w.enabled ? "status-enabled" : "status-disabled"}`}>
-              {w.enabled ? "enabled" : "disabled"}
-            </span>
-          </h2>
-          <DeliveryHealth id={w.id} />
-          <p className="muted">
-            {w.events.join(", ")} {w.description && `· ${w.description}`}{" "}
-            {w.disabledReason && `· turned off: ${w.disabledReason}`}
-          </p>
-          <div className="row">
-            <button
-              type="button"
-              onClick={() =>
-                void action.run(async () => {
-                  await conn.client.webhooks.update(project, w.id, { enabled: !w.enabled });
-                  await list.reload();
-                })
-              }
-            >
-              {w.enabled ? "Disable" : "Enable"}
-            </button>
-            <button
-              type="button"
-              onClick={() =>
-                void action.run(async () => {
-                  await conn.client.webhooks.test(project, w.id);
-                  setOpen(w.id);
-                })
-              }
-            >
-              Send test
-            </button>
-            <button
-              type="button"
-              aria-expanded={open === w.id}
-              onClick={() => setOpen(open === w.id ? undefined : w.id)}
-            >
-              Recent deliveries
-            </button>
-            <button type="button" className="danger" onClick={() => setDeleting(w)}>
-              Delete
-            </button>
-          </div>
-          {open === w.id && <Deliveries id={w.id} />}
-        </section>
-      ))}
-      <Pager
-        page={list.data}
-        label="Webhooks"
-        onPrevious={(before) => setCursor({ before })}
-        onNext={(after) => setCursor({ after })}
-      />
+      <ListRows rows={list.data?.data} loading={list.loading} what="webhooks" empty="No webhooks.">
+        {(rows) =>
+          rows.map((w) => (
+            <section key={w.id} className="card" aria-label={`Webhook ${w.url}`}>
+              <h2 className="small-h">
+                <code>{w.url}</code>{" "}
+                <span className={`badge ${w.enabled ? "status-enabled" : "status-disabled"}`}>
+                  {w.enabled ? "enabled" : "disabled"}
+                </span>
+              </h2>
+              <DeliveryHealth id={w.id} />
+              <p className="muted">
+                {w.events.join(", ")} {w.description && `· ${w.description}`}{" "}
+                {w.disabledReason && `· turned off: ${w.disabledReason}`}
+              </p>
+              <div className="row">
+                <button
+                  type="button"
+                  onClick={() =>
+                    void action.run(async () => {
+                      await conn.client.webhooks.update(project, w.id, { enabled: !w.enabled });
+                      await list.reload();
+                    })
+                  }
+                >
+                  {w.enabled ? "Disable" : "Enable"}
+                </button>
+                <button
+                  type="button"
+                  onClick={() =>
+                    void action.run(async () => {
+                      await conn.client.webhooks.test(project, w.id);
+                      setOpen(w.id);
+                    })
+                  }
+                >
+                  Send test
+                </button>
+                <button
+                  type="button"
+                  aria-expanded={open === w.id}
+                  onClick={() => setOpen(open === w.id ? undefined : w.id)}
+                >
+                  Recent deliveries
+                </button>
+                <button type="button" className="danger" onClick={() => setDeleting(w)}>
+                  Delete
+                </button>
+              </div>
+              {open === w.id && <Deliveries id={w.id} />}
+            </section>
+          ))
+        }
+      </ListRows>
+      <Pager {...list.paging} label="Webhooks" />
       <Confirm
         open={deleting !== undefined}
         danger
@@ -233,13 +227,11 @@ function DeliveryHealth(props: { id: string }) {
 
 function Deliveries(props: { id: string }) {
   const { conn, project } = useApp();
-  const [cursor, setCursor] = useState<Cursor>({});
   const [opened, setOpened] = useState<string | undefined>(undefined);
-  const list = useData(
-    () => conn.client.webhooks.deliveries(project, props.id).page({ limit: 10, ...cursor }),
-    [project, props.id, cursor.before, cursor.after],
-    2000,
-  );
+  const list = usePaged((page) => conn.client.webhooks.deliveries(project, props.id).page(page), [project, props.id], {
+    limit: 10,
+    pollMs: 2000,
+  });
   return (
     <div>
       <ErrorText error={list.error} />
@@ -294,12 +286,7 @@ function Deliveries(props: { id: string }) {
         </div>
       )}
       {list.data === undefined && <Loading what="deliveries" />}
-      <Pager
-        page={list.data}
-        label="Deliveries"
-        onPrevious={(before) => setCursor({ before })}
-        onNext={(after) => setCursor({ after })}
-      />
+      <Pager {...list.paging} label="Deliveries" />
     </div>
   );
 }
