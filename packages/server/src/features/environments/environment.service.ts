@@ -6,7 +6,7 @@ import { AppError, environmentNotFound, invalid, projectNotFound } from "../../e
 import { refuseBeyond } from "../../http/environment.js";
 import { encodeCursor, type Page, type PageQuery } from "../../pagination.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
-import { insertEnvironmentConfigurations } from "../flags/flag.repository.js";
+import { insertEnvironmentConfigurations } from "../flags/flag-configs.repository.js";
 import type { DomainEvent, EnvironmentRecord, WriteContext } from "../history/domain-events.js";
 import { keyRevoked } from "../keys/key.service.js";
 import { findProject } from "../projects/project.repository.js";

@@ -43,6 +43,7 @@ import { countEnvironments, listEnvironments, resolveEnvironment } from "../envi
 import { refuseProtected } from "../environments/environment-guard.js";
 import { existingSegmentIds, findSegment } from "../segments/segment.repository.js";
 import * as repo from "./flag.repository.js";
+import * as list from "./flag-list.repository.js";
 import { checkConfiguration, refuseProblems } from "./targeting.js";
 import type { CopyFlagInput, CreateFlagInput, Flag, FlagFilter, FlagSort, UpdateFlagInput } from "./flag.schemas.js";
 import type { FlagExplanation } from "@flagstaff/core/schemas";
@@ -523,7 +524,7 @@ export class FlagService {
     sort: FlagSort = "name",
     withTotal = false,
   ): Promise<Page<Flag> & { total?: number }> {
-    const order = repo.flagOrder(sort);
+    const order = list.flagOrder(sort);
     const tagged = sort !== "name";
     const parsed = toPageQuery(paging, order.columns.length + (tagged ? 1 : 0));
     let page = parsed;
@@ -538,17 +539,17 @@ export class FlagService {
       page = { ...parsed, key };
     }
     const environment = await resolveEnvironment(this.db, projectId, scope.environment);
-    const rows = await repo.listFlags(this.db, projectId, environment, filter, page, order);
+    const rows = await list.listFlags(this.db, projectId, environment, filter, page, order);
     const result = await assemblePage(
       page,
       rows,
       (f) => (tagged ? [sort, ...order.keyOf(f)] : order.keyOf(f)),
       (side, key) =>
-        repo.flagsBeyond(this.db, projectId, environment, filter, side, tagged ? key.slice(1) : key, order),
+        list.flagsBeyond(this.db, projectId, environment, filter, side, tagged ? key.slice(1) : key, order),
     );
     const data = await this.present(this.db, result.data, scope.ownOnly);
     if (!withTotal) return { ...result, data };
-    return { ...result, data, total: await repo.countFlags(this.db, projectId, environment, filter) };
+    return { ...result, data, total: await list.countFlags(this.db, projectId, environment, filter) };
   }
 
   /**
