@@ -3,8 +3,14 @@ import type { Transaction } from "kysely";
 import { TARGETING_COLUMNS } from "../../db/flag-columns.js";
 import { linkedNow, unlink } from "../../db/link-tables.js";
 import type { Database } from "../../db/schema.js";
+import { ensureActors } from "../actors/actor.repository.js";
+import { listMembers } from "../actors/member-lists.js";
+import { environmentRepository } from "../environments/environment.repository.js";
+import { existingSegmentIds, findSegment, segmentNames } from "../segments/segment.repository.js";
+import { countFlags, flagsBeyond, listFlags } from "./flag-list.repository.js";
 import { configIdOf, type Executor, FLAG_COLUMNS, flagsIn, toFlag } from "./flag-rows.js";
 import type { Flag, FlagEnvironmentConfiguration } from "./flag.schemas.js";
+import type { FlagStore } from "./flag.store.js";
 import { configurationColumns, rulesOf, targetingOf, variantsColumn } from "./targeting.js";
 
 export { configIdOf };
@@ -209,6 +215,14 @@ export function servedKeys(t: Pick<FlagTargeting, "onVariant" | "offVariant" | "
   return served;
 }
 
+/** One configuration's targeting, of a flag in an environment: what the variants' checks read. */
+export interface ConfigurationTargeting {
+  readonly flagId: string;
+  readonly flag: string;
+  readonly environment: string;
+  readonly targeting: FlagTargeting;
+}
+
 /**
  * Every configuration, in every environment of the project, that uses a variant of `flag` that `dropped`
  * holds: its own (onVariant, offVariant, rules; in `own.environment`, the configuration the write makes
@@ -231,11 +245,30 @@ export async function variantUses(
     .orderBy("flags.name")
     .orderBy("flag_configs.environment_id")
     .execute();
+  const configurations = rows.map((row) => ({
+    flagId: row.id,
+    flag: row.name,
+    environment: row.environment_id,
+    targeting: targetingOf(row),
+  }));
+  return variantUsesIn(configurations, flag, dropped, own);
+}
+
+/**
+ * variantUses over the project's configurations (by flag name, then environment): the uses of a dropped
+ * variant of `flag`, in words.
+ */
+export function variantUsesIn(
+  configurations: readonly ConfigurationTargeting[],
+  flag: { id: string; name: string },
+  dropped: ReadonlySet<string>,
+  own: { environment: string; targeting: Pick<FlagTargeting, "onVariant" | "offVariant" | "rules"> },
+): string[] {
   const uses: string[] = [];
-  for (const row of rows) {
-    const where = `in environment "${row.environment_id}"`;
-    if (row.id === flag.id) {
-      const configuration = row.environment_id === own.environment ? own.targeting : targetingOf(row);
+  for (const row of configurations) {
+    const where = `in environment "${row.environment}"`;
+    if (row.flagId === flag.id) {
+      const configuration = row.environment === own.environment ? own.targeting : row.targeting;
       for (const [key, places] of servedKeys(configuration)) {
         if (!dropped.has(key)) continue;
         for (const place of places) {
@@ -243,10 +276,10 @@ export async function variantUses(
         }
       }
     }
-    for (const p of targetingOf(row).prerequisites) {
+    for (const p of row.targeting.prerequisites) {
       if (p.flag !== flag.name) continue;
       for (const key of p.variants) {
-        if (dropped.has(key)) uses.push(`flag "${row.name}" requires "${key}" ${where}`);
+        if (dropped.has(key)) uses.push(`flag "${row.flag}" requires "${key}" ${where}`);
       }
     }
   }
@@ -263,10 +296,14 @@ export async function environmentsServing(db: Executor, flagId: string, keys: Re
     .where("flags.id", "=", flagId)
     .orderBy("flag_configs.environment_id")
     .execute();
-  return rows
-    .filter((row) => [...servedKeys(targetingOf(row)).keys()].some((key) => keys.has(key)))
-    .map((row) => row.environment_id);
+  return rows.filter((row) => serves(targetingOf(row), keys)).map((row) => row.environment_id);
 }
+
+/** Whether a configuration serves one of `keys` (servedKeys). */
+export const serves = (
+  targeting: Pick<FlagTargeting, "onVariant" | "offVariant" | "rules">,
+  keys: ReadonlySet<string>,
+) => [...servedKeys(targeting).keys()].some((key) => keys.has(key));
 
 /** Writes a flag's configuration in its environment. */
 export async function saveConfiguration(trx: Transaction<Database>, flag: Flag): Promise<void> {
@@ -357,3 +394,38 @@ export async function linksOf(db: Executor, configId: string) {
     .execute();
   return { actors: actors.map((r) => r.actor_id), segments: segments.map((r) => r.segment_id) };
 }
+
+/** The flags' store on the database: this module's queries, and what flags read of their neighbours. */
+export const flagRepository: FlagStore = {
+  findFlag,
+  findFlagsByNames,
+  configurationsOf,
+  insertFlag,
+  saveConfiguration,
+  saveDescription,
+  saveVariants,
+  pinDefaultVariants,
+  deleteFlag,
+  targetingIn,
+  variantUses,
+  environmentsServing,
+  attachedActors,
+  attachActors,
+  detachActors,
+  attachedSegments,
+  attachSegments,
+  detachSegments,
+  linksOf,
+  listFlags,
+  flagsBeyond,
+  countFlags,
+  listEnvironments: environmentRepository.listEnvironments,
+  resolveEnvironment: environmentRepository.resolveEnvironment,
+  countEnvironments: environmentRepository.countEnvironments,
+  protectedAmong: environmentRepository.protectedAmong,
+  existingSegmentIds,
+  segmentExists: async (db, projectId, id) => (await findSegment(db, projectId, id)) !== undefined,
+  segmentNames,
+  ensureActors,
+  listFlagActors: (db, configId, q, page) => listMembers(db, "flag", configId, q, page),
+};
