@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { ManualClock } from "@flagstaff/test-harness";
 import type { Kysely } from "kysely";
 import type { Database } from "../../src/db/schema.js";
-import { AppError } from "../../src/errors.js";
+import type { AppError } from "../../src/errors.js";
 import { EnvironmentService } from "../../src/features/environments/environment.service.js";
 import type { CheckRecorder } from "../../src/features/evaluation/check-recorder.js";
 import type { Snapshot } from "../../src/features/evaluation/snapshot.js";
@@ -11,17 +11,13 @@ import { FlagService } from "../../src/features/flags/flag.service.js";
 import type { WriteContext } from "../../src/features/history/domain-events.js";
 import { FakeUnitOfWork, NO_DATABASE } from "./fakes/fake-unit-of-work.js";
 import { MemoryStores } from "./fakes/memory-stores.js";
+import { ADMIN, refused } from "./fakes/refused.js";
 
 // The environments' service's decisions, on the in-memory fakes of its store and unit of work: creating
 // (empty or a copy), renaming, protecting, moving, the default, deleting. The HTTP tests
 // (test/environments.test.ts and others) cover the same service on real databases.
 
-const admin: WriteContext = {
-  actor: { type: "key", keyId: "key_admin", keyName: "admin", role: "admin" },
-  requestId: null,
-  mayConfigureProtected: true,
-  boundTo: null,
-};
+const admin = ADMIN;
 const boundTo = (environment: string): WriteContext => ({ ...admin, boundTo: environment });
 const everywhere = { environment: null, ownOnly: false };
 
@@ -35,18 +31,6 @@ function setup(maxPerProject = 5) {
   const recorder = { pendingFor: () => undefined, forget: () => {} } as unknown as CheckRecorder;
   const flags = new FlagService(db, work, {} as Snapshot, recorder, clock, stores.flags);
   return { stores, work, environments, flags };
-}
-
-async function refused(promise: Promise<unknown>, status: number, code: string): Promise<AppError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof AppError, `expected an AppError, got ${String(error)}`);
-    assert.equal(error.status, status, error.detail);
-    assert.equal(error.code, code, error.detail);
-    return error;
-  }
-  assert.fail(`expected ${status} ${code}, got an answer`);
 }
 
 const ids = async (environments: EnvironmentService) =>

@@ -3,24 +3,20 @@ import { describe, test } from "node:test";
 import { ManualClock } from "@flagstaff/test-harness";
 import type { Kysely } from "kysely";
 import type { Database } from "../../src/db/schema.js";
-import { AppError } from "../../src/errors.js";
+import type { AppError } from "../../src/errors.js";
 import type { CheckRecorder } from "../../src/features/evaluation/check-recorder.js";
 import type { Snapshot } from "../../src/features/evaluation/snapshot.js";
 import { FlagService, flagTag } from "../../src/features/flags/flag.service.js";
 import type { WriteContext } from "../../src/features/history/domain-events.js";
 import { FakeUnitOfWork, NO_DATABASE } from "./fakes/fake-unit-of-work.js";
 import { MemoryStores } from "./fakes/memory-stores.js";
+import { ADMIN, refused } from "./fakes/refused.js";
 
 // The flags' service's decisions, on the in-memory fakes of its store and unit of work (no database, no
 // server): what it refuses and why, what it writes and the events it reports. The HTTP tests
 // (test/flags.test.ts and others) cover the same service on real databases.
 
-const admin: WriteContext = {
-  actor: { type: "key", keyId: "key_admin", keyName: "admin", role: "admin" },
-  requestId: null,
-  mayConfigureProtected: true,
-  boundTo: null,
-};
+const admin = ADMIN;
 /** A writer that is no admin of the project: protected environments are not theirs to change. */
 const writer: WriteContext = {
   ...admin,
@@ -46,19 +42,6 @@ function setup(environments: { id: string; protected?: boolean }[] = [{ id: "pro
     stores.flags,
   );
   return { stores, work, clock, flags };
-}
-
-/** Asserts that `promise` is refused with this status and code. */
-async function refused(promise: Promise<unknown>, status: number, code: string): Promise<AppError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof AppError, `expected an AppError, got ${String(error)}`);
-    assert.equal(error.status, status, error.detail);
-    assert.equal(error.code, code, error.detail);
-    return error;
-  }
-  assert.fail(`expected ${status} ${code}, got an answer`);
 }
 
 describe("flag service on fakes: create", () => {

@@ -3,7 +3,6 @@ import { describe, test } from "node:test";
 import { ManualClock } from "@flagstaff/test-harness";
 import type { Kysely } from "kysely";
 import type { Database } from "../../src/db/schema.js";
-import { AppError } from "../../src/errors.js";
 import type { Principal } from "../../src/features/evaluation/snapshot.js";
 import type { WriteContext } from "../../src/features/history/domain-events.js";
 import { PeopleState } from "../../src/features/people/people-state.js";
@@ -11,17 +10,13 @@ import { PeopleService } from "../../src/features/people/people.service.js";
 import type { Sessions } from "../../src/features/people/sessions.js";
 import { FakeUnitOfWork, NO_DATABASE } from "./fakes/fake-unit-of-work.js";
 import { MemoryStores } from "./fakes/memory-stores.js";
+import { ADMIN, refused } from "./fakes/refused.js";
 
 // The people's service's decisions, on the in-memory fakes of its store and unit of work: people, their
 // grants and their personal keys. The HTTP tests (test/people*.test.ts, sessions.test.ts, …) cover the
 // same service on real databases.
 
-const adminKey: WriteContext = {
-  actor: { type: "key", keyId: "key_admin", keyName: "admin", role: "admin" },
-  requestId: null,
-  mayConfigureProtected: true,
-  boundTo: null,
-};
+const adminKey = ADMIN;
 const as = (id: string): WriteContext => ({
   ...adminKey,
   actor: { type: "user", id, email: `${id}@example.com`, name: id, via: "session" },
@@ -46,18 +41,6 @@ function setup() {
     stores.people,
   );
   return { stores, work, state, ended, people };
-}
-
-async function refused(promise: Promise<unknown>, status: number, code: string): Promise<AppError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof AppError, `expected an AppError, got ${String(error)}`);
-    assert.equal(error.status, status, error.detail);
-    assert.equal(error.code, code, error.detail);
-    return error;
-  }
-  assert.fail(`expected ${status} ${code}, got an answer`);
 }
 
 /** A session's principal for a person, as authentication makes it. */
