@@ -1,6 +1,3 @@
-import type { Grant, Project } from "@flagstaff/core/schemas";
-import type { Kysely, Selectable, Transaction } from "kysely";
-import type { Database, EnvironmentsTable, FlagConfigsTable, FlagsTable } from "../../../src/db/schema.js";
 import type { Membership } from "../../../src/features/actors/member-lists.js";
 import { toEnvironment } from "../../../src/features/environments/environment.repository.js";
 import type { Environment } from "../../../src/features/environments/environment.schemas.js";
@@ -11,117 +8,33 @@ import { serves, variantUsesIn } from "../../../src/features/flags/flag.reposito
 import type { Flag, FlagEnvironmentConfiguration, FlagFilter } from "../../../src/features/flags/flag.schemas.js";
 import type { FlagStore } from "../../../src/features/flags/flag.store.js";
 import { configurationColumns, targetingOf, variantsColumn } from "../../../src/features/flags/targeting.js";
-import { emailKey } from "../../../src/features/people/people.repository.js";
-import type { PeopleStore, PersonalKeyRow, UserRow } from "../../../src/features/people/people.store.js";
+import type { PeopleStore } from "../../../src/features/people/people.store.js";
 import { environmentNotFound, projectNotFound } from "../../../src/errors.js";
-import { assemblePage, type PageQuery, type SortKey } from "../../../src/pagination.js";
+import { assemblePage, type PageQuery } from "../../../src/pagination.js";
+import { memoryPeopleStore } from "./memory-people.js";
+import {
+  anyBeyond,
+  type ConfigRow,
+  compare,
+  type EnvironmentRow,
+  type Executor,
+  emptyTables,
+  type FlagDefinition,
+  keysetSlice,
+  likeText,
+  type MemoryTables,
+  type Trx,
+  uniqueViolation,
+} from "./memory-tables.js";
 
 // In-memory fakes of the flags', environments' and people's stores (the interfaces in
 // src/features/*/*.store.ts), over one set of in-memory tables shaped as the database's, so that a write
 // through one store is seen by the others as on the database. They behave as the Kysely implementations
 // do for what the services use: the same rows, the same orders, the same unique violations, the same
 // cascades. test/unit/store-contract.test.ts runs the same cases on both, so that they cannot drift apart.
-// A FakeUnitOfWork (fake-unit-of-work.ts) gives them a write's all-or-nothing.
+// A FakeUnitOfWork (fake-unit-of-work.ts) gives them a write's all-or-nothing. The people's store is in
+// memory-people.ts, the tables and what answers as SQL does in memory-tables.ts.
 
-type Executor = Kysely<Database> | Transaction<Database>;
-type Trx = Transaction<Database>;
-
-type EnvironmentRow = Selectable<EnvironmentsTable>;
-type FlagDefinition = Selectable<FlagsTable>;
-type ConfigRow = Selectable<FlagConfigsTable>;
-interface KeyRow {
-  id: string;
-  name: string;
-  role: string;
-  project_id: string | null;
-  environment_id: string | null;
-  key_hash: string;
-  created_at: string;
-  user_id: string | null;
-}
-
-/** The tables, as plain data: a write's rollback puts back a copy taken before it (structuredClone). */
-export interface MemoryTables {
-  projects: Map<string, Project>;
-  environments: EnvironmentRow[];
-  flags: Map<string, FlagDefinition>;
-  configs: Map<string, ConfigRow>;
-  /** By configuration id: actor id → when attached. */
-  flagActors: Map<string, Map<string, string>>;
-  /** By configuration id: segment id → when attached. */
-  flagSegments: Map<string, Map<string, string>>;
-  /** By project id: segment id → name. */
-  segments: Map<string, Map<string, string>>;
-  /** By project id: actor id → when first seen. */
-  actors: Map<string, Map<string, string>>;
-  keys: KeyRow[];
-  users: Map<string, UserRow>;
-  /** By `${projectId} ${userId}`. */
-  grants: Map<string, { project_id: string; user_id: string; role: string; created_at: string }>;
-  /** E-mails with failed sign-ins counted. */
-  signInFailures: Set<string>;
-}
-
-const emptyTables = (): MemoryTables => ({
-  projects: new Map(),
-  environments: [],
-  flags: new Map(),
-  configs: new Map(),
-  flagActors: new Map(),
-  flagSegments: new Map(),
-  segments: new Map(),
-  actors: new Map(),
-  keys: [],
-  users: new Map(),
-  grants: new Map(),
-  signInFailures: new Set(),
-});
-
-/** What the databases throw for a row that breaks a unique index (isUniqueViolation knows it). */
-export function uniqueViolation(what: string): Error {
-  return Object.assign(new Error(`UNIQUE constraint failed: ${what}`), { code: "SQLITE_CONSTRAINT_UNIQUE" });
-}
-
-/** Strings in the databases' order (byte order: SQLite's, and PostgreSQL's with the C collation). */
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/**
- * Keyset pagination over items in memory, as db/keyset.ts's keysetPage does in SQL: the items strictly past
- * the page's key, in the page's direction (backward for `before`), `limit + 1` of them.
- */
-function keysetSlice<T>(
-  items: readonly T[],
-  keyOf: (item: T) => SortKey,
-  descending: readonly boolean[],
-  page: PageQuery,
-): T[] {
-  const backward = page.direction === "before";
-  const order = (a: SortKey, b: SortKey) => {
-    for (const [i, down] of descending.entries()) {
-      const c = compare(a[i] ?? "", b[i] ?? "");
-      if (c !== 0) return down !== backward ? -c : c;
-    }
-    return 0;
-  };
-  const sorted = [...items].sort((a, b) => order(keyOf(a), keyOf(b)));
-  const past = page.direction === "first" ? sorted : sorted.filter((item) => order(keyOf(item), page.key) > 0);
-  return past.slice(0, page.limit + 1);
-}
-
-/** Whether an item lies strictly before or after `key` in the order (beyondKey). */
-function anyBeyond<T>(
-  items: readonly T[],
-  keyOf: (item: T) => SortKey,
-  descending: readonly boolean[],
-  side: "before" | "after",
-  key: SortKey,
-): boolean {
-  return keysetSlice(items, keyOf, descending, { direction: side, key, limit: 0 }).length > 0;
-}
-
-const likeText = (text: string, part: string) => text.toLowerCase().includes(part.toLowerCase());
-
-/** The in-memory tables and the three stores over them. */
 export class MemoryStores {
   tables: MemoryTables = emptyTables();
 
@@ -540,135 +453,10 @@ export class MemoryStores {
     }
   }
 
-  // The people's store. ---------------------------------------------------------------------------
-
-  private usersByEmail(email: string): UserRow | undefined {
-    for (const user of this.tables.users.values()) if (user.email === email) return user;
-    return undefined;
-  }
-
-  private keyRow(k: KeyRow): PersonalKeyRow {
-    return {
-      id: k.id,
-      name: k.name,
-      role: k.role,
-      project_id: k.project_id,
-      environment_id: k.environment_id,
-      created_at: k.created_at,
-    };
-  }
-
-  readonly people: PeopleStore = {
-    findProject: this.environments.findProject,
-    resolveEnvironment: this.environments.resolveEnvironment,
-    findUser: async (_db: Executor, id: string) => this.tables.users.get(id),
-    findUserByEmail: async (_db: Executor, email: string) => this.usersByEmail(emailKey(email)),
-    insertUser: async (_trx: Trx, user: UserRow) => {
-      if (this.tables.users.has(user.id)) throw uniqueViolation("users.id");
-      if (this.usersByEmail(user.email)) throw uniqueViolation("users.email");
-      this.tables.users.set(user.id, { ...user });
-    },
-    updateUser: async (_db: Executor, id: string, values) => {
-      const user = this.tables.users.get(id);
-      if (!user) return;
-      this.tables.users.set(id, {
-        ...user,
-        ...(values.name === undefined ? {} : { name: values.name }),
-        ...(values.role === undefined ? {} : { role: values.role }),
-        ...(values.disabled === undefined ? {} : { disabled: values.disabled }),
-        ...(values.passwordHash === undefined
-          ? {}
-          : { passwordHash: values.passwordHash, hasPassword: values.passwordHash !== null }),
-        ...(values.lastSignInAt === undefined ? {} : { lastSignInAt: values.lastSignInAt }),
-      });
-    },
-    deleteUser: async (_trx: Trx, id: string) => {
-      // What goes with the person on the database (ON DELETE CASCADE): grants and keys.
-      this.tables.users.delete(id);
-      for (const [key, grant] of this.tables.grants) if (grant.user_id === id) this.tables.grants.delete(key);
-      this.tables.keys = this.tables.keys.filter((k) => k.user_id !== id);
-    },
-    listUsers: async (_db: Executor, page: PageQuery) =>
-      keysetSlice([...this.tables.users.values()], userKey, [false, false], page),
-    usersBeyond: async (_db: Executor, side: "before" | "after", key: SortKey) =>
-      anyBeyond([...this.tables.users.values()], userKey, [false, false], side, key),
-    clearSignInFailures: async (_db: Executor, email: string) => {
-      this.tables.signInFailures.delete(email);
-    },
-    listGrants: async (_db: Executor, projectId: string): Promise<Grant[]> =>
-      [...this.tables.grants.values()]
-        .filter((g) => g.project_id === projectId)
-        .flatMap((g) => {
-          const user = this.tables.users.get(g.user_id);
-          return user
-            ? [
-                {
-                  userId: user.id,
-                  email: user.email,
-                  name: user.name,
-                  role: g.role as Grant["role"],
-                  createdAt: g.created_at,
-                },
-              ]
-            : [];
-        })
-        .sort((a, b) => compare(a.email, b.email)),
-    findGrant: async (_db: Executor, projectId: string, userId: string) => {
-      const grant = this.tables.grants.get(`${projectId} ${userId}`);
-      return grant && { role: grant.role, created_at: grant.created_at };
-    },
-    putGrant: async (_trx: Trx, grant, exists) => {
-      const key = `${grant.projectId} ${grant.userId}`;
-      const held = this.tables.grants.get(key);
-      if (exists) {
-        if (held) held.role = grant.role;
-        return;
-      }
-      if (held) throw uniqueViolation("project_grants.project_id, project_grants.user_id");
-      this.tables.grants.set(key, {
-        project_id: grant.projectId,
-        user_id: grant.userId,
-        role: grant.role,
-        created_at: grant.createdAt,
-      });
-    },
-    deleteGrant: async (_trx: Trx, projectId: string, userId: string) => {
-      this.tables.grants.delete(`${projectId} ${userId}`);
-    },
-    listPersonalKeys: async (_db: Executor, userId: string) =>
-      this.tables.keys
-        .filter((k) => k.user_id === userId)
-        .sort((a, b) => compare(a.created_at, b.created_at) || compare(a.id, b.id))
-        .map((k) => this.keyRow(k)),
-    deletePersonalKey: async (_trx: Trx, userId: string, keyId: string) => {
-      const key = this.tables.keys.find((k) => k.id === keyId && k.user_id === userId);
-      if (!key) return undefined;
-      this.tables.keys = this.tables.keys.filter((k) => k !== key);
-      const { created_at: _, ...row } = this.keyRow(key);
-      return row;
-    },
-    deletePersonalKeys: async (_trx: Trx, userId: string) => {
-      this.tables.keys = this.tables.keys.filter((k) => k.user_id !== userId);
-    },
-    insertKey: async (_trx: Trx, key, hash, userId) => {
-      if (this.tables.keys.some((k) => k.id === key.id || k.key_hash === hash)) throw uniqueViolation("api_keys");
-      this.tables.keys.push({
-        id: key.id,
-        name: key.name,
-        role: key.role,
-        project_id: key.projectId,
-        environment_id: key.environment,
-        key_hash: hash,
-        created_at: key.createdAt,
-        user_id: userId,
-      });
-    },
-  };
+  readonly people: PeopleStore = memoryPeopleStore(this, this.environments);
 }
 
 const joined = (flag: FlagDefinition, config: ConfigRow): FlagRow => ({ ...flag, ...config });
-
-const userKey = (user: UserRow): SortKey => [user.createdAt, user.id];
 
 /** Each sort column's direction in a flag order. */
 const descendingOf = (order: { columns: readonly (string | { descending?: boolean })[] }) =>
