@@ -59,6 +59,12 @@ export interface UnitOfWorkOptions {
 }
 
 /**
+ * What a service writes through: the unit of work's `write`. Services declare this rather than the class,
+ * so that their unit tests can run them on an in-memory fake (test/unit/fakes/).
+ */
+export type Writes = Pick<UnitOfWork, "write">;
+
+/**
  * Writes to one stream waiting their turn beyond this many are refused as busy: a project whose writes
  * are stuck (its version row held elsewhere) must not pile up requests without bound.
  */

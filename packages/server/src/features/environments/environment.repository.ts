@@ -1,7 +1,12 @@
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import type { Database, EnvironmentsTable } from "../../db/schema.js";
 import { environmentNotFound, projectNotFound } from "../../errors.js";
+import { findProject } from "../projects/project.repository.js";
+import { insertEnvironmentConfigurations } from "../flags/flag-configs.repository.js";
 import type { Environment } from "./environment.schemas.js";
+import type { EnvironmentStore, PlacedEnvironment } from "./environment.store.js";
+
+export type { PlacedEnvironment };
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -19,12 +24,6 @@ export const toEnvironment = (row: Selectable<EnvironmentsTable>): Environment =
 /** A project's environments in their order (the first created first); few per project, so read whole. */
 export async function listEnvironments(db: Executor, projectId: string): Promise<Environment[]> {
   return (await listPlacedEnvironments(db, projectId)).map((placed) => placed.environment);
-}
-
-/** An environment with its place in the project's order. */
-export interface PlacedEnvironment {
-  readonly environment: Environment;
-  readonly position: number;
 }
 
 /** A project's environments in their order, with their positions (what the list's cursors hold). */
@@ -166,3 +165,44 @@ export async function keysOf(db: Executor, projectId: string, environment: strin
     .where("environment_id", "=", environment)
     .execute();
 }
+
+/** Deletes the keys bound to an environment (deleting it revokes them). */
+export async function deleteKeysOf(trx: Transaction<Database>, projectId: string, environment: string): Promise<void> {
+  await trx
+    .deleteFrom("api_keys")
+    .where("project_id", "=", projectId)
+    .where("environment_id", "=", environment)
+    .execute();
+}
+
+/** Which of these environments of the project are protected, in id order. */
+export async function protectedAmong(db: Executor, projectId: string, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom("environments")
+    .select(["id", "protected"])
+    .where("project_id", "=", projectId)
+    .where("id", "in", ids)
+    .orderBy("id")
+    .execute();
+  return rows.filter((row) => Number(row.protected) === 1).map((row) => row.id);
+}
+
+/** The environments' store on the database. */
+export const environmentRepository: EnvironmentStore = {
+  findProject,
+  listEnvironments,
+  listPlacedEnvironments,
+  findEnvironment,
+  resolveEnvironment,
+  countEnvironments,
+  protectedAmong,
+  insertEnvironment,
+  insertEnvironmentConfigurations,
+  saveEnvironment,
+  reorderEnvironments,
+  clearDefault,
+  keysOf,
+  deleteKeysOf,
+  deleteEnvironment,
+};

@@ -5,12 +5,11 @@ import type { Database } from "../../db/schema.js";
 import { AppError, environmentNotFound, invalid, projectNotFound } from "../../errors.js";
 import { refuseBeyond } from "../../http/environment.js";
 import { encodeCursor, type Page, type PageQuery } from "../../pagination.js";
-import type { UnitOfWork } from "../../write-path/unit-of-work.js";
-import { insertEnvironmentConfigurations } from "../flags/flag.repository.js";
+import type { Writes } from "../../write-path/unit-of-work.js";
 import type { DomainEvent, EnvironmentRecord, WriteContext } from "../history/domain-events.js";
 import { keyRevoked } from "../keys/key.service.js";
-import { findProject } from "../projects/project.repository.js";
-import * as repo from "./environment.repository.js";
+import { environmentRepository } from "./environment.repository.js";
+import type { EnvironmentStore, PlacedEnvironment } from "./environment.store.js";
 import type { CreateEnvironmentInput, Environment, UpdateEnvironmentInput } from "./environment.schemas.js";
 
 const environmentExists = (id: string) =>
@@ -35,32 +34,33 @@ const target = (environment: Environment) =>
 export class EnvironmentService {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly work: UnitOfWork,
+    private readonly work: Writes,
     private readonly clock: Clock,
     private readonly maxPerProject: number,
+    private readonly store: EnvironmentStore = environmentRepository,
   ) {}
 
   /** A page of the project's environments in their order (see pageOf). */
   async list(projectId: string, page: PageQuery): Promise<Page<Environment>> {
-    if (!(await findProject(this.db, projectId))) throw projectNotFound(projectId);
-    return pageOf(await repo.listPlacedEnvironments(this.db, projectId), page);
+    if (!(await this.store.findProject(this.db, projectId))) throw projectNotFound(projectId);
+    return pageOf(await this.store.listPlacedEnvironments(this.db, projectId), page);
   }
 
   async get(projectId: string, id: string): Promise<Environment> {
-    const environment = await repo.findEnvironment(this.db, projectId, id);
+    const environment = await this.store.findEnvironment(this.db, projectId, id);
     if (environment) return environment;
-    if (!(await findProject(this.db, projectId))) throw projectNotFound(projectId);
+    if (!(await this.store.findProject(this.db, projectId))) throw projectNotFound(projectId);
     throw environmentNotFound(id);
   }
 
   async create(context: WriteContext, projectId: string, input: CreateEnvironmentInput): Promise<Environment> {
     try {
       return await this.work.write(context, projectId, async (trx) => {
-        if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
-        if (await repo.findEnvironment(trx, projectId, input.id)) throw environmentExists(input.id);
-        if (input.copyFrom !== undefined && !(await repo.findEnvironment(trx, projectId, input.copyFrom)))
+        if (!(await this.store.findProject(trx, projectId))) throw projectNotFound(projectId);
+        if (await this.store.findEnvironment(trx, projectId, input.id)) throw environmentExists(input.id);
+        if (input.copyFrom !== undefined && !(await this.store.findEnvironment(trx, projectId, input.copyFrom)))
           throw environmentNotFound(input.copyFrom);
-        if ((await repo.countEnvironments(trx, projectId)) >= this.maxPerProject) {
+        if ((await this.store.countEnvironments(trx, projectId)) >= this.maxPerProject) {
           throw new AppError(
             409,
             "environment_limit",
@@ -78,8 +78,8 @@ export class EnvironmentService {
           createdAt: now,
           updatedAt: now,
         };
-        await repo.insertEnvironment(trx, environment);
-        await insertEnvironmentConfigurations(trx, projectId, environment.id, input.copyFrom, now);
+        await this.store.insertEnvironment(trx, environment);
+        await this.store.insertEnvironmentConfigurations(trx, projectId, environment.id, input.copyFrom, now);
         return {
           result: environment,
           events: [
@@ -113,9 +113,9 @@ export class EnvironmentService {
   ): Promise<Environment> {
     refuseBeyond(context.boundTo, id);
     return this.work.write(context, projectId, async (trx) => {
-      const current = await repo.findEnvironment(trx, projectId, id);
+      const current = await this.store.findEnvironment(trx, projectId, id);
       if (!current) {
-        if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
+        if (!(await this.store.findProject(trx, projectId))) throw projectNotFound(projectId);
         throw environmentNotFound(id);
       }
       const next: Environment = {
@@ -128,7 +128,7 @@ export class EnvironmentService {
       // A move: its place in the project's order, from 1, before and after.
       let moved: { from: number; to: number; order: string[] } | undefined;
       if (input.position !== undefined) {
-        const order = (await repo.listEnvironments(trx, projectId)).map((e) => e.id);
+        const order = (await this.store.listEnvironments(trx, projectId)).map((e) => e.id);
         if (input.position > order.length) {
           throw invalid(
             `Project "${projectId}" has ${order.length} environments: position must be 1 to ${order.length}.`,
@@ -154,12 +154,12 @@ export class EnvironmentService {
       const now = isoTime(this.clock.now());
       next.updatedAt = now;
       const events: DomainEvent[] = [];
-      if (moved) await repo.reorderEnvironments(trx, projectId, moved.order);
+      if (moved) await this.store.reorderEnvironments(trx, projectId, moved.order);
       if (next.default && !current.default) {
         // The previous default changes too, and every key bound to none follows the new one.
         refuseBeyond(context.boundTo, null, "make an environment the default");
-        const previous = (await repo.listEnvironments(trx, projectId)).find((e) => e.default);
-        await repo.clearDefault(trx, projectId, now);
+        const previous = (await this.store.listEnvironments(trx, projectId)).find((e) => e.default);
+        await this.store.clearDefault(trx, projectId, now);
         if (previous) {
           const after = { ...previous, default: false, updatedAt: now };
           events.push({
@@ -172,7 +172,7 @@ export class EnvironmentService {
           });
         }
       }
-      await repo.saveEnvironment(trx, next);
+      await this.store.saveEnvironment(trx, next);
       events.push({
         type: "environment.updated",
         projectId,
@@ -193,9 +193,9 @@ export class EnvironmentService {
   async delete(context: WriteContext, projectId: string, id: string): Promise<void> {
     refuseBeyond(context.boundTo, id);
     await this.work.write(context, projectId, async (trx) => {
-      const environment = await repo.findEnvironment(trx, projectId, id);
+      const environment = await this.store.findEnvironment(trx, projectId, id);
       if (!environment) {
-        if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
+        if (!(await this.store.findProject(trx, projectId))) throw projectNotFound(projectId);
         throw environmentNotFound(id);
       }
       if (environment.default) {
@@ -205,9 +205,9 @@ export class EnvironmentService {
           `Environment "${id}" is the project's default: make another environment the default (PATCH it with {"default": true}), then delete this one.`,
         );
       }
-      const keys = await repo.keysOf(trx, projectId, id);
-      await trx.deleteFrom("api_keys").where("project_id", "=", projectId).where("environment_id", "=", id).execute();
-      await repo.deleteEnvironment(trx, projectId, id);
+      const keys = await this.store.keysOf(trx, projectId, id);
+      await this.store.deleteKeysOf(trx, projectId, id);
+      await this.store.deleteEnvironment(trx, projectId, id);
       const events: DomainEvent[] = keys.map((key) =>
         keyRevoked(projectId, { id: key.id, name: key.name, role: key.role as "write", environment: id }),
       );
@@ -229,7 +229,7 @@ export class EnvironmentService {
  * position of the environment it names, not its id: a walk then goes on from the right place even when
  * that environment is deleted meanwhile, and so sees every environment that exists throughout it once.
  */
-function pageOf(all: readonly repo.PlacedEnvironment[], page: PageQuery): Page<Environment> {
+function pageOf(all: readonly PlacedEnvironment[], page: PageQuery): Page<Environment> {
   let from = 0;
   let to = Math.min(all.length, page.limit);
   if (page.direction !== "first") {

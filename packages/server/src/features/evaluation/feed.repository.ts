@@ -1,4 +1,5 @@
 import { type Kysely, sql, type Transaction } from "kysely";
+import { FLAG_EVALUATION_COLUMNS } from "../../db/flag-columns.js";
 import type { Database } from "../../db/schema.js";
 import type { Change, ChangeSet } from "./changes.js";
 
@@ -179,22 +180,7 @@ export async function readEvaluationRows(db: Executor, projectId?: string): Prom
   const flags = await db
     .selectFrom("flags")
     .innerJoin("flag_configs", "flag_configs.flag_id", "flags.id")
-    .select([
-      "flags.id",
-      "flags.project_id",
-      "flags.name",
-      "flags.type",
-      "flags.variants",
-      "flag_configs.config_id",
-      "flag_configs.environment_id",
-      "flag_configs.status",
-      "flag_configs.percentage_actors",
-      "flag_configs.percentage_calls",
-      "flag_configs.on_variant",
-      "flag_configs.off_variant",
-      "flag_configs.rules",
-      "flag_configs.prerequisites",
-    ])
+    .select(FLAG_EVALUATION_COLUMNS)
     .$if(one, (q) => q.where("flags.project_id", "=", projectId as string))
     .execute();
   const flagActors = await db

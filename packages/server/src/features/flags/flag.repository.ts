@@ -1,79 +1,19 @@
 import { type FlagTargeting, referencesOf } from "@flagstaff/core";
-import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
-import { beyondKey, type KeyColumn, keysetPage } from "../../db/keyset.js";
+import type { Transaction } from "kysely";
+import { TARGETING_COLUMNS } from "../../db/flag-columns.js";
 import { linkedNow, unlink } from "../../db/link-tables.js";
-import type { Database, FlagConfigsTable, FlagsTable } from "../../db/schema.js";
-import type { PageQuery, SortKey } from "../../pagination.js";
-import type { Flag, FlagEnvironmentConfiguration, FlagFilter, FlagSort } from "./flag.schemas.js";
-import { configurationColumns, definitionOf, rulesOf, targetingOf, variantsColumn } from "./targeting.js";
+import type { Database } from "../../db/schema.js";
+import { ensureActors } from "../actors/actor.repository.js";
+import { listMembers } from "../actors/member-lists.js";
+import { environmentRepository } from "../environments/environment.repository.js";
+import { existingSegmentIds, findSegment, segmentNames } from "../segments/segment.repository.js";
+import { countFlags, flagsBeyond, listFlags } from "./flag-list.repository.js";
+import { configIdOf, type Executor, FLAG_COLUMNS, flagsIn, toFlag } from "./flag-rows.js";
+import type { Flag, FlagEnvironmentConfiguration } from "./flag.schemas.js";
+import type { FlagStore } from "./flag.store.js";
+import { configurationColumns, rulesOf, targetingOf, variantsColumn } from "./targeting.js";
 
-type Executor = Kysely<Database> | Transaction<Database>;
-
-/** A configuration's id: unique, since flag ids are, and the owner of its actor and segment links. */
-export const configIdOf = (flagId: string, environment: string) => `${flagId}@${environment}`;
-
-/** A flag's definition joined with one environment's configuration, as the queries below select it. */
-const FLAG_COLUMNS = [
-  "flags.id",
-  "flags.project_id",
-  "flags.name",
-  "flags.description",
-  "flags.created_at",
-  "flags.type",
-  "flags.variants",
-  "flag_configs.config_id",
-  "flag_configs.environment_id",
-  "flag_configs.status",
-  "flag_configs.percentage_actors",
-  "flag_configs.percentage_calls",
-  "flag_configs.updated_at",
-  "flag_configs.latest_checked_at",
-  "flag_configs.status_changed_at",
-  "flag_configs.revision",
-  "flag_configs.actors_count",
-  "flag_configs.segments_count",
-  "flag_configs.on_variant",
-  "flag_configs.off_variant",
-  "flag_configs.rules",
-  "flag_configs.prerequisites",
-] as const;
-
-type FlagRow = Pick<
-  Selectable<FlagsTable>,
-  "id" | "project_id" | "name" | "description" | "created_at" | "type" | "variants"
-> &
-  Omit<Selectable<FlagConfigsTable>, "flag_id">;
-
-/** A flag in one environment; `environments` is filled in by the service (configurationsOf). */
-export const toFlag = (row: FlagRow): Flag => ({
-  id: row.id,
-  projectId: row.project_id,
-  name: row.name,
-  description: row.description,
-  status: row.status as Flag["status"],
-  percentageActors: Number(row.percentage_actors) as Flag["percentageActors"],
-  percentageCalls: Number(row.percentage_calls) as Flag["percentageCalls"],
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-  latestCheckedAt: row.latest_checked_at,
-  statusChangedAt: row.status_changed_at,
-  actorsCount: Number(row.actors_count),
-  segmentsCount: Number(row.segments_count),
-  environment: row.environment_id,
-  environments: {},
-  revision: Number(row.revision),
-  configId: row.config_id,
-  ...(targetingOf(row) as Pick<Flag, "type" | "variants" | "onVariant" | "offVariant" | "rules" | "prerequisites">),
-});
-
-/** A project's flags joined with their configuration in one environment. */
-const flagsIn = (db: Executor, projectId: string, environment: string) =>
-  db
-    .selectFrom("flags")
-    .innerJoin("flag_configs", (join) =>
-      join.onRef("flag_configs.flag_id", "=", "flags.id").on("flag_configs.environment_id", "=", environment),
-    )
-    .where("flags.project_id", "=", projectId);
+export { configIdOf };
 
 export async function findFlag(
   db: Executor,
@@ -234,15 +174,7 @@ export async function pinDefaultVariants(
 /** A project's flags with their targeting in one environment: what prerequisite checks read. */
 export async function targetingIn(db: Executor, projectId: string, environment: string) {
   const rows = await flagsIn(db, projectId, environment)
-    .select([
-      "flags.name",
-      "flags.type",
-      "flags.variants",
-      "flag_configs.on_variant",
-      "flag_configs.off_variant",
-      "flag_configs.rules",
-      "flag_configs.prerequisites",
-    ])
+    .select(["flags.name", ...TARGETING_COLUMNS])
     .execute();
   return rows.map((row) => ({ name: row.name, ...targetingOf(row) }));
 }
@@ -283,6 +215,14 @@ export function servedKeys(t: Pick<FlagTargeting, "onVariant" | "offVariant" | "
   return served;
 }
 
+/** One configuration's targeting, of a flag in an environment: what the variants' checks read. */
+export interface ConfigurationTargeting {
+  readonly flagId: string;
+  readonly flag: string;
+  readonly environment: string;
+  readonly targeting: FlagTargeting;
+}
+
 /**
  * Every configuration, in every environment of the project, that uses a variant of `flag` that `dropped`
  * holds: its own (onVariant, offVariant, rules; in `own.environment`, the configuration the write makes
@@ -299,27 +239,36 @@ export async function variantUses(
   const rows = await db
     .selectFrom("flag_configs")
     .innerJoin("flags", "flags.id", "flag_configs.flag_id")
-    .select([
-      "flags.id",
-      "flags.name",
-      "flags.type",
-      "flags.variants",
-      "flag_configs.environment_id",
-      "flag_configs.on_variant",
-      "flag_configs.off_variant",
-      "flag_configs.rules",
-      "flag_configs.prerequisites",
-    ])
+    .select(["flags.id", "flags.name", "flag_configs.environment_id", ...TARGETING_COLUMNS])
     .where("flags.project_id", "=", projectId)
     .where((eb) => eb.or([eb("flags.id", "=", flag.id), eb("flag_configs.prerequisites", "is not", null)]))
     .orderBy("flags.name")
     .orderBy("flag_configs.environment_id")
     .execute();
+  const configurations = rows.map((row) => ({
+    flagId: row.id,
+    flag: row.name,
+    environment: row.environment_id,
+    targeting: targetingOf(row),
+  }));
+  return variantUsesIn(configurations, flag, dropped, own);
+}
+
+/**
+ * variantUses over the project's configurations (by flag name, then environment): the uses of a dropped
+ * variant of `flag`, in words.
+ */
+export function variantUsesIn(
+  configurations: readonly ConfigurationTargeting[],
+  flag: { id: string; name: string },
+  dropped: ReadonlySet<string>,
+  own: { environment: string; targeting: Pick<FlagTargeting, "onVariant" | "offVariant" | "rules"> },
+): string[] {
   const uses: string[] = [];
-  for (const row of rows) {
-    const where = `in environment "${row.environment_id}"`;
-    if (row.id === flag.id) {
-      const configuration = row.environment_id === own.environment ? own.targeting : targetingOf(row);
+  for (const row of configurations) {
+    const where = `in environment "${row.environment}"`;
+    if (row.flagId === flag.id) {
+      const configuration = row.environment === own.environment ? own.targeting : row.targeting;
       for (const [key, places] of servedKeys(configuration)) {
         if (!dropped.has(key)) continue;
         for (const place of places) {
@@ -327,10 +276,10 @@ export async function variantUses(
         }
       }
     }
-    for (const p of targetingOf(row).prerequisites) {
+    for (const p of row.targeting.prerequisites) {
       if (p.flag !== flag.name) continue;
       for (const key of p.variants) {
-        if (dropped.has(key)) uses.push(`flag "${row.name}" requires "${key}" ${where}`);
+        if (dropped.has(key)) uses.push(`flag "${row.flag}" requires "${key}" ${where}`);
       }
     }
   }
@@ -343,24 +292,18 @@ export async function environmentsServing(db: Executor, flagId: string, keys: Re
   const rows = await db
     .selectFrom("flag_configs")
     .innerJoin("flags", "flags.id", "flag_configs.flag_id")
-    .select([
-      "flags.type",
-      "flags.variants",
-      "flag_configs.environment_id",
-      "flag_configs.on_variant",
-      "flag_configs.off_variant",
-      "flag_configs.rules",
-      "flag_configs.prerequisites",
-    ])
+    .select(["flag_configs.environment_id", ...TARGETING_COLUMNS])
     .where("flags.id", "=", flagId)
     .orderBy("flag_configs.environment_id")
     .execute();
-  return rows
-    .filter((row) => [...servedKeys(targetingOf(row)).keys()].some((key) => keys.has(key)))
-    .map((row) => row.environment_id);
+  return rows.filter((row) => serves(targetingOf(row), keys)).map((row) => row.environment_id);
 }
 
-export { definitionOf };
+/** Whether a configuration serves one of `keys` (servedKeys). */
+export const serves = (
+  targeting: Pick<FlagTargeting, "onVariant" | "offVariant" | "rules">,
+  keys: ReadonlySet<string>,
+) => [...servedKeys(targeting).keys()].some((key) => keys.has(key));
 
 /** Writes a flag's configuration in its environment. */
 export async function saveConfiguration(trx: Transaction<Database>, flag: Flag): Promise<void> {
@@ -452,208 +395,37 @@ export async function linksOf(db: Executor, configId: string) {
   return { actors: actors.map((r) => r.actor_id), segments: segments.map((r) => r.segment_id) };
 }
 
-/** The columns of a configuration, in the order the inserts below select them. */
-const CONFIG_COLUMNS = [
-  "config_id",
-  "flag_id",
-  "environment_id",
-  "status",
-  "percentage_actors",
-  "percentage_calls",
-  "updated_at",
-  "latest_checked_at",
-  "status_changed_at",
-  "revision",
-  "actors_count",
-  "segments_count",
-  "on_variant",
-  "off_variant",
-  "rules",
-  "prerequisites",
-] as const;
-
-/**
- * Gives a new environment a configuration of every flag of its project: a copy of `copyFrom`'s (status,
- * percentages, attached actors and segments), or disabled with nothing attached. Three statements,
- * whatever the number of flags.
- */
-export async function insertEnvironmentConfigurations(
-  trx: Transaction<Database>,
-  projectId: string,
-  environment: string,
-  copyFrom: string | undefined,
-  at: string,
-): Promise<void> {
-  const configId = sql<string>`flags.id || ${`@${environment}`}`;
-  if (copyFrom === undefined) {
-    await trx
-      .insertInto("flag_configs")
-      .columns(CONFIG_COLUMNS)
-      .expression((eb) =>
-        eb
-          .selectFrom("flags")
-          .select([
-            configId.as("config_id"),
-            "flags.id",
-            sql.lit(environment).as("environment_id"),
-            sql.lit("disabled").as("status"),
-            sql.lit(0).as("percentage_actors"),
-            sql.lit(0).as("percentage_calls"),
-            sql<string>`${at}`.as("updated_at"),
-            sql<null>`null`.as("latest_checked_at"),
-            sql<string>`${at}`.as("status_changed_at"),
-            sql.lit(1).as("revision"),
-            sql.lit(0).as("actors_count"),
-            sql.lit(0).as("segments_count"),
-            // Null: the flag's default variants; no rules, no prerequisites.
-            sql<null>`null`.as("on_variant"),
-            sql<null>`null`.as("off_variant"),
-            sql<null>`null`.as("rules"),
-            sql<null>`null`.as("prerequisites"),
-          ])
-          .where("flags.project_id", "=", projectId),
-      )
-      .execute();
-    return;
-  }
-  const source = (eb: Executor) =>
-    eb
-      .selectFrom("flag_configs as source")
-      .innerJoin("flags", "flags.id", "source.flag_id")
-      .where("flags.project_id", "=", projectId)
-      .where("source.environment_id", "=", copyFrom);
-  await trx
-    .insertInto("flag_configs")
-    .columns(CONFIG_COLUMNS)
-    .expression(
-      source(trx).select([
-        configId.as("config_id"),
-        "flags.id",
-        sql<string>`${environment}`.as("environment_id"),
-        "source.status",
-        "source.percentage_actors",
-        "source.percentage_calls",
-        sql<string>`${at}`.as("updated_at"),
-        sql<null>`null`.as("latest_checked_at"),
-        sql<string>`${at}`.as("status_changed_at"),
-        sql.lit(1).as("revision"),
-        "source.actors_count",
-        "source.segments_count",
-        "source.on_variant",
-        "source.off_variant",
-        "source.rules",
-        "source.prerequisites",
-      ]),
-    )
-    .execute();
-  await trx
-    .insertInto("flag_actors")
-    .columns(["config_id", "project_id", "actor_id", "created_at"])
-    .expression(
-      source(trx)
-        .innerJoin("flag_actors", "flag_actors.config_id", "source.config_id")
-        .select([
-          configId.as("config_id"),
-          "flag_actors.project_id",
-          "flag_actors.actor_id",
-          sql<string>`${at}`.as("created_at"),
-        ]),
-    )
-    .execute();
-  await trx
-    .insertInto("flag_segments")
-    .columns(["config_id", "segment_id", "created_at"])
-    .expression(
-      source(trx)
-        .innerJoin("flag_segments", "flag_segments.config_id", "source.config_id")
-        .select([configId.as("config_id"), "flag_segments.segment_id", sql<string>`${at}`.as("created_at")]),
-    )
-    .execute();
-}
-
-/** `%`, `_` and `\` match themselves in a search, not as LIKE wildcards. */
-const likePattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-function flagsQuery(db: Executor, projectId: string, environment: string, filter: FlagFilter) {
-  let query = flagsIn(db, projectId, environment);
-  if (filter.name !== undefined) {
-    query = query.where(sql<boolean>`lower(flags.name) like ${likePattern(filter.name)} escape '\\'`);
-  }
-  if (filter.q !== undefined) {
-    const pattern = likePattern(filter.q);
-    query = query.where(
-      sql<boolean>`(lower(flags.name) like ${pattern} escape '\\' or lower(flags.description) like ${pattern} escape '\\')`,
-    );
-  }
-  if (filter.status !== undefined) query = query.where("flag_configs.status", "=", filter.status);
-  return query;
-}
-
-/**
- * How the list is ordered for each `sort`: its key columns, and an item's key in the same terms. Every
- * order but the name's breaks ties by name (unique in a project), so a key names one flag. A flag never
- * checked has the empty string as its time, which sorts before every timestamp.
- */
-export interface FlagOrder {
-  readonly columns: readonly KeyColumn[];
-  keyOf(flag: Flag): SortKey;
-}
-
-const TIME_COLUMNS = {
-  createdAt: "flags.created_at",
-  updatedAt: "flag_configs.updated_at",
-  latestCheckedAt: "flag_configs.latest_checked_at",
-} as const;
-
-export function flagOrder(sort: FlagSort): FlagOrder {
-  const descending = sort.startsWith("-");
-  const field = (descending ? sort.slice(1) : sort) as keyof typeof TIME_COLUMNS | "name";
-  if (field === "name") return { columns: [{ ref: "flags.name", descending }], keyOf: (f) => [f.name] };
-  const column = TIME_COLUMNS[field];
-  const ref = field === "latestCheckedAt" ? sql<string>`coalesce(${sql.ref(column)}, '')` : column;
-  return {
-    columns: [{ ref, descending }, "flags.name"],
-    keyOf: (f) => [f[field] ?? "", f.name],
-  };
-}
-
-const BY_NAME = flagOrder("name");
-
-export async function listFlags(
-  db: Executor,
-  projectId: string,
-  environment: string,
-  filter: FlagFilter,
-  page: PageQuery,
-  order: FlagOrder = BY_NAME,
-): Promise<Flag[]> {
-  const query = flagsQuery(db, projectId, environment, filter).select(FLAG_COLUMNS);
-  const rows = await keysetPage(query, order.columns, page).execute();
-  return rows.map(toFlag);
-}
-
-export async function flagsBeyond(
-  db: Executor,
-  projectId: string,
-  environment: string,
-  filter: FlagFilter,
-  side: "before" | "after",
-  key: SortKey,
-  order: FlagOrder = BY_NAME,
-) {
-  const query = flagsQuery(db, projectId, environment, filter).select("flags.id");
-  return (await beyondKey(query, order.columns, side, key).execute()).length > 0;
-}
-
-/** How many flags match the filter, whatever the page. */
-export async function countFlags(
-  db: Executor,
-  projectId: string,
-  environment: string,
-  filter: FlagFilter,
-): Promise<number> {
-  const row = await flagsQuery(db, projectId, environment, filter)
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as("count"))
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
-}
+/** The flags' store on the database: this module's queries, and what flags read of their neighbours. */
+export const flagRepository: FlagStore = {
+  findFlag,
+  findFlagsByNames,
+  configurationsOf,
+  insertFlag,
+  saveConfiguration,
+  saveDescription,
+  saveVariants,
+  pinDefaultVariants,
+  deleteFlag,
+  targetingIn,
+  variantUses,
+  environmentsServing,
+  attachedActors,
+  attachActors,
+  detachActors,
+  attachedSegments,
+  attachSegments,
+  detachSegments,
+  linksOf,
+  listFlags,
+  flagsBeyond,
+  countFlags,
+  listEnvironments: environmentRepository.listEnvironments,
+  resolveEnvironment: environmentRepository.resolveEnvironment,
+  countEnvironments: environmentRepository.countEnvironments,
+  protectedAmong: environmentRepository.protectedAmong,
+  existingSegmentIds,
+  segmentExists: async (db, projectId, id) => (await findSegment(db, projectId, id)) !== undefined,
+  segmentNames,
+  ensureActors,
+  listFlagActors: (db, configId, q, page) => listMembers(db, "flag", configId, q, page),
+};

@@ -28,21 +28,19 @@ import {
 } from "../../errors.js";
 import { newId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery, toPageQuery } from "../../pagination.js";
-import { ensureActors } from "../actors/actor.repository.js";
 import type { CheckRecorder } from "../evaluation/check-recorder.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import { entityTag, requireMatch } from "../../http/preconditions.js";
 
-import { listMembers, type Membership } from "../actors/member-lists.js";
-import { segmentNames } from "../segments/segment.repository.js";
+import type { Membership } from "../actors/member-lists.js";
 import type { FlagRecord, FlagUpdate, WriteContext } from "../history/domain-events.js";
-import type { UnitOfWork } from "../../write-path/unit-of-work.js";
+import type { Writes } from "../../write-path/unit-of-work.js";
 import type { EnvironmentScope } from "../../http/environment.js";
 import { anyNameBeyond, pageOfNames } from "../evaluation/name-scan.js";
-import { countEnvironments, listEnvironments, resolveEnvironment } from "../environments/environment.repository.js";
 import { refuseProtected } from "../environments/environment-guard.js";
-import { existingSegmentIds, findSegment } from "../segments/segment.repository.js";
-import * as repo from "./flag.repository.js";
+import { flagOrder } from "./flag-list.repository.js";
+import { configIdOf, flagRepository } from "./flag.repository.js";
+import type { FlagStore } from "./flag.store.js";
 import { checkConfiguration, refuseProblems } from "./targeting.js";
 import type { CopyFlagInput, CreateFlagInput, Flag, FlagFilter, FlagSort, UpdateFlagInput } from "./flag.schemas.js";
 import type { FlagExplanation } from "@flagstaff/core/schemas";
@@ -82,7 +80,13 @@ interface LinkDelta {
 }
 
 /** Writes a configuration's attachments that change. */
-async function saveLinks(trx: Transaction<Database>, flag: Flag, delta: LinkDelta, at: string): Promise<void> {
+async function saveLinks(
+  repo: FlagStore,
+  trx: Transaction<Database>,
+  flag: Flag,
+  delta: LinkDelta,
+  at: string,
+): Promise<void> {
   await repo.attachActors(trx, flag, delta.addActors, at);
   await repo.detachActors(trx, flag.configId, delta.removeActors);
   await repo.attachSegments(trx, flag.configId, delta.addSegments, at);
@@ -129,10 +133,11 @@ function creationTargeting(name: string, input: CreateFlagInput): FlagTargeting 
 export class FlagService {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly work: UnitOfWork,
+    private readonly work: Writes,
     private readonly snapshot: Snapshot,
     private readonly recorder: CheckRecorder,
     private readonly clock: Clock,
+    private readonly store: FlagStore = flagRepository,
   ) {}
 
   /** A flag as answered: with a check noted on this instance but not yet flushed. */
@@ -152,7 +157,7 @@ export class FlagService {
     flags: Flag[],
     ownOnly: boolean,
   ): Promise<Flag[]> {
-    const configurations = await repo.configurationsOf(
+    const configurations = await this.store.configurationsOf(
       db,
       flags.map((f) => f.id),
     );
@@ -183,11 +188,11 @@ export class FlagService {
     const exists = () => new AppError(409, "flag_exists", `Flag "${name}" already exists in project "${projectId}".`);
     try {
       return await this.work.write(context, projectId, async (trx) => {
-        const environments = await listEnvironments(trx, projectId);
+        const environments = await this.store.listEnvironments(trx, projectId);
         if (environments.length === 0) throw projectNotFound(projectId);
         const shown = environment ?? environments.find((e) => e.default)?.id ?? (environments[0]?.id as string);
         if (!environments.some((e) => e.id === shown)) throw environmentNotFound(shown);
-        if (await repo.findFlag(trx, projectId, shown, name)) throw exists();
+        if (await this.store.findFlag(trx, projectId, shown, name)) throw exists();
         const now = isoTime(this.clock.now());
         const id = newId("flg");
         const targeting = creationTargeting(name, input);
@@ -208,10 +213,10 @@ export class FlagService {
           environment: shown,
           environments: {},
           revision: 1,
-          configId: repo.configIdOf(id, shown),
+          configId: configIdOf(id, shown),
           ...(targeting as Pick<Flag, keyof FlagTargeting>),
         };
-        await repo.insertFlag(
+        await this.store.insertFlag(
           trx,
           flag,
           environments.map((e) => e.id),
@@ -228,8 +233,8 @@ export class FlagService {
   }
 
   async get(projectId: string, scope: EnvironmentScope, name: string): Promise<Flag> {
-    const id = await resolveEnvironment(this.db, projectId, scope.environment);
-    const flag = await repo.findFlag(this.db, projectId, id, name);
+    const id = await this.store.resolveEnvironment(this.db, projectId, scope.environment);
+    const flag = await this.store.findFlag(this.db, projectId, id, name);
     if (!flag) throw flagNotFound(name);
     return this.presentOne(this.db, flag, scope.ownOnly);
   }
@@ -257,18 +262,18 @@ export class FlagService {
     const commented = input.comment === undefined ? context : { ...context, comment: input.comment };
 
     return this.work.write(commented, projectId, async (trx) => {
-      const environmentId = await resolveEnvironment(trx, projectId, environment);
-      const flag = await repo.findFlag(trx, projectId, environmentId, name);
+      const environmentId = await this.store.resolveEnvironment(trx, projectId, environment);
+      const flag = await this.store.findFlag(trx, projectId, environmentId, name);
       if (!flag) throw flagNotFound(name);
       requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
       if (addSegments.length > 0) {
-        const found = await existingSegmentIds(trx, projectId, addSegments);
+        const found = await this.store.existingSegmentIds(trx, projectId, addSegments);
         const missing = addSegments.find((id) => !found.has(id));
         if (missing !== undefined) throw segmentNotFound(missing);
       }
 
-      const actorsNow = await repo.attachedActors(trx, flag.configId, [...addActors, ...removeActors]);
-      const segmentsNow = await repo.attachedSegments(trx, flag.configId, [...addSegments, ...removeSegments]);
+      const actorsNow = await this.store.attachedActors(trx, flag.configId, [...addActors, ...removeActors]);
+      const segmentsNow = await this.store.attachedSegments(trx, flag.configId, [...addSegments, ...removeSegments]);
       const delta = {
         addActors: addActors.filter((id) => !actorsNow.has(id)),
         removeActors: removeActors.filter((id) => actorsNow.has(id)),
@@ -295,7 +300,7 @@ export class FlagService {
         !sameJSON(next.rules, flag.rules) ||
         !sameJSON(next.prerequisites, flag.prerequisites);
       // Configurations that serve the default variants go on serving the same keys whatever the new list's order.
-      if (variantsChanged) await repo.pinDefaultVariants(trx, flag.id, defaultVariants(flag.type, flag.variants));
+      if (variantsChanged) await this.store.pinDefaultVariants(trx, flag.id, defaultVariants(flag.type, flag.variants));
       if (targetingChanged) {
         await this.checkTargeting(trx, projectId, environmentId, next, variantsChanged ? flag.variants : undefined);
       }
@@ -319,16 +324,17 @@ export class FlagService {
         next.offVariant !== flag.offVariant ||
         !sameJSON(next.rules, flag.rules) ||
         !sameJSON(next.prerequisites, flag.prerequisites);
-      if (configurationChanged) await refuseProtected(trx, context, projectId, environmentId);
+      if (configurationChanged) await refuseProtected(this.store, trx, context, projectId, environmentId);
       if (variantsChanged) {
         // A variant's value is served wherever a configuration names it: changing it changes what those
         // environments serve (a key dropped is served nowhere: checkTargeting refused it otherwise).
         const before = new Map(flag.variants.map((v) => [v.key, JSON.stringify(v.value)]));
         const changed = next.variants.filter((v) => before.has(v.key) && before.get(v.key) !== JSON.stringify(v.value));
         const keys = new Set(changed.map((v) => v.key));
-        const serving = await repo.environmentsServing(trx, flag.id, keys);
+        const serving = await this.store.environmentsServing(trx, flag.id, keys);
         const what = [...keys].map((key) => `"${key}"`).join(", ");
         await refuseProtected(
+          this.store,
           trx,
           context,
           projectId,
@@ -343,11 +349,11 @@ export class FlagService {
       next.revision = flag.revision + 1;
       next.actorsCount = flag.actorsCount + delta.addActors.length - delta.removeActors.length;
       next.segmentsCount = flag.segmentsCount + delta.addSegments.length - delta.removeSegments.length;
-      await repo.saveConfiguration(trx, next);
-      if (next.description !== flag.description) await repo.saveDescription(trx, next);
-      if (variantsChanged) await repo.saveVariants(trx, next);
-      await ensureActors(trx, projectId, delta.addActors, now);
-      await saveLinks(trx, next, delta, now);
+      await this.store.saveConfiguration(trx, next);
+      if (next.description !== flag.description) await this.store.saveDescription(trx, next);
+      if (variantsChanged) await this.store.saveVariants(trx, next);
+      await this.store.ensureActors(trx, projectId, delta.addActors, now);
+      await saveLinks(this.store, trx, next, delta, now);
       const after = updateRecord(next, delta);
       return {
         result: await this.presentOne(trx, next, ownOnly),
@@ -377,12 +383,12 @@ export class FlagService {
     ifMatch?: string,
   ): Promise<void> {
     const id = await this.work.write(context, projectId, async (trx) => {
-      const environmentId = await resolveEnvironment(trx, projectId, scope.environment);
-      const flag = await repo.findFlag(trx, projectId, environmentId, name);
+      const environmentId = await this.store.resolveEnvironment(trx, projectId, scope.environment);
+      const flag = await this.store.findFlag(trx, projectId, environmentId, name);
       if (!flag) throw flagNotFound(name);
       // Deleting a flag deletes its configuration in every environment: a key bound to one may do it only
       // while there is no other (so a key of one environment never changes another's configuration).
-      if (scope.ownOnly && (await countEnvironments(trx, projectId)) > 1) {
+      if (scope.ownOnly && (await this.store.countEnvironments(trx, projectId)) > 1) {
         throw new AppError(
           403,
           "forbidden",
@@ -391,9 +397,9 @@ export class FlagService {
       }
       requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
       // The flag stops being served in every environment, protected ones included.
-      const environments = (await listEnvironments(trx, projectId)).map((e) => e.id);
-      await refuseProtected(trx, context, projectId, environments, `Deleting flag "${name}"`);
-      await repo.deleteFlag(trx, flag.id);
+      const environments = (await this.store.listEnvironments(trx, projectId)).map((e) => e.id);
+      await refuseProtected(this.store, trx, context, projectId, environments, `Deleting flag "${name}"`);
+      await this.store.deleteFlag(trx, flag.id);
       return {
         result: flag.id,
         events: [{ type: "flag.deleted", projectId, target: target(flag), before: flagState(flag), after: null }],
@@ -427,7 +433,7 @@ export class FlagService {
       // call this configuration's use an unknown variant.
       const keys = new Set(flag.variants.map((v) => v.key));
       const dropped = new Set(previousVariants.map((v) => v.key).filter((key) => !keys.has(key)));
-      const uses = await repo.variantUses(trx, projectId, flag, dropped, { environment, targeting: flag });
+      const uses = await this.store.variantUses(trx, projectId, flag, dropped, { environment, targeting: flag });
       if (uses.length > 0) {
         throw new AppError(
           409,
@@ -437,8 +443,9 @@ export class FlagService {
       }
     }
     const named = referencesOf(flag).segments;
-    const segments = named.length === 0 ? new Set<string>() : await existingSegmentIds(trx, projectId, named);
-    const flags = flag.prerequisites.length === 0 ? [] : await repo.targetingIn(trx, projectId, environment);
+    const segments =
+      named.length === 0 ? new Set<string>() : await this.store.existingSegmentIds(trx, projectId, named);
+    const flags = flag.prerequisites.length === 0 ? [] : await this.store.targetingIn(trx, projectId, environment);
     checkConfiguration(flag.name, pickTargeting(flag), { segmentExists: (id) => segments.has(id), flags });
   }
 
@@ -468,7 +475,7 @@ export class FlagService {
     const rule = decision.ruleIndex === null ? undefined : flag.rules[decision.ruleIndex];
     const segmentId = decision.segmentId;
     const ids = new Set([...decision.actors.flatMap((a) => a.segments), ...(segmentId === null ? [] : [segmentId])]);
-    const names = await segmentNames(this.db, projectId, [...ids]);
+    const names = await this.store.segmentNames(this.db, projectId, [...ids]);
     const named = (id: string) => ({ id, name: names.get(id) ?? id });
     return {
       enabled: resolutionOf(flag, decision).enabled,
@@ -503,10 +510,10 @@ export class FlagService {
     q: string | undefined,
     page: PageQuery,
   ): Promise<Page<Membership>> {
-    const id = await resolveEnvironment(this.db, projectId, scope.environment);
-    const flag = await repo.findFlag(this.db, projectId, id, name);
+    const id = await this.store.resolveEnvironment(this.db, projectId, scope.environment);
+    const flag = await this.store.findFlag(this.db, projectId, id, name);
     if (!flag) throw flagNotFound(name);
-    return listMembers(this.db, "flag", flag.configId, q, page);
+    return this.store.listFlagActors(this.db, flag.configId, q, page);
   }
 
   /**
@@ -523,7 +530,7 @@ export class FlagService {
     sort: FlagSort = "name",
     withTotal = false,
   ): Promise<Page<Flag> & { total?: number }> {
-    const order = repo.flagOrder(sort);
+    const order = flagOrder(sort);
     const tagged = sort !== "name";
     const parsed = toPageQuery(paging, order.columns.length + (tagged ? 1 : 0));
     let page = parsed;
@@ -537,18 +544,18 @@ export class FlagService {
       }
       page = { ...parsed, key };
     }
-    const environment = await resolveEnvironment(this.db, projectId, scope.environment);
-    const rows = await repo.listFlags(this.db, projectId, environment, filter, page, order);
+    const environment = await this.store.resolveEnvironment(this.db, projectId, scope.environment);
+    const rows = await this.store.listFlags(this.db, projectId, environment, filter, page, order);
     const result = await assemblePage(
       page,
       rows,
       (f) => (tagged ? [sort, ...order.keyOf(f)] : order.keyOf(f)),
       (side, key) =>
-        repo.flagsBeyond(this.db, projectId, environment, filter, side, tagged ? key.slice(1) : key, order),
+        this.store.flagsBeyond(this.db, projectId, environment, filter, side, tagged ? key.slice(1) : key, order),
     );
     const data = await this.present(this.db, result.data, scope.ownOnly);
     if (!withTotal) return { ...result, data };
-    return { ...result, data, total: await repo.countFlags(this.db, projectId, environment, filter) };
+    return { ...result, data, total: await this.store.countFlags(this.db, projectId, environment, filter) };
   }
 
   /**
@@ -562,7 +569,7 @@ export class FlagService {
     actorId: string,
     page: PageQuery,
   ): Promise<Page<Flag>> {
-    const environment = await resolveEnvironment(this.db, projectId, scope.environment);
+    const environment = await this.store.resolveEnvironment(this.db, projectId, scope.environment);
     const now = this.clock.now();
     let served: ((flag: FlagState, actorId: string) => boolean) | undefined;
     return this.pageDecidedByEngine(projectId, environment, scope.ownOnly, page, (flag, state) => {
@@ -587,8 +594,8 @@ export class FlagService {
     segmentId: string,
     page: PageQuery,
   ): Promise<Page<Flag>> {
-    const environment = await resolveEnvironment(this.db, projectId, scope.environment);
-    if (!(await findSegment(this.db, projectId, segmentId))) throw segmentNotFound(segmentId);
+    const environment = await this.store.resolveEnvironment(this.db, projectId, scope.environment);
+    if (!(await this.store.segmentExists(this.db, projectId, segmentId))) throw segmentNotFound(segmentId);
     return this.pageDecidedByEngine(
       projectId,
       environment,
@@ -617,7 +624,7 @@ export class FlagService {
       return flag !== undefined && selected(flag, state);
     };
     const picked = pageOfNames(names, page, matches);
-    const found = await repo.findFlagsByNames(this.db, projectId, environment, picked);
+    const found = await this.store.findFlagsByNames(this.db, projectId, environment, picked);
     const byName = new Map(found.map((f) => [f.name, f]));
     const rows = picked.map((n) => byName.get(n)).filter((f): f is Flag => f !== undefined);
     const result = await assemblePage(
@@ -648,14 +655,14 @@ export class FlagService {
       ]);
     }
     return this.work.write(context, projectId, async (trx) => {
-      const from = await resolveEnvironment(trx, projectId, input.from);
-      const to = await resolveEnvironment(trx, projectId, input.to);
-      const source = await repo.findFlag(trx, projectId, from, name);
-      const flag = await repo.findFlag(trx, projectId, to, name);
+      const from = await this.store.resolveEnvironment(trx, projectId, input.from);
+      const to = await this.store.resolveEnvironment(trx, projectId, input.to);
+      const source = await this.store.findFlag(trx, projectId, from, name);
+      const flag = await this.store.findFlag(trx, projectId, to, name);
       if (!source || !flag) throw flagNotFound(name);
       requireMatch(ifMatch, flagTag(flag), `Flag "${name}" in environment "${to}"`);
-      const wanted = await repo.linksOf(trx, source.configId);
-      const current = await repo.linksOf(trx, flag.configId);
+      const wanted = await this.store.linksOf(trx, source.configId);
+      const current = await this.store.linksOf(trx, flag.configId);
       const has = { actors: new Set(current.actors), segments: new Set(current.segments) };
       const want = { actors: new Set(wanted.actors), segments: new Set(wanted.segments) };
       const delta = {
@@ -689,16 +696,16 @@ export class FlagService {
       if (!fieldsChanged && Object.values(delta).every((ids) => ids.length === 0)) {
         return { result: await this.presentOne(trx, flag, scope.ownOnly), events: [] };
       }
-      await refuseProtected(trx, context, projectId, to);
+      await refuseProtected(this.store, trx, context, projectId, to);
       const now = isoTime(this.clock.now());
       next.updatedAt = now;
       if (next.status !== flag.status) next.statusChangedAt = now;
       next.revision = flag.revision + 1;
       next.actorsCount = wanted.actors.length;
       next.segmentsCount = wanted.segments.length;
-      await repo.saveConfiguration(trx, next);
+      await this.store.saveConfiguration(trx, next);
       // The actors attached in the source exist already: actors belong to the project.
-      await saveLinks(trx, next, delta, now);
+      await saveLinks(this.store, trx, next, delta, now);
       const after: FlagUpdate = { ...updateRecord(next, delta), copiedFrom: from };
       return {
         result: await this.presentOne(trx, next, scope.ownOnly),

@@ -4,11 +4,14 @@ import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
 import type { Database, UsersTable } from "../../db/schema.js";
 import type { PageQuery, SortKey } from "../../pagination.js";
+import { insertKey } from "../keys/key.repository.js";
+import { environmentRepository } from "../environments/environment.repository.js";
+import { findProject } from "../projects/project.repository.js";
+import type { PeopleStore, UserChange, UserRow } from "./people.store.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-/** A person's row as the services use it: the API's shape and what stays inside (the password's hash). */
-export type UserRow = User & { readonly passwordHash: string | null };
+export type { UserRow };
 
 const USER_COLUMNS = [
   "id",
@@ -66,17 +69,7 @@ export async function insertUser(trx: Transaction<Database>, user: UserRow): Pro
     .execute();
 }
 
-export async function updateUser(
-  db: Executor,
-  id: string,
-  values: Partial<{
-    name: string;
-    role: UserRole;
-    disabled: boolean;
-    passwordHash: string | null;
-    lastSignInAt: string;
-  }>,
-): Promise<void> {
+export async function updateUser(db: Executor, id: string, values: UserChange): Promise<void> {
   const set = {
     ...(values.name === undefined ? {} : { name: values.name }),
     ...(values.role === undefined ? {} : { role: values.role }),
@@ -175,6 +168,11 @@ export async function deletePersonalKey(trx: Transaction<Database>, userId: stri
     .executeTakeFirst();
 }
 
+/** Deletes every key of a person (disabling them revokes their keys). */
+export async function deletePersonalKeys(trx: Transaction<Database>, userId: string): Promise<void> {
+  await trx.deleteFrom("api_keys").where("user_id", "=", userId).execute();
+}
+
 /** From this many failures in a row on, an e-mail is locked until `until`; steps ordered by `atLeast`, highest first. */
 export interface LockStep {
   readonly atLeast: number;
@@ -232,3 +230,25 @@ export async function signInLockEnd(db: Executor, email: string): Promise<string
 export async function clearSignInFailures(db: Executor, email: string): Promise<void> {
   await db.deleteFrom("sign_in_failures").where("email", "=", email).execute();
 }
+
+/** The people's store on the database. */
+export const peopleRepository: PeopleStore = {
+  findUser,
+  findUserByEmail,
+  insertUser,
+  updateUser,
+  deleteUser,
+  listUsers,
+  usersBeyond,
+  clearSignInFailures,
+  listGrants,
+  findGrant,
+  putGrant,
+  deleteGrant,
+  listPersonalKeys,
+  deletePersonalKey,
+  deletePersonalKeys,
+  insertKey,
+  findProject,
+  resolveEnvironment: environmentRepository.resolveEnvironment,
+};

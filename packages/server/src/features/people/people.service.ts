@@ -17,17 +17,15 @@ import { AppError, invalid, projectNotFound } from "../../errors.js";
 import { RANK, roleOn } from "../../http/authorization.js";
 import { hashApiKey, newApiKey, newKeyId, newUserId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
-import type { UnitOfWork } from "../../write-path/unit-of-work.js";
-import { resolveEnvironment } from "../environments/environment.repository.js";
+import type { Writes } from "../../write-path/unit-of-work.js";
 import { GLOBAL_STREAM } from "../evaluation/changes.js";
 import type { Principal } from "../evaluation/snapshot.js";
 import { type DomainEvent, SIGN_IN, type UserRecord, type WriteContext } from "../history/domain-events.js";
 import { keyRevoked } from "../keys/key.service.js";
-import { insertKey } from "../keys/key.repository.js";
-import { findProject } from "../projects/project.repository.js";
 import { hashPassword } from "./passwords.js";
 import type { PeopleState } from "./people-state.js";
-import * as repo from "./people.repository.js";
+import { emailKey, peopleRepository, publicUser } from "./people.repository.js";
+import type { PeopleStore, UserRow } from "./people.store.js";
 import type { Sessions } from "./sessions.js";
 
 export const userNotFound = (id: string) => new AppError(404, "user_not_found", `User "${id}" does not exist.`);
@@ -53,27 +51,28 @@ const actingPerson = (context: WriteContext) => (context.actor.type === "user" ?
 export class PeopleService {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly work: UnitOfWork,
+    private readonly work: Writes,
     private readonly clock: Clock,
     private readonly people: PeopleState,
-    private readonly sessions: Sessions,
+    private readonly sessions: Pick<Sessions, "endAll" | "endOthers">,
+    private readonly store: PeopleStore = peopleRepository,
   ) {}
 
   async list(page: PageQuery): Promise<Page<User>> {
-    const rows = await repo.listUsers(this.db, page);
+    const rows = await this.store.listUsers(this.db, page);
     const result = await assemblePage(
       page,
       rows,
       (u) => [u.createdAt, u.id],
-      (side, key) => repo.usersBeyond(this.db, side, key),
+      (side, key) => this.store.usersBeyond(this.db, side, key),
     );
-    return { ...result, data: result.data.map(repo.publicUser) };
+    return { ...result, data: result.data.map(publicUser) };
   }
 
   async get(id: string): Promise<User> {
-    const user = await repo.findUser(this.db, id);
+    const user = await this.store.findUser(this.db, id);
     if (!user) throw userNotFound(id);
-    return repo.publicUser(user);
+    return publicUser(user);
   }
 
   async create(context: WriteContext, input: CreateUserInput): Promise<User> {
@@ -81,10 +80,10 @@ export class PeopleService {
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
     try {
       return await this.work.write(context, GLOBAL_STREAM, async (trx) => {
-        const email = repo.emailKey(input.email);
-        if (await repo.findUserByEmail(trx, email)) throw userExists(email);
+        const email = emailKey(input.email);
+        if (await this.store.findUserByEmail(trx, email)) throw userExists(email);
         const now = this.clock.now();
-        const row: repo.UserRow = {
+        const row: UserRow = {
           id: newUserId(now),
           email,
           name: input.name,
@@ -95,10 +94,10 @@ export class PeopleService {
           hasPassword: passwordHash !== null,
           passwordHash,
         };
-        await repo.insertUser(trx, row);
+        await this.store.insertUser(trx, row);
         // A password set by an admin lifts a lockout the e-mail may have from before the person existed.
-        if (passwordHash !== null) await repo.clearSignInFailures(trx, email);
-        const user = repo.publicUser(row);
+        if (passwordHash !== null) await this.store.clearSignInFailures(trx, email);
+        const user = publicUser(row);
         return {
           result: user,
           events: [
@@ -108,7 +107,7 @@ export class PeopleService {
       });
     } catch (error) {
       // Two creates of one e-mail at once: the database's unique index decides.
-      if (isUniqueViolation(error)) throw userExists(repo.emailKey(input.email));
+      if (isUniqueViolation(error)) throw userExists(emailKey(input.email));
       throw error;
     }
   }
@@ -122,18 +121,18 @@ export class PeopleService {
     const passwordHash =
       input.password === undefined ? undefined : input.password === null ? null : await hashPassword(input.password);
     return this.work.write(context, GLOBAL_STREAM, async (trx, hooks) => {
-      const before = await repo.findUser(trx, id);
+      const before = await this.store.findUser(trx, id);
       if (!before) throw userNotFound(id);
-      await repo.updateUser(trx, id, {
+      await this.store.updateUser(trx, id, {
         ...(input.name === undefined ? {} : { name: input.name }),
         ...(input.role === undefined ? {} : { role: input.role }),
         ...(input.disabled === undefined ? {} : { disabled: input.disabled }),
         ...(passwordHash === undefined ? {} : { passwordHash }),
       });
       // A new password also lifts a lockout: the admin who set it vouches for the person.
-      if (passwordHash !== undefined) await repo.clearSignInFailures(trx, before.email);
+      if (passwordHash !== undefined) await this.store.clearSignInFailures(trx, before.email);
       const after: User = {
-        ...repo.publicUser(before),
+        ...publicUser(before),
         ...(input.name === undefined ? {} : { name: input.name }),
         ...(input.role === undefined ? {} : { role: input.role }),
         ...(input.disabled === undefined ? {} : { disabled: input.disabled }),
@@ -173,7 +172,7 @@ export class PeopleService {
     input: SetOwnPasswordInput,
     checkCurrent: (email: string, currentPassword: string) => Promise<string>,
   ): Promise<User> {
-    const user = await repo.findUser(this.db, userId);
+    const user = await this.store.findUser(this.db, userId);
     if (!user) throw userNotFound(userId);
     let basis: string | null = null;
     if (user.passwordHash !== null) {
@@ -187,7 +186,7 @@ export class PeopleService {
     // Hashed before the transaction: scrypt takes ~100 ms, and no lock need wait for it.
     const passwordHash = await hashPassword(input.newPassword);
     return this.work.write(context, GLOBAL_STREAM, async (trx, hooks) => {
-      const before = await repo.findUser(trx, userId);
+      const before = await this.store.findUser(trx, userId);
       if (!before) throw userNotFound(userId);
       // Set or removed meanwhile (by an admin, or another browser of theirs): what was checked is stale.
       if (before.passwordHash !== basis) {
@@ -197,10 +196,10 @@ export class PeopleService {
           "Your password was set or changed meanwhile: read your page again, then give the current one.",
         );
       }
-      await repo.updateUser(trx, userId, { passwordHash });
-      await repo.clearSignInFailures(trx, before.email);
+      await this.store.updateUser(trx, userId, { passwordHash });
+      await this.store.clearSignInFailures(trx, before.email);
       await this.sessions.endOthers(userId, session, { trx, hooks });
-      const after: User = { ...repo.publicUser(before), hasPassword: true };
+      const after: User = { ...publicUser(before), hasPassword: true };
       return {
         result: after,
         events: [
@@ -208,7 +207,7 @@ export class PeopleService {
             type: "user.updated",
             projectId: null,
             target: userTarget(after),
-            before: userRecord(repo.publicUser(before)),
+            before: userRecord(publicUser(before)),
             after: userRecord(after),
           },
         ],
@@ -219,11 +218,11 @@ export class PeopleService {
   async delete(context: WriteContext, id: string): Promise<void> {
     if (actingPerson(context) === id) throw cannotChangeSelf();
     await this.work.write(context, GLOBAL_STREAM, async (trx) => {
-      const before = await repo.findUser(trx, id);
+      const before = await this.store.findUser(trx, id);
       if (!before) throw userNotFound(id);
       const keys = await this.revokeKeysOf(trx, id);
-      await repo.deleteUser(trx, id);
-      const user = repo.publicUser(before);
+      await this.store.deleteUser(trx, id);
+      const user = publicUser(before);
       return {
         result: undefined,
         events: [
@@ -236,8 +235,8 @@ export class PeopleService {
 
   /** Deletes a person's keys; answers their key.revoked events. */
   private async revokeKeysOf(trx: Transaction<Database>, userId: string): Promise<DomainEvent[]> {
-    const keys = await repo.listPersonalKeys(trx, userId);
-    await trx.deleteFrom("api_keys").where("user_id", "=", userId).execute();
+    const keys = await this.store.listPersonalKeys(trx, userId);
+    await this.store.deletePersonalKeys(trx, userId);
     return keys.map((key) =>
       keyRevoked(key.project_id, {
         id: key.id,
@@ -254,7 +253,7 @@ export class PeopleService {
    * Answers undefined for a disabled person.
    */
   async signedInByProvider(email: string, name: string, admin: boolean | undefined): Promise<User | undefined> {
-    const existing = await repo.findUserByEmail(this.db, email);
+    const existing = await this.store.findUserByEmail(this.db, email);
     let user: User;
     if (!existing) {
       try {
@@ -267,30 +266,30 @@ export class PeopleService {
     } else {
       if (existing.disabled) return undefined;
       const role = admin === undefined ? existing.role : admin ? "admin" : "member";
-      user = role === existing.role ? repo.publicUser(existing) : await this.update(SIGN_IN, existing.id, { role });
+      user = role === existing.role ? publicUser(existing) : await this.update(SIGN_IN, existing.id, { role });
     }
     const now = isoTime(this.clock.now());
-    await repo.updateUser(this.db, user.id, { lastSignInAt: now });
+    await this.store.updateUser(this.db, user.id, { lastSignInAt: now });
     return { ...user, lastSignInAt: now };
   }
 
   // Grants ------------------------------------------------------------------------------------------
 
   async listGrants(projectId: string): Promise<{ data: Grant[] }> {
-    if (!(await findProject(this.db, projectId))) throw projectNotFound(projectId);
-    return { data: await repo.listGrants(this.db, projectId) };
+    if (!(await this.store.findProject(this.db, projectId))) throw projectNotFound(projectId);
+    return { data: await this.store.listGrants(this.db, projectId) };
   }
 
   async grant(context: WriteContext, projectId: string, userId: string, role: GrantRole): Promise<Grant> {
     return this.work.write(context, GLOBAL_STREAM, async (trx) => {
-      if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
-      const user = await repo.findUser(trx, userId);
+      if (!(await this.store.findProject(trx, projectId))) throw projectNotFound(projectId);
+      const user = await this.store.findUser(trx, userId);
       if (!user) throw userNotFound(userId);
-      const existing = await repo.findGrant(trx, projectId, userId);
+      const existing = await this.store.findGrant(trx, projectId, userId);
       const createdAt = existing?.created_at ?? isoTime(this.clock.now());
       const grant: Grant = { userId, email: user.email, name: user.name, role, createdAt };
       if (existing?.role === role) return { result: grant, events: [] };
-      await repo.putGrant(trx, { projectId, userId, role, createdAt }, existing !== undefined);
+      await this.store.putGrant(trx, { projectId, userId, role, createdAt }, existing !== undefined);
       return {
         result: grant,
         events: [
@@ -308,13 +307,13 @@ export class PeopleService {
 
   async revokeGrant(context: WriteContext, projectId: string, userId: string): Promise<void> {
     await this.work.write(context, GLOBAL_STREAM, async (trx) => {
-      if (!(await findProject(trx, projectId))) throw projectNotFound(projectId);
-      const existing = await repo.findGrant(trx, projectId, userId);
+      if (!(await this.store.findProject(trx, projectId))) throw projectNotFound(projectId);
+      const existing = await this.store.findGrant(trx, projectId, userId);
       if (!existing) {
         throw new AppError(404, "grant_not_found", `User "${userId}" holds no grant on project "${projectId}".`);
       }
-      const user = await repo.findUser(trx, userId);
-      await repo.deleteGrant(trx, projectId, userId);
+      const user = await this.store.findUser(trx, userId);
+      await this.store.deleteGrant(trx, projectId, userId);
       return {
         result: undefined,
         events: [
@@ -369,11 +368,11 @@ export class PeopleService {
     }
     return this.work.write(context, GLOBAL_STREAM, async (trx) => {
       const projectId = input.project ?? null;
-      if (projectId !== null && !(await findProject(trx, projectId))) throw projectNotFound(projectId);
+      if (projectId !== null && !(await this.store.findProject(trx, projectId))) throw projectNotFound(projectId);
       const environment =
         projectId === null || input.environment === null
           ? null
-          : await resolveEnvironment(trx, projectId, input.environment ?? null);
+          : await this.store.resolveEnvironment(trx, projectId, input.environment ?? null);
       const secret = newApiKey();
       const hash = hashApiKey(secret);
       const now = this.clock.now();
@@ -386,7 +385,7 @@ export class PeopleService {
         userId,
         createdAt: isoTime(now),
       };
-      await insertKey(trx, { ...key, role }, hash, userId);
+      await this.store.insertKey(trx, { ...key, role }, hash, userId);
       return {
         result: { ...key, key: secret },
         events: [
@@ -404,7 +403,7 @@ export class PeopleService {
   }
 
   async listKeys(userId: string): Promise<{ data: PersonalKey[] }> {
-    const rows = await repo.listPersonalKeys(this.db, userId);
+    const rows = await this.store.listPersonalKeys(this.db, userId);
     return {
       data: rows.map((r) => ({
         id: r.id,
@@ -420,7 +419,7 @@ export class PeopleService {
 
   async revokeKey(context: WriteContext, userId: string, keyId: string): Promise<void> {
     await this.work.write(context, GLOBAL_STREAM, async (trx) => {
-      const deleted = await repo.deletePersonalKey(trx, userId, keyId);
+      const deleted = await this.store.deletePersonalKey(trx, userId, keyId);
       if (!deleted) throw new AppError(404, "key_not_found", `You have no key "${keyId}".`);
       return {
         result: undefined,

@@ -12,7 +12,7 @@ import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findFlag, rulesNamingSegment } from "../flags/flag.repository.js";
 import { refuseProtected } from "../environments/environment-guard.js";
 import { findProject } from "../projects/project.repository.js";
-import { resolveEnvironment } from "../environments/environment.repository.js";
+import { environmentRepository, resolveEnvironment } from "../environments/environment.repository.js";
 import * as repo from "./segment.repository.js";
 import { checkSegmentConditions } from "../flags/targeting.js";
 import { entityTag, requireMatch } from "../../http/preconditions.js";
@@ -222,6 +222,7 @@ export class SegmentService {
       }
       const attached = await repo.environmentsAttached(trx, segmentId);
       await refuseProtected(
+        environmentRepository,
         trx,
         context,
         projectId,

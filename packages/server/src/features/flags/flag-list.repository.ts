@@ -1,0 +1,94 @@
+import { sql } from "kysely";
+import { beyondKey, type KeyColumn, keysetPage } from "../../db/keyset.js";
+import type { PageQuery, SortKey } from "../../pagination.js";
+import { type Executor, FLAG_COLUMNS, flagsIn, toFlag } from "./flag-rows.js";
+import type { Flag, FlagFilter, FlagSort } from "./flag.schemas.js";
+
+// The list of a project's flags in one environment: its filter, its orders, its pages and its count.
+
+/** `%`, `_` and `\` match themselves in a search, not as LIKE wildcards. */
+const likePattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function flagsQuery(db: Executor, projectId: string, environment: string, filter: FlagFilter) {
+  let query = flagsIn(db, projectId, environment);
+  if (filter.name !== undefined) {
+    query = query.where(sql<boolean>`lower(flags.name) like ${likePattern(filter.name)} escape '\\'`);
+  }
+  if (filter.q !== undefined) {
+    const pattern = likePattern(filter.q);
+    query = query.where(
+      sql<boolean>`(lower(flags.name) like ${pattern} escape '\\' or lower(flags.description) like ${pattern} escape '\\')`,
+    );
+  }
+  if (filter.status !== undefined) query = query.where("flag_configs.status", "=", filter.status);
+  return query;
+}
+
+/**
+ * How the list is ordered for each `sort`: its key columns, and an item's key in the same terms. Every
+ * order but the name's breaks ties by name (unique in a project), so a key names one flag. A flag never
+ * checked has the empty string as its time, which sorts before every timestamp.
+ */
+export interface FlagOrder {
+  readonly columns: readonly KeyColumn[];
+  keyOf(flag: Flag): SortKey;
+}
+
+const TIME_COLUMNS = {
+  createdAt: "flags.created_at",
+  updatedAt: "flag_configs.updated_at",
+  latestCheckedAt: "flag_configs.latest_checked_at",
+} as const;
+
+export function flagOrder(sort: FlagSort): FlagOrder {
+  const descending = sort.startsWith("-");
+  const field = (descending ? sort.slice(1) : sort) as keyof typeof TIME_COLUMNS | "name";
+  if (field === "name") return { columns: [{ ref: "flags.name", descending }], keyOf: (f) => [f.name] };
+  const column = TIME_COLUMNS[field];
+  const ref = field === "latestCheckedAt" ? sql<string>`coalesce(${sql.ref(column)}, '')` : column;
+  return {
+    columns: [{ ref, descending }, "flags.name"],
+    keyOf: (f) => [f[field] ?? "", f.name],
+  };
+}
+
+const BY_NAME = flagOrder("name");
+
+export async function listFlags(
+  db: Executor,
+  projectId: string,
+  environment: string,
+  filter: FlagFilter,
+  page: PageQuery,
+  order: FlagOrder = BY_NAME,
+): Promise<Flag[]> {
+  const query = flagsQuery(db, projectId, environment, filter).select(FLAG_COLUMNS);
+  const rows = await keysetPage(query, order.columns, page).execute();
+  return rows.map(toFlag);
+}
+
+export async function flagsBeyond(
+  db: Executor,
+  projectId: string,
+  environment: string,
+  filter: FlagFilter,
+  side: "before" | "after",
+  key: SortKey,
+  order: FlagOrder = BY_NAME,
+) {
+  const query = flagsQuery(db, projectId, environment, filter).select("flags.id");
+  return (await beyondKey(query, order.columns, side, key).execute()).length > 0;
+}
+
+/** How many flags match the filter, whatever the page. */
+export async function countFlags(
+  db: Executor,
+  projectId: string,
+  environment: string,
+  filter: FlagFilter,
+): Promise<number> {
+  const row = await flagsQuery(db, projectId, environment, filter)
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as("count"))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
