@@ -55,7 +55,8 @@ function attributesProblem(attributes: unknown): string | undefined {
 function actorIdProblem(actorIds: unknown): string | undefined {
   if (!Array.isArray(actorIds)) return "actorIds must be an array of strings.";
   if (actorIds.length > MAX_ACTORS) return `At most ${MAX_ACTORS} actor ids.`;
-  for (const id of actorIds) {
+  for (let i = 0; i < actorIds.length; i++) {
+    const id: unknown = actorIds[i];
     if (typeof id !== "string") return "actorIds must be an array of strings.";
     if (!isActorId(id)) {
       return `${JSON.stringify(id)} is not an actor id (1–${ACTOR_ID_MAX_LENGTH} characters, no control characters, other than . and ..).`;
@@ -64,37 +65,57 @@ function actorIdProblem(actorIds: unknown): string | undefined {
   return undefined;
 }
 
-/** The state's resolver for the engine: segments (members and conditions), other flags, the clock, the draw. */
-export function resolverOf(state: ProjectState, now: () => number, random: () => number): TargetingResolver {
-  return {
-    isMember: state.isMember,
-    segmentConditions: (segmentId) => state.segmentConditions(segmentId),
-    flag: (name) => state.flag(name),
-    now,
-    random,
-  };
-}
+const NO_ACTORS: readonly string[] = Object.freeze([]);
 
 /**
- * Evaluates `flagName` in `state` (its resolver `resolver`) for a context given as a list of actor ids or
- * as `{actorIds, attributes}`: never throws; a context the server would refuse or an unknown flag answers
- * reason ERROR with its code.
+ * Evaluations in one project state: its resolver for the engine (segments' members and conditions, other
+ * flags, the clock, the draw), made once with the state, and one context object handed to the engine on
+ * every evaluation (the engine reads its two fields as it starts and keeps nothing of it), so that an
+ * evaluation allocates no context.
  */
-export function evaluateInState(
-  state: ProjectState,
-  resolver: TargetingResolver,
-  flagName: string,
-  context: readonly string[] | LocalEvaluationContext,
-): LocalEvaluation {
-  const isList = Array.isArray(context);
-  if (!isList && (typeof context !== "object" || context === null)) {
-    return failedResolution("INVALID_CONTEXT", "The context must be a list of actor ids or {actorIds, attributes}.");
+export class StateEvaluations {
+  private readonly resolver: TargetingResolver;
+  private readonly context: { actorIds: readonly string[]; attributes: LocalEvaluationContext["attributes"] } = {
+    actorIds: NO_ACTORS,
+    attributes: undefined,
+  };
+
+  constructor(
+    readonly state: ProjectState,
+    now: () => number,
+    random: () => number,
+  ) {
+    this.resolver = {
+      isMember: state.isMember,
+      segmentConditions: (segmentId) => state.segmentConditions(segmentId),
+      flag: (name) => state.flag(name),
+      now,
+      random,
+    };
   }
-  const actorIds = isList ? (context as readonly string[]) : ((context as LocalEvaluationContext).actorIds ?? []);
-  const attributes = isList ? undefined : (context as LocalEvaluationContext).attributes;
-  const problem = actorIdProblem(actorIds) ?? attributesProblem(attributes);
-  if (problem !== undefined) return failedResolution("INVALID_CONTEXT", problem);
-  const flag = typeof flagName === "string" ? state.flagsByName.get(flagName) : undefined;
-  if (!flag) return failedResolution("FLAG_NOT_FOUND", `Flag ${JSON.stringify(flagName)} does not exist.`);
-  return resolutionOf(flag, evaluateFlag(flag, { actorIds, attributes }, resolver));
+
+  /**
+   * Evaluates `flagName` for a context given as a list of actor ids or as `{actorIds, attributes}`: never
+   * throws; a context the server would refuse or an unknown flag answers reason ERROR with its code.
+   */
+  evaluate(flagName: string, context: readonly string[] | LocalEvaluationContext): LocalEvaluation {
+    const isList = Array.isArray(context);
+    if (!isList && (typeof context !== "object" || context === null)) {
+      return failedResolution("INVALID_CONTEXT", "The context must be a list of actor ids or {actorIds, attributes}.");
+    }
+    const actorIds = isList ? (context as readonly string[]) : ((context as LocalEvaluationContext).actorIds ?? []);
+    const attributes = isList ? undefined : (context as LocalEvaluationContext).attributes;
+    const problem = actorIdProblem(actorIds) ?? attributesProblem(attributes);
+    if (problem !== undefined) return failedResolution("INVALID_CONTEXT", problem);
+    const flag = typeof flagName === "string" ? this.state.flagsByName.get(flagName) : undefined;
+    if (!flag) return failedResolution("FLAG_NOT_FOUND", `Flag ${JSON.stringify(flagName)} does not exist.`);
+    const reused = this.context;
+    reused.actorIds = actorIds;
+    reused.attributes = attributes;
+    const answer = evaluateFlag(flag, reused, this.resolver);
+    // Nothing of the caller's context is kept past the evaluation.
+    reused.actorIds = NO_ACTORS;
+    reused.attributes = undefined;
+    return resolutionOf(flag, answer);
+  }
 }

@@ -1,8 +1,8 @@
-import { failedResolution, type ProjectState, type TargetingResolver } from "@flagstaff/core";
+import { failedResolution } from "@flagstaff/core";
 import { FlagstaffError } from "./errors.js";
 import type { StreamMessage } from "./event-stream.js";
 import type { FetchLike } from "./http.js";
-import { evaluateInState, type LocalEvaluation, type LocalEvaluationContext, resolverOf } from "./local-evaluation.js";
+import { type LocalEvaluation, type LocalEvaluationContext, StateEvaluations } from "./local-evaluation.js";
 import { applyChanges, changedFlags, readSnapshot } from "./local-state.js";
 import { type LocalEvaluatorStatus, StreamFollower } from "./local-stream.js";
 import { systemTimers, type Timers } from "./timers.js";
@@ -81,9 +81,8 @@ export interface LocalEvaluatorEvents {
  * rollout is drawn here. Create one with `createLocalEvaluator`; it starts at once.
  */
 export class LocalEvaluator {
-  private state: ProjectState | undefined;
-  /** What the engine looks up in `state`; made with it. */
-  private resolver: TargetingResolver | undefined;
+  /** The project's state and its evaluations (undefined until the first snapshot). */
+  private evaluations: StateEvaluations | undefined;
   private currentVersion = 0;
   private currentStatus: LocalEvaluatorStatus = "connecting";
   private fatal: FlagstaffError | undefined;
@@ -160,7 +159,7 @@ export class LocalEvaluator {
 
   /** Whether the first snapshot has arrived, so that evaluations answer. */
   get isReady(): boolean {
-    return this.state !== undefined;
+    return this.evaluations !== undefined;
   }
 
   /** The error that stopped the evaluator (401/403 on a revoked key, 404, an unknown state format), if any. */
@@ -212,9 +211,8 @@ export class LocalEvaluator {
    * state it had.
    */
   evaluate(flagName: string, context: readonly string[] | LocalEvaluationContext = []): LocalEvaluation {
-    const state = this.state;
-    const resolver = this.resolver;
-    if (!state || !resolver) {
+    const evaluations = this.evaluations;
+    if (evaluations === undefined) {
       return failedResolution(
         "PROVIDER_NOT_READY",
         this.fatal
@@ -222,7 +220,7 @@ export class LocalEvaluator {
           : "The local evaluator has not loaded the project's state yet (await ready()).",
       );
     }
-    return evaluateInState(state, resolver, flagName, context);
+    return evaluations.evaluate(flagName, context);
   }
 
   /** Whether a flag is on (serves anything but its offVariant): `evaluate(...).enabled` (false for an unknown flag). */
@@ -232,7 +230,7 @@ export class LocalEvaluator {
 
   /** The names of the project's flags, in order (empty until ready). */
   flagNames(): readonly string[] {
-    return this.state?.flagNamesInOrder() ?? [];
+    return this.evaluations?.state.flagNamesInOrder() ?? [];
   }
 
   /** Stops following the project: the connection and every timer go. Evaluations go on answering the last state. */
@@ -288,7 +286,7 @@ export class LocalEvaluator {
       ...(this.options.headers ?? {}),
       accept: "text/event-stream",
       authorization: `Bearer ${this.options.key}`,
-      ...(this.state && this.stateForResume ? { "last-event-id": String(this.currentVersion) } : {}),
+      ...(this.evaluations && this.stateForResume ? { "last-event-id": String(this.currentVersion) } : {}),
     };
   }
 
@@ -297,9 +295,8 @@ export class LocalEvaluator {
     if (this.currentStatus === "closed") return;
     if (message.event === "snapshot") {
       const { state: next, version } = readSnapshot(message);
-      const previous = this.state;
-      this.state = next;
-      this.resolver = resolverOf(next, this.now, this.random);
+      const previous = this.evaluations?.state;
+      this.evaluations = new StateEvaluations(next, this.now, this.random);
       this.currentVersion = version;
       this.stateForResume = true;
       this.settleReady();
@@ -310,7 +307,7 @@ export class LocalEvaluator {
       return;
     }
     if (message.event !== "change") return;
-    const state = this.state;
+    const state = this.evaluations?.state;
     if (!state || !this.stateForResume) throw new Error("a change before any snapshot");
     const applied = applyChanges(state, this.currentVersion, message);
     if (applied === undefined) return;
