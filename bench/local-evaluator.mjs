@@ -10,7 +10,7 @@
 // With --baseline=<a built @flagstaff/sdk's dist/src/index.js> the same paths run on that build too, in
 // the same process and the same alternating rounds (an A/B under the same machine load).
 //
-//   npm run build && node bench/local-evaluator.mjs [--rounds=5] [--evaluations=1000000] [--baseline=…]
+//   npm run bench:local [-- --rounds=5 --evaluations=1000000 --baseline=…]
 import { loadavg } from "node:os";
 import { evaluateFlag, ProjectState, resolutionOf, STATE_FORMAT } from "../packages/core/dist/src/index.js";
 
@@ -128,8 +128,9 @@ function measure(evaluator, name, expected) {
 }
 
 const paths = { plain: false, worst: true, early: true };
+// Path by path, the builds side by side: what is compared runs back to back, under the same load.
 const columns = [];
-for (const build of Object.keys(builds)) for (const name of Object.keys(paths)) columns.push([build, name]);
+for (const name of Object.keys(paths)) for (const build of Object.keys(builds)) columns.push([build, name]);
 
 const loadBefore = loadavg()[0];
 for (const [build, name] of columns) measure(builds[build], name, paths[name]); // warm up
@@ -162,4 +163,28 @@ for (const clock of ["cpu", "wall"]) {
   for (const r of rounds) console.log(`| ${r.round} | ${keys.map((k) => fmt(r[k][clock])).join(" | ")} |`);
   console.log(`| median | ${keys.map((k) => fmt(median(rounds.map((r) => r[k][clock])))).join(" | ")} |`);
   console.log("");
+}
+if (builds.before) {
+  // Each round's ratio of two measures taken back to back: steadier than the ratio of medians when the
+  // machine's load moves from round to round.
+  console.log("after ÷ before, by CPU time (each round's ratio, and their median):\n");
+  console.log(
+    `| round | ${Object.keys(paths)
+      .map((name) => labels[name])
+      .join(" | ")} |`,
+  );
+  console.log(
+    `|---:|${Object.keys(paths)
+      .map(() => "---:")
+      .join("|")}|`,
+  );
+  const ratio = (r, name) => r[`after ${name}`].cpu / r[`before ${name}`].cpu;
+  for (const r of rounds)
+    console.log(
+      `| ${r.round} | ${Object.keys(paths)
+        .map((name) => ratio(r, name).toFixed(2))
+        .join(" | ")} |`,
+    );
+  const medians = Object.keys(paths).map((name) => median(rounds.map((r) => ratio(r, name))).toFixed(2));
+  console.log(`| median | ${medians.join(" | ")} |\n`);
 }
