@@ -44,6 +44,15 @@ const DEFAULT_TIMEOUT_MS = 2000;
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** Describes an error and its cause in one line. */
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
+  }
+  return String(error);
+}
+
 /** What one OFREP request came back with: an HTTP answer (any status), or no answer at all. */
 type OfrepAnswer =
   | { readonly kind: "answer"; readonly status: number; readonly body: unknown }
@@ -56,6 +65,7 @@ type OfrepAnswer =
  */
 async function evaluateRemotely(
   ofrep: OfrepApi,
+  baseUrl: string,
   flagKey: string,
   context: OfrepEvaluationContext,
   timeoutMs: number,
@@ -63,12 +73,16 @@ async function evaluateRemotely(
   try {
     return { kind: "answer", status: 200, body: await ofrep.evaluate(flagKey, context) };
   } catch (error) {
-    if (!isFlagstaffError(error)) throw error;
+    const url = `${baseUrl}/ofrep/v1/evaluate/flags/${encodeURIComponent(flagKey)}`;
+    // What failed before anything was sent (a context JSON cannot carry, such as a BigInt) is a network failure.
+    if (!isFlagstaffError(error)) return { kind: "network", message: `POST ${url} failed: ${describe(error)}` };
     if (error.status !== 0) return { kind: "answer", status: error.status, body: error.body ?? error.problem };
-    if (error.code === "timeout") {
-      return { kind: "timeout", message: `No answer from ${error.url} within ${timeoutMs} ms.` };
-    }
-    return { kind: "network", message: error.detail };
+    if (error.code === "timeout") return { kind: "timeout", message: `No answer from ${url} within ${timeoutMs} ms.` };
+    // Told with fetch's own error, as fetch gave it (the SDK's transport wraps a failed fetch in a NetworkError).
+    const cause = error.cause;
+    const fetchError =
+      cause instanceof Error && cause.name === "NetworkError" && cause.cause !== undefined ? cause.cause : cause;
+    return { kind: "network", message: `POST ${url} failed: ${describe(fetchError)}` };
   }
 }
 
@@ -163,7 +177,7 @@ export class FlagstaffProvider extends FlagstaffResolver {
         throw new GeneralError(`Flagstaff at ${this.baseUrl} could not be used: ${error.message}`, { cause: error });
       }
     }
-    const answer = await evaluateRemotely(this.ofrep, PROBE_FLAG, {}, this.timeoutMs);
+    const answer = await evaluateRemotely(this.ofrep, this.baseUrl, PROBE_FLAG, {}, this.timeoutMs);
     if (answer.kind !== "answer") {
       this.healthy = false;
       throw new GeneralError(`Flagstaff at ${this.baseUrl} could not be used: ${answer.message}`);
@@ -201,7 +215,7 @@ export class FlagstaffProvider extends FlagstaffResolver {
     }
     const given = context ?? {};
     const ofrepContext: OfrepEvaluationContext = { ...attributesOf(given), ...actorsOf(given) };
-    const answer = await evaluateRemotely(this.ofrep, flagKey, ofrepContext, this.timeoutMs);
+    const answer = await evaluateRemotely(this.ofrep, this.baseUrl, flagKey, ofrepContext, this.timeoutMs);
     this.noteReachability(answer);
     if (answer.kind !== "answer") throw new GeneralError(answer.message);
     const { status, body } = answer;
