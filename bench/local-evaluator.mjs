@@ -13,6 +13,7 @@
 //   npm run bench:local [-- --rounds=5 --evaluations=1000000 --baseline=…]
 import { loadavg } from "node:os";
 import { evaluateFlag, ProjectState, resolutionOf, STATE_FORMAT } from "../packages/core/dist/src/index.js";
+import { rulesFailingAt } from "./fixtures.mjs";
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -22,21 +23,6 @@ const args = Object.fromEntries(
 );
 const ROUNDS = Number(args.rounds) || 5;
 const EVALUATIONS = Number(args.evaluations) || 1_000_000;
-
-/** 10 rules; the first nine fail on condition `failing` (0 or 2), the last holds (as in bench/rules.mjs). */
-function rulesFailingAt(failing) {
-  return Array.from({ length: 10 }, (_, i) => {
-    const last = i === 9;
-    const conditions = [
-      { attribute: "country", operator: "in", values: ["FR", "DE", "NL", "BE", "LU"] },
-      { attribute: "seats", operator: "gte", values: [10] },
-      { attribute: "appVersion", operator: "semver_gte", values: ["3.0.0"] },
-    ];
-    if (!last && failing === 0) conditions[0] = { ...conditions[0], values: ["FR", "NL", "BE", "LU", "AT"] };
-    if (!last && failing === 2) conditions[2] = { ...conditions[2], values: [`3.${5 + i}.0`] };
-    return { id: `rule-${i}`, conditions, serve: { variant: "on" } };
-  });
-}
 
 const flag = (id, name, rules) => ({
   id,

@@ -6,19 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ADMIN_KEY, createKey, createProject, DIALECTS, startServer, type TestServer } from "@flagstaff/test-harness";
 import { type FetchLike, FlagstaffClient, FlagstaffError } from "../src/index.js";
-
-/** Asserts a promise rejects with a FlagstaffError of this status and code, and answers it. */
-async function rejectsWith(promise: Promise<unknown>, status: number, code: string): Promise<FlagstaffError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof FlagstaffError, `expected a FlagstaffError, got ${String(error)}`);
-    assert.equal(error.code, code, `expected code ${code}, got ${error.code}: ${error.message}`);
-    assert.equal(error.status, status);
-    return error;
-  }
-  assert.fail(`expected ${status} ${code}, but the call succeeded`);
-}
+import { rejectsWith } from "./assertions.js";
 
 for (const dialect of DIALECTS) {
   describe(`SDK: OFREP against a real server (${dialect})`, () => {
