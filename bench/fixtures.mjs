@@ -16,6 +16,22 @@ export const RULES_FLAG = "rules-10x3";
  * Issue 25's measured flag (as bench/rules.mjs): each of the first nine rules fails on its third
  * condition (a version bound above the context's), so all 30 conditions are read; the last holds.
  */
+/** 10 rules; the first nine fail on condition `failing` (0, 1 or 2), the last holds. */
+export function rulesFailingAt(failing) {
+  return Array.from({ length: 10 }, (_, i) => {
+    const last = i === 9;
+    const conditions = [
+      { attribute: "country", operator: "in", values: ["FR", "DE", "NL", "BE", "LU"] },
+      { attribute: "seats", operator: "gte", values: [10] },
+      { attribute: "appVersion", operator: "semver_gte", values: ["3.0.0"] },
+    ];
+    // The contexts are DE, 10–59 seats, 3.4.0: these values are what they are not.
+    if (!last && failing === 0) conditions[0] = { ...conditions[0], values: ["FR", "NL", "BE", "LU", "AT"] };
+    if (!last && failing === 2) conditions[2] = { ...conditions[2], values: [`3.${5 + i}.0`] };
+    return { id: `rule-${i}`, conditions, serve: { variant: "on" } };
+  });
+}
+
 export function tenRules() {
   return Array.from({ length: 10 }, (_, i) => ({
     id: `rule-${i}`,

@@ -28,6 +28,7 @@ import {
   validateConfiguration,
 } from "../packages/core/dist/src/index.js";
 import { RE2JS } from "re2js";
+import { rulesFailingAt } from "./fixtures.mjs";
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -37,22 +38,6 @@ const args = Object.fromEntries(
 );
 const ROUNDS = args.rounds || 5;
 const EVALUATIONS = args.evaluations || 1_000_000;
-
-/** 10 rules; the first nine fail on condition `failing` (0, 1 or 2), the last holds. */
-function rulesFailingAt(failing) {
-  return Array.from({ length: 10 }, (_, i) => {
-    const last = i === 9;
-    const conditions = [
-      { attribute: "country", operator: "in", values: ["FR", "DE", "NL", "BE", "LU"] },
-      { attribute: "seats", operator: "gte", values: [10] },
-      { attribute: "appVersion", operator: "semver_gte", values: ["3.0.0"] },
-    ];
-    // The contexts are DE, 10–59 seats, 3.4.0: these values are what they are not.
-    if (!last && failing === 0) conditions[0] = { ...conditions[0], values: ["FR", "NL", "BE", "LU", "AT"] };
-    if (!last && failing === 2) conditions[2] = { ...conditions[2], values: [`3.${5 + i}.0`] };
-    return { id: `rule-${i}`, conditions, serve: { variant: "on" } };
-  });
-}
 
 const flagWith = (rules) => ({
   name: "new-checkout",

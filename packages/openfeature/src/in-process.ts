@@ -3,15 +3,12 @@ import {
   ErrorCode,
   type EvaluationContext,
   GeneralError,
-  type JsonValue,
-  OpenFeatureEventEmitter,
-  type Provider,
   ProviderEvents,
   ProviderFatalError,
   ProviderNotReadyError,
   type ResolutionDetails,
 } from "@openfeature/server-sdk";
-import { actorsOf, attributesOf, errorFromCode, type ResolvedType, resolved } from "./provider.js";
+import { actorsOf, attributesOf, errorFromCode, FlagstaffResolver, type ResolvedType, resolved } from "./resolvers.js";
 
 /** Options of a FlagstaffInProcessProvider. */
 export interface FlagstaffInProcessProviderOptions {
@@ -42,16 +39,15 @@ const DEFAULT_READY_TIMEOUT_MS = 10_000;
  * differently, PROVIDER_STALE while the stream is down (answers come from the last state), and
  * PROVIDER_ERROR when the key is refused (fatal).
  */
-export class FlagstaffInProcessProvider implements Provider {
-  readonly runsOn = "server" as const;
+export class FlagstaffInProcessProvider extends FlagstaffResolver {
   readonly metadata = { name: "flagstaff-in-process" } as const;
-  readonly events = new OpenFeatureEventEmitter();
 
   private readonly options: FlagstaffInProcessProviderOptions;
   private evaluator: LocalEvaluator | undefined;
   private readonly unsubscribe: (() => void)[] = [];
 
   constructor(options: FlagstaffInProcessProviderOptions) {
+    super();
     for (const name of ["baseUrl", "apiKey", "projectId"] as const) {
       if (typeof options?.[name] !== "string" || options[name] === "") {
         throw new TypeError(`FlagstaffInProcessProvider needs a ${name}`);
@@ -105,45 +101,10 @@ export class FlagstaffInProcessProvider implements Provider {
   }
 
   /**
-   * Evaluates a boolean flag from memory for the context's actors (`targetingKey`, plus the optional
-   * `actorIds` list) and attributes (every other member). A flag of another type: TYPE_MISMATCH.
+   * Evaluates a flag from memory (the four typed resolutions are FlagstaffResolver's), for the context's
+   * actors (`targetingKey`, plus the optional `actorIds` list) and attributes (every other member).
    */
-  async resolveBooleanEvaluation(
-    flagKey: string,
-    _defaultValue: boolean,
-    context: EvaluationContext,
-  ): Promise<ResolutionDetails<boolean>> {
-    return this.resolve<boolean>(flagKey, "boolean", context);
-  }
-
-  /** Evaluates a string flag from memory, as `resolveBooleanEvaluation` does a boolean one. */
-  async resolveStringEvaluation(
-    flagKey: string,
-    _defaultValue: string,
-    context: EvaluationContext,
-  ): Promise<ResolutionDetails<string>> {
-    return this.resolve<string>(flagKey, "string", context);
-  }
-
-  /** Evaluates a number flag from memory, as `resolveBooleanEvaluation` does a boolean one. */
-  async resolveNumberEvaluation(
-    flagKey: string,
-    _defaultValue: number,
-    context: EvaluationContext,
-  ): Promise<ResolutionDetails<number>> {
-    return this.resolve<number>(flagKey, "number", context);
-  }
-
-  /** Evaluates an object flag (a JSON object or array) from memory, as `resolveBooleanEvaluation` does a boolean one. */
-  async resolveObjectEvaluation<T extends JsonValue>(
-    flagKey: string,
-    _defaultValue: T,
-    context: EvaluationContext,
-  ): Promise<ResolutionDetails<T>> {
-    return this.resolve<T>(flagKey, "object", context);
-  }
-
-  private resolve<T>(flagKey: string, type: ResolvedType, context: EvaluationContext): ResolutionDetails<T> {
+  protected resolve<T>(flagKey: string, type: ResolvedType, context: EvaluationContext): ResolutionDetails<T> {
     const evaluator = this.evaluator;
     if (!evaluator) throw new ProviderNotReadyError("The provider has not been initialized.");
     const given = context ?? {};

@@ -1,24 +1,24 @@
-import { FLAG_NAME_MAX_LENGTH, type FetchLike, FlagstaffClient, isFlagName, isFlagstaffError } from "@flagstaff/sdk";
+import {
+  FLAG_NAME_MAX_LENGTH,
+  type FetchLike,
+  FlagstaffClient,
+  isFlagName,
+  isFlagstaffError,
+  type OfrepApi,
+  type OfrepEvaluationContext,
+} from "@flagstaff/sdk";
 import {
   ErrorCode,
   type EvaluationContext,
   FlagNotFoundError,
   type FlagMetadata,
   GeneralError,
-  InvalidContextError,
-  type JsonValue,
-  type OpenFeatureError,
-  OpenFeatureEventEmitter,
   ParseError,
-  type Provider,
   ProviderEvents,
   ProviderFatalError,
   type ResolutionDetails,
-  type ResolutionReason,
-  TypeMismatchError,
-  instantiateErrorByErrorCode,
 } from "@openfeature/server-sdk";
-import { evaluateRemotely, type OfrepAnswer, type OfrepContext } from "./ofrep.js";
+import { actorsOf, attributesOf, errorFromCode, FlagstaffResolver, type ResolvedType, resolved } from "./resolvers.js";
 
 /** Options of a FlagstaffProvider. */
 export interface FlagstaffProviderOptions {
@@ -41,86 +41,49 @@ const PROBE_FLAG = "-flagstaff-openfeature-probe";
 
 const DEFAULT_TIMEOUT_MS = 2000;
 
-const KNOWN_ERROR_CODES = new Set<string>(Object.values(ErrorCode));
-
-/**
- * An answer's error code as the OpenFeature error of that code (OpenFeature's own table); anything else is
- * GENERAL. Both providers throw with it: the codes come from core's one mapping (`resolutionOf`), which
- * the server's OFREP answers and the local evaluator's evaluations are.
- */
-export function errorFromCode(code: unknown, message: string): OpenFeatureError {
-  return typeof code === "string" && KNOWN_ERROR_CODES.has(code)
-    ? instantiateErrorByErrorCode(code as ErrorCode, message)
-    : new GeneralError(message);
-}
-
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** The actors of an evaluation context: `targetingKey` and the optional `actorIds` list, checked for type only. */
-export function actorsOf(context: EvaluationContext): OfrepContext {
-  const out: OfrepContext = {};
-  const { targetingKey, actorIds } = context as { targetingKey?: unknown; actorIds?: unknown };
-  if (targetingKey !== undefined) {
-    if (typeof targetingKey !== "string") throw new InvalidContextError("targetingKey must be a string.");
-    out.targetingKey = targetingKey;
+/** Describes an error and its cause in one line. */
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
   }
-  if (actorIds !== undefined) {
-    if (!Array.isArray(actorIds) || !actorIds.every((id) => typeof id === "string")) {
-      throw new InvalidContextError("actorIds must be an array of strings.");
-    }
-    out.actorIds = [...actorIds];
-  }
-  return out;
+  return String(error);
 }
+
+/** What one OFREP request came back with: an HTTP answer (any status), or no answer at all. */
+type OfrepAnswer =
+  | { readonly kind: "answer"; readonly status: number; readonly body: unknown }
+  | { readonly kind: "timeout" | "network"; readonly message: string };
 
 /**
- * The context's attributes, which the flag's rules read: every member but `targetingKey` and `actorIds`.
- * A Date is sent as its ISO 8601 text (as JSON would), so `before`/`after` rules read it alike locally and
- * on the server. Undefined when there are none.
+ * Sends one OFREP evaluation through the SDK (`client.ofrep.evaluate`) and answers what came back, never
+ * throwing: its 200, any other status with its body (OFREP's failure, problem details, a proxy's page), a
+ * timeout (`timeoutMs` covers the whole answer) or a network failure.
  */
-export function attributesOf(context: EvaluationContext): Record<string, unknown> | undefined {
-  let out: Record<string, unknown> | undefined;
-  for (const [name, value] of Object.entries(context)) {
-    if (name === "targetingKey" || name === "actorIds" || value === undefined) continue;
-    out ??= Object.create(null) as Record<string, unknown>;
-    out[name] = value instanceof Date ? value.toISOString() : value;
-  }
-  return out;
-}
-
-/** The OpenFeature flag types a Flagstaff flag may be resolved as. */
-export type ResolvedType = "boolean" | "string" | "number" | "object";
-
-/** Whether a served value is of the type asked for (object: a JSON object or array). */
-export function isOfType(value: unknown, type: ResolvedType): boolean {
-  return type === "object" ? typeof value === "object" && value !== null : typeof value === type;
-}
-
-const typeOfValue = (value: unknown): string =>
-  Array.isArray(value) ? "an array (object)" : typeof value === "object" ? "an object" : `a ${typeof value}`;
-
-/** A flag that serves another type than the one asked for: TYPE_MISMATCH (the caller gets its default). */
-export function typeMismatch(flagKey: string, type: string, value?: unknown): TypeMismatchError {
-  const served = value === undefined ? "" : ` serves ${typeOfValue(value)} and`;
-  return new TypeMismatchError(
-    `Flag ${JSON.stringify(flagKey)}${served} cannot be evaluated as ${type === "object" ? "an" : "a"} ${type}.`,
-  );
-}
-
-/**
- * A successful answer (OFREP's, or the local evaluator's) as OpenFeature's resolution details: its value,
- * variant and reason; a value of another type than the one asked for is TYPE_MISMATCH. Both providers
- * answer with it.
- */
-export function resolved<T>(
+async function evaluateRemotely(
+  ofrep: OfrepApi,
+  baseUrl: string,
   flagKey: string,
-  type: ResolvedType,
-  answer: { readonly value: unknown; readonly reason: string; readonly variant: string },
-  flagMetadata: FlagMetadata,
-): ResolutionDetails<T> {
-  if (!isOfType(answer.value, type)) throw typeMismatch(flagKey, type, answer.value);
-  return { value: answer.value as T, reason: answer.reason as ResolutionReason, variant: answer.variant, flagMetadata };
+  context: OfrepEvaluationContext,
+  timeoutMs: number,
+): Promise<OfrepAnswer> {
+  try {
+    return { kind: "answer", status: 200, body: await ofrep.evaluate(flagKey, context) };
+  } catch (error) {
+    const url = `${baseUrl}/ofrep/v1/evaluate/flags/${encodeURIComponent(flagKey)}`;
+    // What failed before anything was sent (a context JSON cannot carry, such as a BigInt) is a network failure.
+    if (!isFlagstaffError(error)) return { kind: "network", message: `POST ${url} failed: ${describe(error)}` };
+    if (error.status !== 0) return { kind: "answer", status: error.status, body: error.body ?? error.problem };
+    if (error.code === "timeout") return { kind: "timeout", message: `No answer from ${url} within ${timeoutMs} ms.` };
+    // Told with fetch's own error, as fetch gave it (the SDK's transport wraps a failed fetch in a NetworkError).
+    const cause = error.cause;
+    const fetchError =
+      cause instanceof Error && cause.name === "NetworkError" && cause.cause !== undefined ? cause.cause : cause;
+    return { kind: "network", message: `POST ${url} failed: ${describe(fetchError)}` };
+  }
 }
 
 /** The primitive entries of the server's `metadata`, which is what OpenFeature's flag metadata may hold. */
@@ -148,25 +111,24 @@ function describeFailure(status: number, body: unknown): string {
  * An OpenFeature server provider that evaluates Flagstaff's flags (boolean, string, number and object)
  * through its OFREP endpoint, with the context's attributes for the flags' rules.
  */
-export class FlagstaffProvider implements Provider {
-  /** Flagstaff answers over the network, once per evaluation: this provider is for servers. */
-  readonly runsOn = "server" as const;
+export class FlagstaffProvider extends FlagstaffResolver {
   /** The provider's name, as OpenFeature reports it. */
   readonly metadata = { name: "flagstaff" } as const;
-  /** PROVIDER_ERROR when the server stops answering, PROVIDER_READY when it answers again. */
-  readonly events = new OpenFeatureEventEmitter();
+  // events: PROVIDER_ERROR when the server stops answering, PROVIDER_READY when it answers again.
 
   private readonly baseUrl: string;
   private readonly apiKey: string;
   private readonly projectId: string;
   private readonly timeoutMs: number;
-  private readonly fetch: FetchLike;
   private readonly client: FlagstaffClient;
+  /** OFREP through the SDK, with this provider's base URL, key, timeout and fetch. */
+  private readonly ofrep: OfrepApi;
   /** False after the server failed to answer (or answered 5xx), until an evaluation gets an answer again. */
   private healthy = true;
 
   /** Creates a provider; nothing is sent until `initialize()` or the first evaluation. */
   constructor(options: FlagstaffProviderOptions) {
+    super();
     if (typeof options?.baseUrl !== "string" || options.baseUrl === "") {
       throw new TypeError("FlagstaffProvider needs a baseUrl");
     }
@@ -184,10 +146,10 @@ export class FlagstaffProvider implements Provider {
     this.apiKey = options.apiKey;
     this.projectId = options.projectId;
     this.timeoutMs = timeoutMs;
-    this.fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
-    this.client =
-      options.client ??
-      new FlagstaffClient({ baseUrl: this.baseUrl, apiKey: this.apiKey, timeoutMs, fetch: this.fetch });
+    const fetch: FetchLike = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
+    const own = new FlagstaffClient({ baseUrl: this.baseUrl, apiKey: this.apiKey, timeoutMs, fetch });
+    this.ofrep = own.ofrep;
+    this.client = options.client ?? own;
   }
 
   /**
@@ -215,7 +177,7 @@ export class FlagstaffProvider implements Provider {
         throw new GeneralError(`Flagstaff at ${this.baseUrl} could not be used: ${error.message}`, { cause: error });
       }
     }
-    const answer = await evaluateRemotely(this.settings(), PROBE_FLAG, {});
+    const answer = await evaluateRemotely(this.ofrep, this.baseUrl, PROBE_FLAG, {}, this.timeoutMs);
     if (answer.kind !== "answer") {
       this.healthy = false;
       throw new GeneralError(`Flagstaff at ${this.baseUrl} could not be used: ${answer.message}`);
@@ -237,47 +199,10 @@ export class FlagstaffProvider implements Provider {
   }
 
   /**
-   * Evaluates a boolean flag for the context's actors (`targetingKey`, plus the optional `actorIds` list;
-   * any one enables it) and attributes (every other member), through OFREP. Answers the server's value,
-   * variant and reason; on any failure it throws an OpenFeature error, which the OpenFeature client turns
-   * into the default value with that error code (a flag of another type: TYPE_MISMATCH).
+   * Evaluates a flag through OFREP (the four typed resolutions are FlagstaffResolver's): answers the
+   * server's value, variant and reason, or throws an OpenFeature error.
    */
-  async resolveBooleanEvaluation(
-    flagKey: string,
-    _defaultValue: boolean,
-    context: EvaluationContext,
-  ): Promise<ResolutionDetails<boolean>> {
-    return this.resolve<boolean>(flagKey, "boolean", context);
-  }
-
-  /** Evaluates a string flag, as `resolveBooleanEvaluation` does a boolean one. */
-  async resolveStringEvaluation(
-    flagKey: string,
-    _defaultValue: string,
-    context: EvaluationContext,
-  ): Promise<ResolutionDetails<string>> {
-    return this.resolve<string>(flagKey, "string", context);
-  }
-
-  /** Evaluates a number flag, as `resolveBooleanEvaluation` does a boolean one. */
-  async resolveNumberEvaluation(
-    flagKey: string,
-    _defaultValue: number,
-    context: EvaluationContext,
-  ): Promise<ResolutionDetails<number>> {
-    return this.resolve<number>(flagKey, "number", context);
-  }
-
-  /** Evaluates an object flag (a JSON object or array), as `resolveBooleanEvaluation` does a boolean one. */
-  async resolveObjectEvaluation<T extends JsonValue>(
-    flagKey: string,
-    _defaultValue: T,
-    context: EvaluationContext,
-  ): Promise<ResolutionDetails<T>> {
-    return this.resolve<T>(flagKey, "object", context);
-  }
-
-  private async resolve<T>(
+  protected async resolve<T>(
     flagKey: string,
     type: ResolvedType,
     context: EvaluationContext,
@@ -289,8 +214,8 @@ export class FlagstaffProvider implements Provider {
       );
     }
     const given = context ?? {};
-    const ofrepContext: OfrepContext = { ...attributesOf(given), ...actorsOf(given) };
-    const answer = await evaluateRemotely(this.settings(), flagKey, ofrepContext);
+    const ofrepContext: OfrepEvaluationContext = { ...attributesOf(given), ...actorsOf(given) };
+    const answer = await evaluateRemotely(this.ofrep, this.baseUrl, flagKey, ofrepContext, this.timeoutMs);
     this.noteReachability(answer);
     if (answer.kind !== "answer") throw new GeneralError(answer.message);
     const { status, body } = answer;
@@ -315,10 +240,6 @@ export class FlagstaffProvider implements Provider {
       { value: body.value, reason: body.reason, variant: body.variant },
       metadataOf(body.metadata),
     );
-  }
-
-  private settings() {
-    return { baseUrl: this.baseUrl, apiKey: this.apiKey, timeoutMs: this.timeoutMs, fetch: this.fetch };
   }
 
   /** Emits PROVIDER_ERROR when the server stops answering (or answers 5xx) and PROVIDER_READY when it answers again. */

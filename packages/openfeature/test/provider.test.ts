@@ -170,6 +170,40 @@ describe("FlagstaffProvider without a server", () => {
     assert.deepEqual(events, ["error"]);
   });
 
+  test("the failures' messages name the request and what came back (the SDK carries them)", async () => {
+    const messageOf = (promise: Promise<unknown>) =>
+      promise.then(
+        () => assert.fail("expected a failure"),
+        (error: { code?: string; message?: string }) => `${error.code} ${error.message}`,
+      );
+    const url = "http://flagstaff.invalid/ofrep/v1/evaluate/flags/x";
+    const failing = new FlagstaffProvider({
+      baseUrl: "http://flagstaff.invalid",
+      apiKey: "k",
+      projectId: "p",
+      fetch: async () => {
+        throw new Error("boom", { cause: new Error("inner") });
+      },
+    });
+    assert.equal(
+      await messageOf(failing.resolveBooleanEvaluation("x", false, {})),
+      `GENERAL POST ${url} failed: boom: inner`,
+    );
+    assert.equal(
+      await messageOf(fakeServer(200, "not json").provider.resolveBooleanEvaluation("x", false, {})),
+      'PARSE_ERROR Flagstaff answered 200 with an unexpected body: "not json"',
+    );
+    assert.equal(
+      await messageOf(fakeServer(500, '{"errorDetails":"logged"}').provider.resolveBooleanEvaluation("x", false, {})),
+      "GENERAL Flagstaff answered 500: logged",
+    );
+    const notFound = '{"key":"x","errorCode":"FLAG_NOT_FOUND","errorDetails":"no x"}';
+    assert.equal(
+      await messageOf(fakeServer(404, notFound).provider.resolveBooleanEvaluation("x", false, {})),
+      "FLAG_NOT_FOUND Flagstaff answered 404: no x",
+    );
+  });
+
   test("a server without the OFREP endpoint fails initialize with PROVIDER_FATAL", async () => {
     // The check answers flag_not_found, as a Flagstaff server does; the OFREP path is unknown to it.
     const provider = new FlagstaffProvider({

@@ -1,6 +1,6 @@
 // The client: its options, its transport, and one API object per resource, each in its own file
 // (projects.ts, keys.ts, environments.ts, flags.ts, segments.ts, actors.ts, events.ts, webhooks.ts,
-// people.ts); index.ts exports them.
+// people.ts, ofrep.ts); index.ts exports them.
 import { ActorsApi } from "./actors.js";
 import { CheckCache } from "./check-cache.js";
 import { EnvironmentsApi } from "./environments.js";
@@ -9,6 +9,7 @@ import { FlagsApi } from "./flags.js";
 import { type FetchLike, Transport } from "./http.js";
 import { KeysApi } from "./keys.js";
 import { AccessApi, AuthApi, PersonalKeysApi, UsersApi } from "./people.js";
+import { OfrepApi } from "./ofrep.js";
 import { ProjectsApi } from "./projects.js";
 import { SegmentsApi } from "./segments.js";
 import type { HealthStatus, ReadyStatus, WhoAmI } from "./types.js";
@@ -70,6 +71,8 @@ export class FlagstaffClient {
   readonly personalKeys: PersonalKeysApi;
   /** Signing in: methods, login, logout, signOutEverywhere. */
   readonly auth: AuthApi;
+  /** OFREP, the OpenFeature Remote Evaluation Protocol (a project key): evaluate, evaluateAll. */
+  readonly ofrep: OfrepApi;
   /** The environment the flag calls act on (the `environment` option); undefined: the key's, or the project's default. */
   readonly environment: string | undefined;
   private readonly http: Transport;
@@ -107,6 +110,7 @@ export class FlagstaffClient {
     this.access = new AccessApi(this.http);
     this.personalKeys = new PersonalKeysApi(this.http);
     this.auth = new AuthApi(this.http);
+    this.ofrep = new OfrepApi(this.http);
   }
 
   /** Liveness (`GET /healthz`, no key): answers `{status: "ok"}` while the server runs. */

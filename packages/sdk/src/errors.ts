@@ -44,6 +44,8 @@ export interface FlagstaffErrorInit {
   cause?: unknown;
   /** Seconds the server asked to wait before trying again (its `Retry-After` header). */
   retryAfterSeconds?: number;
+  /** The answer's body when it is not problem details. */
+  body?: unknown;
 }
 
 const BRAND = Symbol.for("@flagstaff/sdk/FlagstaffError");
@@ -70,6 +72,12 @@ export class FlagstaffError extends Error {
    * Undefined when it said nothing.
    */
   readonly retryAfterSeconds: number | undefined;
+  /**
+   * The answer's body when it is not problem details: OFREP's failure (`{key, errorCode, errorDetails}`),
+   * a proxy's page, any JSON (parsed) or text (as it came). Undefined for problem details (see `problem`),
+   * an empty body and failures without an answer.
+   */
+  readonly body: unknown;
 
   /** Creates an error; the message reads `<status> <code>: <detail>`. */
   constructor(init: FlagstaffErrorInit) {
@@ -83,6 +91,7 @@ export class FlagstaffError extends Error {
     this.method = init.method;
     this.url = init.url;
     this.retryAfterSeconds = init.retryAfterSeconds;
+    this.body = init.body;
     Object.defineProperty(this, BRAND, { value: true });
   }
 

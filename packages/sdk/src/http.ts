@@ -37,6 +37,12 @@ export interface RequestSpec {
   headers?: Record<string, string>;
   /** Treats a non-2xx answer as a success when this answers true. */
   accept?: (status: number, body: unknown) => boolean;
+  /**
+   * The timeout covers reading the body too, not only the wait for the answer's headers (OFREP's
+   * evaluations: an evaluation gives up after `timeoutMs` whatever stalls); reading it then fails as a
+   * network error rather than with the body's own error.
+   */
+  timeoutCoversBody?: boolean;
 }
 
 /** A successful answer. */
@@ -44,6 +50,8 @@ export interface TransportResponse<T> {
   status: number;
   headers: Headers;
   body: T;
+  /** The URL asked. */
+  url: string;
 }
 
 const IDEMPOTENT = new Set<HttpMethod>(["GET", "HEAD", "PUT", "DELETE"]);
@@ -78,6 +86,28 @@ function describe(error: unknown): string {
   return String(error);
 }
 
+/** A timeout over a whole exchange (see RequestSpec.timeoutCoversBody): aborts its signal when it passes. */
+class Deadline {
+  private readonly controller = new AbortController();
+  private readonly timer: ReturnType<typeof setTimeout>;
+  expired = false;
+
+  constructor(ms: number) {
+    this.timer = setTimeout(() => {
+      this.expired = true;
+      this.controller.abort();
+    }, ms);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+}
+
 /**
  * Sends requests through ky: a timeout per attempt, and retries of idempotent requests on 429, 503 and
  * network errors, with exponential backoff or the server's Retry-After. Timeouts are not retried, so a
@@ -106,12 +136,33 @@ export class Transport {
     /** The body of an answer ky threw as an HTTPError: ky has read it already (parsed, when JSON). */
     let readBody: string | undefined;
     let attempts = 0;
+    const limited = timeoutMs > 0 && Number.isFinite(timeoutMs);
+    const deadline = spec.timeoutCoversBody === true && limited ? new Deadline(timeoutMs) : undefined;
+    const timeoutError = (cause: unknown) =>
+      new FlagstaffError({
+        status: 0,
+        code: "timeout",
+        detail: `No answer to ${spec.method} ${url} within ${timeoutMs} ms.`,
+        method: spec.method,
+        url,
+        cause,
+      });
+    const networkError = (cause: unknown) =>
+      new FlagstaffError({
+        status: 0,
+        code: "network_error",
+        detail: `${spec.method} ${url} failed: ${describe(cause)}`,
+        method: spec.method,
+        url,
+        cause,
+      });
     try {
       response = await ky(url, {
         method: spec.method,
         headers,
         body,
-        timeout: timeoutMs > 0 && Number.isFinite(timeoutMs) ? timeoutMs : false,
+        timeout: limited && deadline === undefined ? timeoutMs : false,
+        ...(deadline ? { signal: deadline.signal } : {}),
         retry: {
           limit: retries,
           methods: [...IDEMPOTENT].map((m) => m.toLowerCase()),
@@ -142,27 +193,23 @@ export class Transport {
       if (error instanceof HTTPError) {
         response = error.response;
         readBody = typeof error.data === "string" ? error.data : (JSON.stringify(error.data) ?? "");
-      } else if (error instanceof TimeoutError) {
-        throw new FlagstaffError({
-          status: 0,
-          code: "timeout",
-          detail: `No answer to ${spec.method} ${url} within ${timeoutMs} ms.`,
-          method: spec.method,
-          url,
-          cause: error,
-        });
       } else {
-        throw new FlagstaffError({
-          status: 0,
-          code: "network_error",
-          detail: `${spec.method} ${url} failed: ${describe(error)}`,
-          method: spec.method,
-          url,
-          cause: error,
-        });
+        deadline?.clear();
+        if (error instanceof TimeoutError || deadline?.expired) throw timeoutError(error);
+        throw networkError(error);
       }
     }
-    const text = spec.method === "HEAD" ? "" : (readBody ?? (await response.text()));
+    let text: string;
+    if (deadline === undefined) text = spec.method === "HEAD" ? "" : (readBody ?? (await response.text()));
+    else {
+      try {
+        text = spec.method === "HEAD" ? "" : (readBody ?? (await response.text()));
+      } catch (error) {
+        throw deadline.expired ? timeoutError(error) : networkError(error);
+      } finally {
+        deadline.clear();
+      }
+    }
     const outcome = this.interpret<T>(spec, url, response, text);
     if (FlagstaffError.is(outcome)) throw outcome;
     return outcome;
@@ -193,9 +240,10 @@ export class Transport {
           detail: `${spec.method} ${url} answered ${status} with a body that is not JSON.`,
           method: spec.method,
           url,
+          body: text,
         });
       }
-      return { status, headers: response.headers, body: parsed as T };
+      return { status, headers: response.headers, body: parsed as T, url };
     }
     const wait = retryAfterSeconds(response.headers.get("retry-after"));
     if (isProblemDetails(parsed)) {
@@ -217,6 +265,7 @@ export class Transport {
       method: spec.method,
       url,
       retryAfterSeconds: wait,
+      body: parseFailed ? text : parsed,
     });
   }
 }

@@ -62,6 +62,7 @@ export { EnvironmentsApi } from "./environments.js";
 export { EventsApi } from "./events.js";
 export { FlagsApi } from "./flags.js";
 export { KeysApi } from "./keys.js";
+export { type OfrepBulkAnswer, type OfrepBulkOptions, OfrepApi } from "./ofrep.js";
 export { ProjectsApi } from "./projects.js";
 export { SegmentsApi } from "./segments.js";
 export { WebhooksApi } from "./webhooks.js";
@@ -166,6 +167,13 @@ export type {
   WhoAmI,
   WhoAmIGrant,
   WriteOptions,
+  OfrepBulkEvaluation,
+  OfrepBulkEvaluationFailure,
+  OfrepEvaluationContext,
+  OfrepEvaluationFailure,
+  OfrepEvaluationRequest,
+  OfrepEvaluationSuccess,
+  OfrepEventStreamLink,
 } from "./types.js";
 export {
   createLocalEvaluator,

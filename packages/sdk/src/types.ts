@@ -77,6 +77,13 @@ export type {
   WebhookBacklog,
   WebhookDelivery,
   WhoAmI,
+  OfrepBulkEvaluation,
+  OfrepBulkEvaluationFailure,
+  OfrepEvaluationContext,
+  OfrepEvaluationFailure,
+  OfrepEvaluationRequest,
+  OfrepEvaluationSuccess,
+  OfrepEventStreamLink,
 } from "@flagstaff/core/schemas";
 
 /** A person's grant as whoami names it: a project and the role there. */

@@ -4,27 +4,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ADMIN_KEY, DIALECTS, startServer, type TestServer, waitFor } from "@flagstaff/test-harness";
+import { rejectsWith } from "./assertions.js";
 import {
   createLocalEvaluator,
   type FetchLike,
   type FlagstaffClientOptions,
   FlagstaffClient,
-  FlagstaffError,
   type LocalChange,
 } from "../src/index.js";
-
-/** Asserts a promise rejects with a FlagstaffError of this status and code, and answers it. */
-async function rejectsWith(promise: Promise<unknown>, status: number, code: string): Promise<FlagstaffError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof FlagstaffError, `expected a FlagstaffError, got ${String(error)}`);
-    assert.equal(error.code, code, `expected code ${code}, got ${error.code}: ${error.message}`);
-    assert.equal(error.status, status);
-    return error;
-  }
-  assert.fail(`expected ${status} ${code}, but the call succeeded`);
-}
 
 /** A fetch that records the URL of every request it sends. */
 function recordingFetch(): { fetch: FetchLike; urls: string[] } {

@@ -56,7 +56,6 @@ export const EMAIL_PATTERN = "^[^@\\s\\u0000-\\u001F\\u007F-\\u009F]+@[^@\\s\\u0
 
 const PROJECT_ID = new RegExp(PROJECT_ID_PATTERN);
 const FLAG_NAME = new RegExp(FLAG_NAME_PATTERN);
-const ACTOR_ID = new RegExp(ACTOR_ID_PATTERN);
 const TARGETING_KEY = new RegExp(TARGETING_KEY_PATTERN);
 const ATTRIBUTE_NAME = new RegExp(ATTRIBUTE_NAME_PATTERN);
 // With the u flag, as the server's validator (Ajv) reads patterns: a lone surrogate is one code point.
@@ -69,9 +68,22 @@ export const isEnvironmentId = isProjectId;
 
 export const isFlagName = (value: unknown): value is string => typeof value === "string" && FLAG_NAME.test(value);
 
-/** Lengths count code points, as JSON Schema's maxLength does. */
-export const isActorId = (value: unknown): value is string =>
-  typeof value === "string" && ACTOR_ID.test(value) && [...value].length <= ACTOR_ID_MAX_LENGTH;
+/**
+ * ACTOR_ID_PATTERN, read character by character (the local evaluator checks every actor id of every
+ * evaluation, and a regular expression and a spread cost more than the rest of a simple evaluation).
+ * Lengths count code points, as JSON Schema's maxLength does: a string no longer than the limit in UTF-16
+ * units is within it, and only a longer one is counted.
+ */
+export const isActorId = (value: unknown): value is string => {
+  if (typeof value !== "string") return false;
+  const length = value.length;
+  if (length === 0 || value === "." || value === "..") return false;
+  for (let i = 0; i < length; i++) {
+    const unit = value.charCodeAt(i);
+    if (unit <= 0x1f || (unit >= 0x7f && unit <= 0x9f)) return false;
+  }
+  return length <= ACTOR_ID_MAX_LENGTH || [...value].length <= ACTOR_ID_MAX_LENGTH;
+};
 
 export const isTargetingKey = (value: unknown): value is string =>
   typeof value === "string" && TARGETING_KEY.test(value);

@@ -35,7 +35,7 @@ export const MAX_QUERY_ATTRIBUTE_VALUES = 100;
 export const DEFAULT_MAX_ENVIRONMENTS = 20;
 
 // Targeting (issue 25): typed variants, rules, segment conditions and prerequisites. The validator
-// (src/rules/validate.ts) and the schemas (src/schemas/targeting.ts) both read these.
+// (src/rules/validate.ts and validate-conditions.ts) and the schemas (src/schemas/targeting.ts) both read these.
 
 /** The fewest and the most variants a string, number or object flag declares (a boolean flag has on/off). */
 export const VARIANTS_MIN = 2;

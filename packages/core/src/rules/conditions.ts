@@ -3,10 +3,12 @@ import type { ConditionOperator } from "../contract/enums.js";
 import { NEGATED_TWIN } from "./operators.js";
 import { MATCHED_CHARACTERS_MAX, MATCHED_CHARACTERS_PER_TEST } from "../contract/limits.js";
 import { compilePattern, type Pattern } from "./regex.js";
-import { compareSemver, parseSemver, type SemVer } from "./semver.js";
-import type { Condition, TargetingResolver } from "./types.js";
-import { validateSegmentConditions } from "./validate.js";
+import { parseSemver, type SemVer } from "./semver.js";
+import { ConfigurationError, MatchingBudgetExceeded, type Scope } from "./scope.js";
+import type { Condition } from "./types.js";
+import { validateSegmentConditions } from "./validate-conditions.js";
 import { toInstant, toNumber, toText } from "./values.js";
+import { compareVersions, readVersion, toVersion, type Version } from "./versions.js";
 
 // Conditions compiled to one shape of object each (Compiled), rather than to a closure per condition, so
 // that the loads of their fields stay monomorphic. Each also holds, chosen at compile time, which function
@@ -14,31 +16,6 @@ import { toInstant, toNumber, toText } from "./values.js";
 // reads the attribute's slot and compares with no operator switch, falling back to the general `decide`
 // for anything else (lists, values of another type, the other operators). No code is generated: `eval` and
 // `new Function` stay out, for pages whose Content Security Policy forbids them.
-
-/** What one evaluation's conditions read: the context, and through the resolver segments and the clock. */
-export interface Scope {
-  readonly attributes: Readonly<Record<string, unknown>> | undefined;
-  readonly actorIds: readonly string[];
-  readonly resolver: TargetingResolver;
-  /** `$now`, in milliseconds; NaN until a condition first reads it (so the clock is read once at most). */
-  now: number;
-  /** This evaluation's number (nextEvaluation), which stamps the attributes it has read. */
-  readonly evaluation: number;
-  /** Characters matched against patterns so far in this evaluation (bounded by MATCHED_CHARACTERS_MAX). */
-  matched: number;
-}
-
-/** A configuration the validator refuses, met while evaluating: the evaluation answers ERROR / PARSE_ERROR. */
-export class ConfigurationError extends Error {}
-
-/** An evaluation that matched more than MATCHED_CHARACTERS_MAX characters: it answers ERROR / GENERAL. */
-export class MatchingBudgetExceeded extends Error {
-  constructor() {
-    super(
-      `the evaluation matched more than ${MATCHED_CHARACTERS_MAX.toLocaleString("en-US")} characters against patterns (matches): its context's values are too long for this flag's patterns`,
-    );
-  }
-}
 
 /** How a compiled condition reads its attribute: plainly, as an own property only, or as the clock. */
 const Read = { Plain: 0, Own: 1, Now: 2 } as const;
@@ -131,70 +108,6 @@ class Compiled {
     this.memo = operator !== "in_segment";
     this.kind = CHECKS.indexOf(chooseCheck(this));
   }
-}
-
-/**
- * A version as conditions compare it: the parsed SemVer, with its three numbers as numbers when each has
- * at most 15 digits (exact as doubles), on which most comparisons are decided without reading strings.
- */
-class Version {
-  readonly major: number;
-  readonly minor: number;
-  readonly patch: number;
-  /** All three numbers are exact. */
-  readonly small: boolean;
-  /** No prerelease. */
-  readonly release: boolean;
-  /**
-   * The three numbers as one, major·2³² + minor·2¹⁶ + patch, when major < 2²¹ and minor, patch < 2¹⁶ (so
-   * exact, and ordered as the three); -1 otherwise.
-   */
-  readonly key: number;
-
-  constructor(readonly semver: SemVer) {
-    this.small = semver.major.length <= 15 && semver.minor.length <= 15 && semver.patch.length <= 15;
-    this.major = this.small ? Number(semver.major) : 0;
-    this.minor = this.small ? Number(semver.minor) : 0;
-    this.patch = this.small ? Number(semver.patch) : 0;
-    this.release = semver.prerelease.length === 0;
-    this.key =
-      this.small && this.major < 2 ** 21 && this.minor < 2 ** 16 && this.patch < 2 ** 16
-        ? this.major * 2 ** 32 + this.minor * 2 ** 16 + this.patch
-        : -1;
-  }
-}
-
-const toVersion = (semver: SemVer): Version => new Version(semver);
-
-/** compareSemver's order (negative, zero or positive), by the numbers when they decide it. */
-function compareVersions(a: Version, b: Version): number {
-  const ak = a.key;
-  const bk = b.key;
-  if (ak >= 0 && bk >= 0) {
-    if (ak !== bk) return ak < bk ? -1 : 1;
-    if (a.release && b.release) return 0;
-  } else if (a.small && b.small) {
-    if (a.major !== b.major) return a.major < b.major ? -1 : 1;
-    if (a.minor !== b.minor) return a.minor < b.minor ? -1 : 1;
-    if (a.patch !== b.patch) return a.patch < b.patch ? -1 : 1;
-    if (a.release && b.release) return 0;
-  }
-  return compareSemver(a.semver, b.semver);
-}
-
-// The last version read, kept: the semver conditions of one evaluation (and of the next, for the same
-// context) mostly read the same attribute, and parsing it is most of their cost.
-let lastVersionText: string | undefined;
-let lastVersion: Version | null = null;
-function readVersion(value: unknown): Version | null {
-  const text = toText(value);
-  if (text === undefined) return null;
-  if (text !== lastVersionText) {
-    const parsed = parseSemver(text);
-    lastVersion = parsed === null ? null : new Version(parsed);
-    lastVersionText = text;
-  }
-  return lastVersion;
 }
 
 // One value against the operator: 1 it holds, 0 it does not, -1 it cannot be read as the operator's kind.
@@ -342,12 +255,6 @@ export class Attributes {
     return compiled;
   }
 }
-
-/** The number of the evaluation that reads the context next; 0 stamps no evaluation. */
-let evaluations = 1;
-
-/** A fresh number for a new evaluation's Scope. */
-export const nextEvaluation = (): number => evaluations++;
 
 function readAttribute(c: Compiled, scope: Scope, attributes: Attributes): unknown {
   if (c.read === Read.Now) {

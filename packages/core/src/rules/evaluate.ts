@@ -1,7 +1,8 @@
 import { flagBucket, inCallRollout, inFlagRollout, rolloutThreshold } from "../bucketing.js";
 import { PREREQUISITE_DEPTH_MAX } from "../contract/limits.js";
 import { type CompiledSplit, compiled, errorAnswer } from "./compile.js";
-import { ConfigurationError, inSegment, MatchingBudgetExceeded, nextEvaluation, type Scope } from "./conditions.js";
+import { inSegment } from "./conditions.js";
+import { ConfigurationError, MatchingBudgetExceeded, nextEvaluation, type Scope } from "./scope.js";
 import { resolutionOf, resolvedAs } from "./resolution.js";
 import { bucketingValue, splitBucket, weightIndex } from "./split.js";
 import type {

@@ -10,13 +10,11 @@ export {
   CONFIGURATION_PROBLEM_CODES,
   type ConfigurationProblem,
   type ConfigurationProblemCode,
-  type TargetingInput,
   type ValidationOptions,
   type ValidationProject,
-  validateConfiguration,
-  validateSegmentConditions,
-  validateVariants,
-} from "./validate.js";
+} from "./problems.js";
+export { type TargetingInput, validateConfiguration, validateVariants } from "./validate.js";
+export { validateSegmentConditions } from "./validate-conditions.js";
 export type { PrerequisiteNode } from "./prerequisites.js";
 export { compareSemver, parseSemver, type SemVer } from "./semver.js";
 export { parseInstant } from "./values.js";

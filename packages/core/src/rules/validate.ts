@@ -1,16 +1,6 @@
 import { FLAG_TYPES, type FlagType } from "../contract/enums.js";
 import { isAttributeName, isFlagName, isTargetingKey, NOW_ATTRIBUTE } from "../contract/ids.js";
 import {
-  CONDITION_VALUE_MAX_LENGTH,
-  CONDITION_VALUES_MAX,
-  CONDITIONS_MAX,
-  DESCRIPTION_MAX_LENGTH,
-  PATTERN_SIZE_MAX,
-  PATTERN_SIZE_TOTAL_MAX,
-  PATTERN_STATES_MAX,
-  PATTERN_STATES_TOTAL_MAX,
-  PATTERN_WORK_TOTAL_MAX,
-  PATTERNS_MAX,
   PREREQUISITES_MAX,
   RULES_MAX,
   SPLIT_BUCKETS,
@@ -18,55 +8,28 @@ import {
   VARIANTS_MAX,
   VARIANTS_MIN,
 } from "../contract/limits.js";
-import { isOperator, OPERATOR_KIND, valueProblem } from "./operators.js";
-import { expandedSize, type PatternCost, patternCost } from "./regex.js";
 import { type PrerequisiteNode, prerequisiteGraphProblems } from "./prerequisites.js";
+import {
+  at,
+  type ConfigurationProblem,
+  checkDescription,
+  isObject,
+  type Place,
+  Problems,
+  show,
+  top,
+  type ValidationOptions,
+  type ValidationProject,
+} from "./problems.js";
+import { checkConditions, checkPatternTotals } from "./validate-conditions.js";
 import { BOOLEAN_VARIANTS } from "./variants.js";
 
 // Validation on write: everything about a flag's targeting that a schema cannot say (values against their
 // operator, variant keys, weights, regular expressions, duplicate ids, prerequisite cycles), and, so that it
 // stands alone (the console and SDKs call it on unchecked input), the shapes and limits the schemas say too.
 // Every problem names where it is: a JSON Pointer into the validated object, and in its message the rule
-// (index and id) and the condition at fault.
-
-/** The kinds of problem; prerequisite_cycle and prerequisite_depth are conflicts with other flags (a 409). */
-export const CONFIGURATION_PROBLEM_CODES = [
-  "invalid",
-  "limit",
-  "duplicate",
-  "invalid_value",
-  "invalid_regex",
-  "unknown_variant",
-  "weights",
-  "unknown_segment",
-  "unknown_flag",
-  "prerequisite_cycle",
-  "prerequisite_depth",
-] as const;
-export type ConfigurationProblemCode = (typeof CONFIGURATION_PROBLEM_CODES)[number];
-
-export interface ConfigurationProblem {
-  readonly code: ConfigurationProblemCode;
-  /** A JSON Pointer into the validated object, e.g. "/rules/2/conditions/0/values/1". */
-  readonly path: string;
-  /** Says what is wrong, after where: `rules[2] "eu-beta", conditions[0], values[1]: gt takes finite numbers…`. */
-  readonly message: string;
-  /** The rule at fault: its index and its id (null when the id itself is missing). */
-  readonly rule?: { readonly index: number; readonly id: string | null };
-  /** The index of the condition at fault, within the rule or the segment. */
-  readonly condition?: number;
-}
-
-/** What the validator may look up in the flag's project and environment; without it, references are checked for form only. */
-export interface ValidationProject {
-  /** Whether a segment exists (in_segment, not_in_segment). */
-  segmentExists?(segmentId: string): boolean;
-  /**
-   * The environment's flags, with their prerequisites, for unknown flags and variants, cycles and chain
-   * depth. The flag validated may be among them: its new configuration replaces the one listed.
-   */
-  readonly flags?: Iterable<PrerequisiteNode>;
-}
+// (index and id) and the condition at fault. The conditions' own checks are in validate-conditions.ts, the
+// problems and where they are in problems.ts.
 
 /** What `validateConfiguration` reads: a flag's type and variants, and one environment's configuration. */
 export interface TargetingInput {
@@ -78,75 +41,6 @@ export interface TargetingInput {
   readonly offVariant?: unknown;
   readonly rules?: unknown;
   readonly prerequisites?: unknown;
-}
-
-/**
- * Where a problem is: its JSON Pointer, and for the message the rule and condition it is in and the rest
- * of the way (`rules[2] "eu-beta", conditions[0], values[1]`).
- */
-interface Place {
-  readonly path: string;
-  readonly rule?: { readonly index: number; readonly id: string | null };
-  readonly condition?: number;
-  /** The way from the rule or condition (or the top) to the value: "values[1]", "serve.split.weights". */
-  readonly tail: string;
-}
-
-const at = (place: Place, key: string | number): Place => ({
-  ...place,
-  path: `${place.path}/${key}`,
-  tail: typeof key === "number" ? `${place.tail}[${key}]` : place.tail ? `${place.tail}.${key}` : key,
-});
-
-const top = (key: string): Place => ({ path: `/${key}`, tail: key });
-
-class Problems {
-  readonly list: ConfigurationProblem[] = [];
-  /** The distinct `matches` patterns met so far (case flag and source), with their costs; null: not counted. */
-  readonly patterns: Map<string, PatternCost> | null;
-  /** The expanded sizes of the distinct patterns met so far (see expandedSize), and which they were. */
-  patternSize = 0;
-  readonly sized = new Set<string>();
-
-  constructor(options: ValidationOptions) {
-    this.patterns = options.patternCosts === false ? null : new Map();
-  }
-
-  add(code: ConfigurationProblemCode, place: Place, message: string): void {
-    const { path, rule, condition, tail } = place;
-    const where = [
-      rule ? `rules[${rule.index}]${rule.id === null ? "" : ` ${JSON.stringify(rule.id)}`}` : "",
-      condition !== undefined ? `conditions[${condition}]` : "",
-      tail,
-    ].filter((part) => part !== "");
-    this.list.push({
-      code,
-      path: path || "/",
-      message: where.length > 0 ? `${where.join(", ")}: ${message}` : message,
-      ...(rule ? { rule } : {}),
-      ...(condition !== undefined ? { condition } : {}),
-    });
-  }
-
-  /** Refuses fields an object does not know. */
-  fields(value: object, known: readonly string[], place: Place): void {
-    for (const key of Object.keys(value)) {
-      if (!known.includes(key)) this.add("invalid", at(place, key), "is not a known field");
-    }
-  }
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
-const show = (value: unknown): string => JSON.stringify(value) ?? String(value);
-
-function checkDescription(value: unknown, place: Place, problems: Problems): void {
-  if (value === undefined) return;
-  if (typeof value !== "string") problems.add("invalid", place, "must be a string");
-  else if (value.length > DESCRIPTION_MAX_LENGTH) {
-    problems.add("limit", place, `is longer than ${DESCRIPTION_MAX_LENGTH} characters`);
-  }
 }
 
 /** Whether a value is plain JSON: no undefined, functions, class instances, non-finite numbers or cycles. */
@@ -257,188 +151,6 @@ function checkVariantKey(value: unknown, keys: ReadonlySet<string>, place: Place
       place,
       `${show(value)} is not one of the flag's variants (${[...keys].join(", ")})`,
     );
-  }
-}
-
-/** How much `validateConfiguration` and `validateSegmentConditions` check. */
-export interface ValidationOptions {
-  /**
-   * Whether `matches` patterns are held to what they cost (PATTERN_STATES_MAX and the limits in all),
-   * which takes building their automata: true (the default) where a configuration is written; false
-   * where one already stored is compiled for evaluation, so that a pattern stored before these limits
-   * keeps working, and loading costs nothing more.
-   */
-  readonly patternCosts?: boolean;
-}
-
-interface ConditionOptions {
-  /** Conditions of a segment: in_segment and not_in_segment are refused there (no segment refers to another). */
-  readonly segment: boolean;
-  readonly project: ValidationProject | undefined;
-}
-
-function checkCondition(condition: unknown, place: Place, options: ConditionOptions, problems: Problems): void {
-  if (!isObject(condition)) {
-    problems.add("invalid", place, "must be an object {attribute, operator, values, negate?, caseInsensitive?}");
-    return;
-  }
-  problems.fields(condition, ["attribute", "operator", "values", "negate", "caseInsensitive"], place);
-  const { attribute, operator, values, negate, caseInsensitive } = condition;
-  if (!isOperator(operator)) {
-    problems.add("invalid", at(place, "operator"), `${show(operator)} is not an operator`);
-    return;
-  }
-  const kind = OPERATOR_KIND[operator];
-  if (kind === "segment") {
-    if (options.segment)
-      problems.add("invalid", at(place, "operator"), `${operator} cannot be used in a segment's conditions`);
-    if (attribute !== undefined) problems.add("invalid", at(place, "attribute"), `${operator} takes no attribute`);
-  } else if (!isAttributeName(attribute)) {
-    problems.add(
-      "invalid",
-      at(place, "attribute"),
-      'must be an attribute name: 1–128 characters, no control characters, not starting with "$" (except $now)',
-    );
-  } else if (attribute === NOW_ATTRIBUTE && kind !== "instant") {
-    problems.add(
-      "invalid",
-      at(place, "attribute"),
-      `${NOW_ATTRIBUTE} is the evaluation time: only before and after read it`,
-    );
-  }
-  if (negate !== undefined && typeof negate !== "boolean")
-    problems.add("invalid", at(place, "negate"), "must be a boolean");
-  if (caseInsensitive !== undefined) {
-    if (typeof caseInsensitive !== "boolean")
-      problems.add("invalid", at(place, "caseInsensitive"), "must be a boolean");
-    else if (caseInsensitive && kind !== "text") {
-      problems.add("invalid", at(place, "caseInsensitive"), `applies to string operators only, not to ${operator}`);
-    }
-  }
-  const vp = at(place, "values");
-  if (!Array.isArray(values)) {
-    problems.add("invalid", vp, "must be an array");
-    return;
-  }
-  if (kind === "present") {
-    if (values.length > 0) problems.add("invalid_value", vp, "present takes no values");
-    return;
-  }
-  if (values.length === 0) {
-    problems.add("invalid_value", vp, `${operator} takes at least one value`);
-    return;
-  }
-  if (values.length > CONDITION_VALUES_MAX) {
-    problems.add("limit", vp, `holds more than ${CONDITION_VALUES_MAX} values (larger sets belong in a segment)`);
-  }
-  for (const [i, value] of values.entries()) {
-    if (typeof value === "string" && value.length > CONDITION_VALUE_MAX_LENGTH) {
-      problems.add("limit", at(vp, i), `is longer than ${CONDITION_VALUE_MAX_LENGTH} characters`);
-      continue;
-    }
-    if (operator === "matches" && typeof value === "string" && problems.patterns) {
-      // Before it is compiled (which expands repetitions, the slow part): see PATTERN_SIZE_MAX.
-      const tooLarge = sizeProblem(value, caseInsensitive === true, problems);
-      if (tooLarge) {
-        problems.add(tooLarge.code, at(vp, i), tooLarge.message);
-        continue;
-      }
-    }
-    const problem = valueProblem(operator, value, caseInsensitive === true);
-    if (problem) {
-      problems.add(
-        operator === "matches" && typeof value === "string" ? "invalid_regex" : "invalid_value",
-        at(vp, i),
-        problem,
-      );
-      continue;
-    }
-    if (operator === "matches" && problems.patterns) {
-      const costProblem = countPattern(value as string, caseInsensitive === true, problems.patterns);
-      if (costProblem) problems.add("invalid_regex", at(vp, i), costProblem);
-    }
-    if (kind === "segment" && options.project?.segmentExists && !options.project.segmentExists(value as string)) {
-      problems.add("unknown_segment", at(vp, i), `there is no segment ${show(value)}`);
-    }
-  }
-}
-
-/** Why a pattern is too large to compile, alone or with the configuration's patterns before it; or null. */
-function sizeProblem(
-  source: string,
-  caseInsensitive: boolean,
-  problems: Problems,
-): { code: ConfigurationProblemCode; message: string } | null {
-  const size = expandedSize(source);
-  if (size > PATTERN_SIZE_MAX) {
-    return {
-      code: "invalid_regex",
-      message: `${show(source)} is too large: its repetitions expand it to about ${size.toLocaleString("en-US")} instructions, more than ${PATTERN_SIZE_MAX} (write * or + rather than large bounds such as {0,1000})`,
-    };
-  }
-  const key = `${caseInsensitive ? "i" : "s"}${source}`;
-  if (!problems.sized.has(key)) {
-    problems.sized.add(key);
-    problems.patternSize += size;
-  }
-  if (problems.patternSize > PATTERN_SIZE_TOTAL_MAX) {
-    return {
-      code: "limit",
-      message: `the matches patterns up to here expand to about ${problems.patternSize.toLocaleString("en-US")} instructions in all, more than ${PATTERN_SIZE_TOTAL_MAX.toLocaleString("en-US")}: simplify them, or use fewer`,
-    };
-  }
-  return null;
-}
-
-/**
- * Counts a pattern RE2 accepts toward its configuration's limits in all; answers why it is refused on its
- * own, or null.
- */
-function countPattern(source: string, caseInsensitive: boolean, patterns: Map<string, PatternCost>): string | null {
-  const cost = patternCost(source, caseInsensitive);
-  if (cost.states > PATTERN_STATES_MAX) {
-    return `${show(source)} is too complex to match in bounded time: its automaton needs more than ${PATTERN_STATES_MAX.toLocaleString("en-US")} states (bounded repetitions multiply them: write .* or [^@]+ rather than .{0,100} or .{1,64}, or split the pattern over several conditions)`;
-  }
-  patterns.set(`${caseInsensitive ? "i" : "s"}${source}`, cost);
-  return null;
-}
-
-/**
- * Refuses a configuration's (or a segment's) patterns beyond their limits in all: each one's automaton is
- * bounded where it is checked, and so is their number and their states together (what one evaluation may
- * have to match, and what they hold in memory).
- */
-function checkPatternTotals(place: Place, problems: Problems): void {
-  const patterns = problems.patterns;
-  if (patterns === null) return;
-  if (patterns.size > PATTERNS_MAX) {
-    problems.add("limit", place, `holds more than ${PATTERNS_MAX} distinct matches patterns in all`);
-  }
-  let states = 0;
-  let work = 0;
-  for (const cost of patterns.values()) {
-    states += cost.states;
-    work += cost.work;
-  }
-  if (states > PATTERN_STATES_TOTAL_MAX || work > PATTERN_WORK_TOTAL_MAX) {
-    problems.add(
-      "limit",
-      place,
-      states > PATTERN_STATES_TOTAL_MAX
-        ? `its matches patterns need ${states.toLocaleString("en-US")} automaton states in all, more than ${PATTERN_STATES_TOTAL_MAX.toLocaleString("en-US")}: simplify them, or use fewer`
-        : "its matches patterns are too complex in all: simplify them, or use fewer",
-    );
-  }
-}
-
-function checkConditions(conditions: unknown, place: Place, options: ConditionOptions, problems: Problems): void {
-  if (!Array.isArray(conditions)) {
-    problems.add("invalid", place, "must be an array of conditions");
-    return;
-  }
-  if (conditions.length > CONDITIONS_MAX) problems.add("limit", place, `holds more than ${CONDITIONS_MAX} conditions`);
-  for (const [i, condition] of conditions.entries()) {
-    checkCondition(condition, { ...place, path: `${place.path}/${i}`, condition: i, tail: "" }, options, problems);
   }
 }
 
@@ -650,20 +362,5 @@ export function validateVariants(type: unknown, variants: unknown): Configuratio
   const problems = new Problems({});
   const t = flagType(type, problems);
   if (t !== null) checkVariants(t, variants, problems);
-  return problems.list;
-}
-
-/**
- * Everything wrong with a segment's conditions (paths under "/conditions"). They are rule conditions,
- * except that in_segment and not_in_segment are refused: segments do not refer to segments.
- */
-export function validateSegmentConditions(
-  conditions: unknown,
-  project?: ValidationProject,
-  options: ValidationOptions = {},
-): ConfigurationProblem[] {
-  const problems = new Problems(options);
-  checkConditions(conditions, top("conditions"), { segment: true, project }, problems);
-  checkPatternTotals(top("conditions"), problems);
   return problems.list;
 }

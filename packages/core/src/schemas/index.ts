@@ -11,3 +11,4 @@ export * from "./segments.js";
 export * from "./webhooks.js";
 export * from "./targeting.js";
 export * from "./people.js";
+export * from "./ofrep.js";

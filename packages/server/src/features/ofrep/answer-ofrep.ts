@@ -1,18 +1,7 @@
-import type { Resolution } from "@flagstaff/core";
+import { ofrepResult } from "@flagstaff/core/schemas";
 import { AppError } from "../../errors.js";
 import type { Attributes, Checker } from "../evaluation/checker.js";
 import type { Metrics } from "../metrics/metrics.js";
-
-/**
- * An evaluation as OFREP answers it (the single evaluation, and each flag of the bulk one), from core's
- * resolution of it: a success, or a failure with its OpenFeature error code.
- */
-export function success(key: string, resolution: Resolution) {
-  if (resolution.reason === "ERROR") {
-    return { key, errorCode: resolution.errorCode, errorDetails: resolution.errorMessage };
-  }
-  return { key, value: resolution.value, reason: resolution.reason, variant: resolution.variant, metadata: {} };
-}
 
 /** A flag that could not be evaluated (reason ERROR): OFREP's 400 with the engine's error code. */
 export class OfrepEvaluationError extends AppError {
@@ -50,6 +39,6 @@ export function ofrepAnswers(checker: Checker, metrics: Metrics): AnswerOfrep {
     const { resolution } = checker.check(projectId, environment, key, actors, attributes);
     if (resolution.reason === "ERROR") throw new OfrepEvaluationError(resolution.errorCode, resolution.errorMessage);
     metrics.recordCheck(resolution.enabled);
-    return JSON.stringify(success(key, resolution));
+    return JSON.stringify(ofrepResult(key, resolution));
   };
 }

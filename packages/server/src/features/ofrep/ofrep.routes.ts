@@ -25,11 +25,14 @@ import {
   OfrepBulkFailure,
   OfrepConfiguration,
   OfrepEvaluation,
+  type OfrepEvaluationRequest,
   OfrepEventStream,
   OfrepFailure,
   OfrepRequest,
-} from "./ofrep.schemas.js";
-import { type AnswerOfrep, OfrepEvaluationError, type OfrepTarget, success } from "./answer-ofrep.js";
+  OfrepServerFailure,
+  ofrepResult,
+} from "@flagstaff/core/schemas";
+import { type AnswerOfrep, OfrepEvaluationError, type OfrepTarget } from "./answer-ofrep.js";
 import { replayBufferedBody } from "./buffered-body.js";
 import { refuseOversizedContext } from "./context-limits.js";
 import { boundariesPassed } from "./time-boundaries.js";
@@ -55,9 +58,8 @@ export interface OfrepStreaming {
 
 const EVENT_STREAM_PATH = "/ofrep/v1/event-stream";
 
-interface OfrepBody {
-  context?: { targetingKey?: string; actorIds?: string[]; [attribute: string]: unknown };
-}
+/** What OFREP's evaluations are sent (@flagstaff/core/schemas' OfrepRequest). */
+type OfrepBody = OfrepEvaluationRequest;
 
 /**
  * What a context names: the actors (its targeting key first, then any extra `actorIds`) and its other
@@ -177,7 +179,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
           200: Type.Ref("OfrepEvaluation"),
           400: Type.Ref("OfrepFailure"),
           404: Type.Ref("OfrepFailure"),
-          500: Type.Object({ errorDetails: Type.String() }),
+          500: OfrepServerFailure,
           ...errorResponses(401, 403, 413, 415, 429),
         },
       },
@@ -222,7 +224,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
           200: Type.Ref("OfrepBulk"),
           304: Type.Null({ description: "Not modified" }),
           400: Type.Ref("OfrepBulkFailure"),
-          500: Type.Object({ errorDetails: Type.String() }),
+          500: OfrepServerFailure,
           ...errorResponses(401, 403, 413, 415, 429),
         },
       },
@@ -256,7 +258,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
       .checkAll(projectId, environment, target.actors, target.attributes)
       .map(({ name, resolution }) => {
         if (resolution.reason !== "ERROR") metrics.recordCheck(resolution.enabled);
-        return success(name, resolution);
+        return ofrepResult(name, resolution);
       });
     const token = tokens.issue(keyId);
     if (token === undefined) return reply.send({ flags });

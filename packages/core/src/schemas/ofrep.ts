@@ -1,9 +1,12 @@
-import { MAX_ACTORS, TARGETING_REASONS } from "@flagstaff/core";
-import { oneOf } from "@flagstaff/core/schemas";
 import { Type } from "typebox";
-import { Limits } from "../../http/schemas.js";
+import type { ResolutionErrorCode, TargetingReason } from "../contract/enums.js";
+import { TARGETING_REASONS } from "../contract/enums.js";
+import { MAX_ACTORS } from "../contract/limits.js";
+import type { Resolution } from "../rules/types.js";
+import { Limits, oneOf } from "./common.js";
 
-// Shapes of the OpenFeature Remote Evaluation Protocol (OFREP) v1.
+// Shapes of the OpenFeature Remote Evaluation Protocol (OFREP) v1, as the server answers them and the SDK
+// (`client.ofrep`) and the remote OpenFeature provider send and read them.
 
 /**
  * The evaluation context: `targetingKey` is the actor; `actorIds` optionally adds more actors (any one
@@ -42,6 +45,9 @@ export const OfrepFailure = Type.Object(
   },
   { $id: "OfrepFailure" },
 );
+
+/** OFREP's 500: a general error, with no code. */
+export const OfrepServerFailure = Type.Object({ errorDetails: Type.String() });
 
 /**
  * A change-notification connection (OFREP ADR-0008). Flagstaff advertises one `sse` stream, as `endpoint`
@@ -93,3 +99,64 @@ export const OfrepConfiguration = Type.Object({
     flagEvaluation: Type.Object({ supportedTypes: Type.Array(Type.String()) }),
   }),
 });
+
+// The schemas' types, written out: TypeBox reads neither an object open to more members nor a Ref.
+
+/** OfrepContext: the actor, more actors, and any other member an attribute rules read. */
+export interface OfrepEvaluationContext {
+  targetingKey?: string;
+  actorIds?: string[];
+  [attribute: string]: unknown;
+}
+
+/** OfrepRequest: what OFREP's evaluations are sent. */
+export interface OfrepEvaluationRequest {
+  context?: OfrepEvaluationContext;
+}
+
+/** OfrepEvaluation: a flag evaluated (the single evaluation's 200, or one flag of the bulk one). */
+export interface OfrepEvaluationSuccess {
+  key: string;
+  value: unknown;
+  reason: Exclude<TargetingReason, "ERROR">;
+  variant: string;
+  metadata: Record<string, unknown>;
+}
+
+/** OfrepFailure: a flag that could not be evaluated (the single evaluation's 400 and 404, or in the bulk list). */
+export interface OfrepEvaluationFailure {
+  key: string;
+  errorCode: ResolutionErrorCode | (string & {});
+  errorDetails: string;
+}
+
+/** OfrepEventStream: where to hear when to evaluate again. */
+export interface OfrepEventStreamLink {
+  type: string;
+  url?: string;
+  endpoint?: { origin?: string; requestUri: string };
+  inactivityDelaySec?: number;
+}
+
+/** OfrepBulk: every flag of the key's project, evaluated. */
+export interface OfrepBulkEvaluation {
+  flags: (OfrepEvaluationSuccess | OfrepEvaluationFailure)[];
+  eventStreams?: OfrepEventStreamLink[];
+}
+
+/** OfrepBulkFailure: a bulk evaluation refused as a whole (its 400). */
+export interface OfrepBulkEvaluationFailure {
+  errorCode: ResolutionErrorCode | (string & {});
+  errorDetails: string;
+}
+
+/**
+ * An evaluation as OFREP answers it (the single evaluation, and each flag of the bulk one), from core's
+ * resolution of it: a success, or a failure with its OpenFeature error code.
+ */
+export function ofrepResult(key: string, resolution: Resolution): OfrepEvaluationSuccess | OfrepEvaluationFailure {
+  if (resolution.reason === "ERROR") {
+    return { key, errorCode: resolution.errorCode, errorDetails: resolution.errorMessage };
+  }
+  return { key, value: resolution.value, reason: resolution.reason, variant: resolution.variant, metadata: {} };
+}
