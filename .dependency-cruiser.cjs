@@ -10,7 +10,7 @@ const C = "^packages/core/src/";
 // feed, the snapshot, the checker, streams, metrics), which consumes the domain's events; the HTTP shell
 // (routes, authentication, authorization, OFREP, the fast path); the composition (app.ts, main.ts and the
 // admin-key command), which nothing imports.
-const kernel = `${S}((ids|clock|config|errors|next-tick-maps|pagination)\\.ts$|db/)`;
+const kernel = `${S}((ids|clock|config|errors|next-tick-maps|pagination|schemas)\\.ts$|db/)`;
 const routes = `${S}features/[^/]+/[^/]+\\.routes\\.ts$`;
 const httpShell = [`${S}http/`, routes, `${S}features/ofrep/`, `${S}features/health/`];
 const readModel = `${S}features/(evaluation|stream|metrics)/`;

@@ -80,7 +80,9 @@ import { parseQueryString } from "./http/querystring.js";
 import { requestIdOf } from "./http/request-id.js";
 import { inspectRequestStrings } from "./http/request-strings.js";
 import { setResponseHeaders } from "./http/response-headers.js";
-import { Membership, NoQuery, Problem } from "./http/schemas.js";
+import { Membership } from "@flagstaff/core/schemas";
+import { NoQuery } from "./schemas.js";
+import { Problem } from "./http/schemas.js";
 import { buildValidatorCompiler } from "./http/validation.js";
 import { keepNextTickMapsAlive } from "./next-tick-maps.js";
 

@@ -4,17 +4,18 @@ import {
   EnvironmentPageQuery,
   EnvironmentQuery,
   EnvironmentQuerySchema,
-  errorResponses,
   IfMatchHeaders,
   PageOf,
   PageQuerySchema,
-} from "../../http/schemas.js";
+} from "../../schemas.js";
+import { errorResponses } from "../../http/schemas.js";
 import { environmentScope, refuseOtherEnvironment } from "../../http/environment.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
 import { conditionalResourceRoutes } from "../../http/conditional-writes.js";
-import { Limits, MAX_ACTORS } from "../../http/schemas.js";
+import { Limits } from "@flagstaff/core/schemas";
+import { MAX_ACTORS } from "@flagstaff/core";
 import {
   type Flag as FlagEntity,
   CopyFlagBody,

@@ -31,7 +31,7 @@ import { assemblePage, type Page, type PageQuery, toPageQuery } from "../../pagi
 import { ensureActors } from "../actors/actor.repository.js";
 import type { CheckRecorder } from "../evaluation/check-recorder.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
-import { entityTag, requireMatch } from "../../http/preconditions.js";
+import { entityTag, requireMatch } from "../../write-path/preconditions.js";
 
 import { listMembers, type Membership } from "../actors/member-lists.js";
 import { segmentNames } from "../segments/segment.repository.js";

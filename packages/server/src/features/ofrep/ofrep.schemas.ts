@@ -1,7 +1,7 @@
 import { MAX_ACTORS, TARGETING_REASONS } from "@flagstaff/core";
 import { oneOf } from "@flagstaff/core/schemas";
 import { Type } from "typebox";
-import { Limits } from "../../http/schemas.js";
+import { Limits } from "@flagstaff/core/schemas";
 
 // Shapes of the OpenFeature Remote Evaluation Protocol (OFREP) v1.
 
