@@ -1,5 +1,5 @@
 import type { GrantRole } from "@flagstaff/core";
-import type { Role } from "../features/evaluation/changes.js";
+import type { Role } from "../write-path/changes.js";
 import type { PeopleState } from "../features/people/people-state.js";
 import type { Principal } from "../features/evaluation/snapshot.js";
 

@@ -1,7 +1,7 @@
 import type { FlagStatus, GrantRole, UserRole } from "@flagstaff/core";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
-import { type ChangeSet, GLOBAL_STREAM, type Role } from "./changes.js";
+import { type ChangeSet, GLOBAL_STREAM, type Role } from "../../write-path/changes.js";
 import {
   readChangeSetsSince,
   type EvaluationRows,

@@ -1,6 +1,6 @@
 import { compareText, type FlagState, ProjectState } from "@flagstaff/core";
 import { environmentNotFound, projectNotFound } from "../../errors.js";
-import { type Change, type ChangeSet, FIRST_ENVIRONMENT, type Role } from "./changes.js";
+import { type Change, type ChangeSet, FIRST_ENVIRONMENT, type Role } from "../../write-path/changes.js";
 import { ProjectEnvironments } from "./project-environments.js";
 import { PeopleState } from "../people/people-state.js";
 

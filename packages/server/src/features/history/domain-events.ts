@@ -5,7 +5,7 @@ import type {
   FlagTargeting,
   TargetKind,
 } from "@flagstaff/core";
-import type { Role } from "../evaluation/changes.js";
+import type { Role } from "../../write-path/changes.js";
 
 // The target kinds are the API's contract, shared with the clients: @flagstaff/core.
 export type { TargetKind } from "@flagstaff/core";

@@ -6,7 +6,7 @@ import { refuseBeyond } from "../../http/environment.js";
 import { resolveEnvironment } from "../environments/environment.repository.js";
 import { hashApiKey, newApiKey, newKeyId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
-import { GLOBAL_STREAM, type Role } from "../evaluation/changes.js";
+import { GLOBAL_STREAM, type Role } from "../../write-path/changes.js";
 import { type DomainEvent, type KeyRecord, STARTUP, type WriteContext } from "../history/domain-events.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";

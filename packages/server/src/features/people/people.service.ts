@@ -19,7 +19,7 @@ import { hashApiKey, newApiKey, newKeyId, newUserId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { resolveEnvironment } from "../environments/environment.repository.js";
-import { GLOBAL_STREAM } from "../evaluation/changes.js";
+import { GLOBAL_STREAM } from "../../write-path/changes.js";
 import type { Principal } from "../evaluation/snapshot.js";
 import { type DomainEvent, SIGN_IN, type UserRecord, type WriteContext } from "../history/domain-events.js";
 import { keyRevoked } from "../keys/key.service.js";
