@@ -15,6 +15,7 @@ const routes = `${S}features/[^/]+/[^/]+\\.routes\\.ts$`;
 const httpShell = [`${S}http/`, routes, `${S}features/ofrep/`, `${S}features/health/`];
 const readModel = `${S}features/(evaluation|stream|metrics)/`;
 const domain = [
+  `${S}access/`,
   `${S}write-path/`,
   `${S}features/(flags|segments|environments|keys|people|projects|actors|history|webhooks)/`,
 ];

@@ -9,7 +9,8 @@ import {
   PageQuerySchema,
 } from "../../schemas.js";
 import { errorResponses } from "../../http/schemas.js";
-import { environmentScope, refuseOtherEnvironment } from "../../http/environment.js";
+import { environmentScope } from "../../http/environment.js";
+import { refuseOtherEnvironment } from "../../access/environment-scope.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";

@@ -37,7 +37,7 @@ import { listMembers, type Membership } from "../actors/member-lists.js";
 import { segmentNames } from "../segments/segment.repository.js";
 import type { FlagRecord, FlagUpdate, WriteContext } from "../history/domain-events.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
-import type { EnvironmentScope } from "../../http/environment.js";
+import type { EnvironmentScope } from "../../access/environment-scope.js";
 import { anyNameBeyond, pageOfNames } from "../evaluation/name-scan.js";
 import { countEnvironments, listEnvironments, resolveEnvironment } from "../environments/environment.repository.js";
 import { refuseProtected } from "../environments/environment-guard.js";
