@@ -36,6 +36,9 @@ import { ofrepAnswers } from "./features/ofrep/answer-ofrep.js";
 import { ofrepRoutes } from "./features/ofrep/ofrep.routes.js";
 import { FlagSchema } from "./features/flags/flag.schemas.js";
 import { FlagService } from "./features/flags/flag.service.js";
+import { FlagCopier } from "./features/flags/flag-copy.js";
+import { FlagExplainer } from "./features/evaluation/explain.js";
+import { FlagListings } from "./features/evaluation/flag-listing.js";
 import { healthRoutes } from "./features/health/health.routes.js";
 import { keyRoutes } from "./features/keys/key.routes.js";
 import { environmentRoutes } from "./features/environments/environment.routes.js";
@@ -80,7 +83,9 @@ import { parseQueryString } from "./http/querystring.js";
 import { requestIdOf } from "./http/request-id.js";
 import { inspectRequestStrings } from "./http/request-strings.js";
 import { setResponseHeaders } from "./http/response-headers.js";
-import { Membership, NoQuery, Problem } from "./http/schemas.js";
+import { Membership } from "@flagstaff/core/schemas";
+import { NoQuery } from "./schemas.js";
+import { Problem } from "./http/schemas.js";
 import { buildValidatorCompiler } from "./http/validation.js";
 import { keepNextTickMapsAlive } from "./next-tick-maps.js";
 
@@ -235,7 +240,10 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   const projects = new ProjectService(db, work, clock, config.environmentsMaxPerProject);
   const environments = new EnvironmentService(db, work, clock, config.environmentsMaxPerProject);
   const keys = new KeyService(db, work, clock);
-  const flags = new FlagService(db, work, feed.snapshot, recorder, clock);
+  const flags = new FlagService(db, work, recorder, clock);
+  const flagCopier = new FlagCopier(work, recorder, clock);
+  const flagExplainer = new FlagExplainer(db, feed.snapshot, clock);
+  const flagListings = new FlagListings(db, feed.snapshot, recorder, clock);
   const segments = new SegmentService(db, work, clock);
   const actors = new ActorService(db, work, clock);
   const events = new EventService(db);
@@ -374,7 +382,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     });
   }
   environmentRoutes(app, environments);
-  flagRoutes(app, flags);
+  flagRoutes(app, { flags, copier: flagCopier, explainer: flagExplainer, listings: flagListings });
   // The check's and the single OFREP evaluation's answers, one each, called by their Fastify routes and
   // by the node:http adapter alike.
   const answerCheck = checkAnswers(checker, metrics);

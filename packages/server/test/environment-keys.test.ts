@@ -298,7 +298,7 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`role matrix: project-wide routes and keys bound to an environment [${dialect}]`, () => {
-    // A key bound to an environment acts in it only, on every route (http/environment.ts, mayReach): it
+    // A key bound to an environment acts in it only, on every route (access/environment-scope.ts, mayReach): it
     // changes or deletes its own environment and revokes its own environment's keys, and nothing that
     // reaches another environment or the whole project. Personal keys make no keys at all.
     let server: TestServer;

@@ -3,7 +3,7 @@ import { after, before, describe, test } from "node:test";
 import { loadConfig } from "../src/config.js";
 import { type DatabaseHandle, openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
-import { GLOBAL_STREAM } from "../src/features/evaluation/changes.js";
+import { GLOBAL_STREAM } from "../src/write-path/changes.js";
 import { readStreamVersion } from "../src/features/evaluation/feed.repository.js";
 import { ADMIN_KEY_COMMAND, type StoredEvent, type WriteContext } from "../src/features/history/domain-events.js";
 import { EventBus } from "../src/write-path/event-bus.js";

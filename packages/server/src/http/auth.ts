@@ -1,11 +1,13 @@
-import { refuseBeyond, refuseOtherEnvironment } from "./environment.js";
+import { refuseBeyond, refuseOtherEnvironment } from "../access/environment-scope.js";
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { AppError, projectNotFound } from "../errors.js";
-import type { Principal, Snapshot } from "../features/evaluation/snapshot.js";
+import type { Snapshot } from "../features/evaluation/snapshot.js";
+import type { Principal } from "../access/principal.js";
 import type { PeopleState, PersonState } from "../features/people/people-state.js";
+import type { SessionVerifier } from "../features/people/sessions.js";
 import { hashApiKey } from "../ids.js";
-import { isActive, isAdmin, type ProjectRank, RANK, roleOn } from "./authorization.js";
+import { isActive, isAdmin, type ProjectRank, RANK, roleOn } from "../access/roles.js";
 import { refuseCrossSite } from "./same-origin.js";
 
 /**
@@ -49,7 +51,7 @@ declare module "fastify" {
     /**
      * The route acts on what belongs to the whole project, beyond any one environment; the words say what,
      * for the refusal ("use webhooks"). A key bound to an environment is refused (403), whatever its role:
-     * see mayReach in environment.ts, where what such a key may reach is decided.
+     * see mayReach in access/environment-scope.ts, where what such a key may reach is decided.
      */
     projectWide?: string;
   }
@@ -182,13 +184,6 @@ function presentedToken(request: FastifyRequest): string | undefined {
   if (request.headers.authorization !== undefined || request.headers["x-api-key"] !== undefined) return undefined;
   const token = (request.query as Record<string, unknown> | undefined)?.token;
   return typeof token === "string" ? token : undefined;
-}
-
-/** Finds the person signed in by a request's session cookie; see Sessions. */
-export interface SessionVerifier {
-  /** The session's id in the request's cookie, or undefined when it sends none. */
-  presented(request: FastifyRequest): string | undefined;
-  principalOf(sessionId: string): Promise<Principal | undefined>;
 }
 
 /**

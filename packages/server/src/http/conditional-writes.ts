@@ -1,12 +1,13 @@
 import type { FastifyRequest } from "fastify";
 import type { Static, TObject, TSchema } from "typebox";
 import type { WriteContext } from "../features/history/domain-events.js";
-import { entityTag } from "./preconditions.js";
-import { errorResponses, IfMatchHeaders, NoContent } from "./schemas.js";
+import { entityTag } from "../write-path/preconditions.js";
+import { errorResponses } from "./schemas.js";
+import { IfMatchHeaders, NoContent } from "../schemas.js";
 import type { TypedApp } from "./typed-app.js";
 import { writeContext } from "./write-context.js";
 
-/** An entity with a revision: its answers carry an ETag, and its writes honour If-Match (preconditions.ts). */
+/** An entity with a revision: its answers carry an ETag, and its writes honour If-Match (write-path/preconditions.ts). */
 interface Revised {
   readonly id: string;
   readonly revision: number;

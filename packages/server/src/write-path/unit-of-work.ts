@@ -4,9 +4,9 @@ import { type Clock, isoTime } from "../clock.js";
 import type { Database } from "../db/schema.js";
 import { busy } from "../errors.js";
 import { newEventId } from "../ids.js";
-import type { ChangeSet } from "../features/evaluation/changes.js";
-import { evaluationChanges } from "../features/evaluation/event-changes.js";
-import { nextStreamVersion, recordChangeSet } from "../features/evaluation/feed.repository.js";
+import type { ChangeSet } from "./changes.js";
+import { evaluationChanges } from "./event-changes.js";
+import { nextStreamVersion, recordChangeSet } from "./change-log.js";
 import {
   type DomainEvent,
   publishedEvent,

@@ -5,8 +5,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../src/db/schema.js";
 import type { AppError } from "../../src/errors.js";
 import { EnvironmentService } from "../../src/features/environments/environment.service.js";
-import type { CheckRecorder } from "../../src/features/evaluation/check-recorder.js";
-import type { Snapshot } from "../../src/features/evaluation/snapshot.js";
+import type { PendingChecks } from "../../src/features/flags/flag-presenter.js";
 import { FlagService } from "../../src/features/flags/flag.service.js";
 import type { WriteContext } from "../../src/features/history/domain-events.js";
 import { FakeUnitOfWork, NO_DATABASE } from "./fakes/fake-unit-of-work.js";
@@ -28,8 +27,8 @@ function setup(maxPerProject = 5) {
   const clock = new ManualClock();
   const db = NO_DATABASE as unknown as Kysely<Database>;
   const environments = new EnvironmentService(db, work, clock, maxPerProject, stores.environments);
-  const recorder = { pendingFor: () => undefined, forget: () => {} } as unknown as CheckRecorder;
-  const flags = new FlagService(db, work, {} as Snapshot, recorder, clock, stores.flags);
+  const recorder = { pendingFor: () => undefined, forget: () => {} } as PendingChecks;
+  const flags = new FlagService(db, work, recorder, clock, stores.flags);
   return { stores, work, environments, flags };
 }
 

@@ -4,9 +4,10 @@ import { ManualClock } from "@flagstaff/test-harness";
 import type { Kysely } from "kysely";
 import type { Database } from "../../src/db/schema.js";
 import type { AppError } from "../../src/errors.js";
-import type { CheckRecorder } from "../../src/features/evaluation/check-recorder.js";
-import type { Snapshot } from "../../src/features/evaluation/snapshot.js";
-import { FlagService, flagTag } from "../../src/features/flags/flag.service.js";
+import type { PendingChecks } from "../../src/features/flags/flag-presenter.js";
+import { FlagCopier } from "../../src/features/flags/flag-copy.js";
+import { flagTag } from "../../src/features/flags/flag-presenter.js";
+import { FlagService } from "../../src/features/flags/flag.service.js";
 import type { WriteContext } from "../../src/features/history/domain-events.js";
 import { FakeUnitOfWork, NO_DATABASE } from "./fakes/fake-unit-of-work.js";
 import { MemoryStores } from "./fakes/memory-stores.js";
@@ -32,16 +33,10 @@ function setup(environments: { id: string; protected?: boolean }[] = [{ id: "pro
   stores.addProject("p", environments);
   const work = new FakeUnitOfWork(stores);
   const clock = new ManualClock();
-  const recorder = { pendingFor: () => undefined, forget: () => {} } as unknown as CheckRecorder;
-  const flags = new FlagService(
-    NO_DATABASE as unknown as Kysely<Database>,
-    work,
-    {} as Snapshot,
-    recorder,
-    clock,
-    stores.flags,
-  );
-  return { stores, work, clock, flags };
+  const recorder = { pendingFor: () => undefined, forget: () => {} } as PendingChecks;
+  const flags = new FlagService(NO_DATABASE as unknown as Kysely<Database>, work, recorder, clock, stores.flags);
+  const copier = new FlagCopier(work, recorder, clock, stores.flags);
+  return { stores, work, clock, flags, copier };
 }
 
 describe("flag service on fakes: create", () => {
@@ -247,7 +242,7 @@ describe("flag service on fakes: delete", () => {
 
 describe("flag service on fakes: copy between environments", () => {
   test("copies status, rollouts, actors and segments in one write with one event", async () => {
-    const { flags, stores, work } = setup();
+    const { flags, copier, stores, work } = setup();
     stores.addSegment("p", "beta");
     await flags.create(admin, "p", everywhere, "f", {});
     await flags.update(admin, "p", inEnvironment("staging"), "f", {
@@ -257,7 +252,7 @@ describe("flag service on fakes: copy between environments", () => {
       addSegments: ["beta"],
     });
     await flags.update(admin, "p", everywhere, "f", { addActors: ["u9"] });
-    const copied = await flags.copy(admin, "p", everywhere, "f", { from: "staging", to: "production" });
+    const copied = await copier.copy(admin, "p", everywhere, "f", { from: "staging", to: "production" });
     assert.equal(copied.environment, "production");
     assert.equal(copied.status, "conditional");
     assert.equal(copied.percentageActors, 25);
@@ -274,28 +269,32 @@ describe("flag service on fakes: copy between environments", () => {
       },
       { copiedFrom: "staging", added: ["u1"], removed: ["u9"] },
     );
-    const again = await flags.copy(admin, "p", everywhere, "f", { from: "staging", to: "production" });
+    const again = await copier.copy(admin, "p", everywhere, "f", { from: "staging", to: "production" });
     assert.equal(again.revision, copied.revision, "a copy onto the same configuration changes nothing");
   });
 
   test("from and to must differ; the target's If-Match and protection are checked", async () => {
-    const { flags } = setup([{ id: "production", protected: true }, { id: "staging" }]);
+    const { flags, copier } = setup([{ id: "production", protected: true }, { id: "staging" }]);
     await flags.create(admin, "p", everywhere, "f", {});
     await flags.update(admin, "p", inEnvironment("staging"), "f", { status: "enabled" });
-    await refused(flags.copy(admin, "p", everywhere, "f", { from: "staging", to: "staging" }), 400, "invalid_request");
+    await refused(copier.copy(admin, "p", everywhere, "f", { from: "staging", to: "staging" }), 400, "invalid_request");
     await refused(
-      flags.copy(admin, "p", everywhere, "f", { from: "staging", to: "production" }, '"stale"'),
+      copier.copy(admin, "p", everywhere, "f", { from: "staging", to: "production" }, '"stale"'),
       412,
       "precondition_failed",
     );
     await refused(
-      flags.copy(writer, "p", everywhere, "f", { from: "staging", to: "production" }),
+      copier.copy(writer, "p", everywhere, "f", { from: "staging", to: "production" }),
       403,
       "environment_protected",
     );
-    await refused(flags.copy(admin, "p", everywhere, "f", { from: "staging", to: "qa" }), 404, "environment_not_found");
+    await refused(
+      copier.copy(admin, "p", everywhere, "f", { from: "staging", to: "qa" }),
+      404,
+      "environment_not_found",
+    );
     assert.equal(
-      (await flags.copy(admin, "p", everywhere, "f", { from: "staging", to: "production" })).status,
+      (await copier.copy(admin, "p", everywhere, "f", { from: "staging", to: "production" })).status,
       "enabled",
     );
   });

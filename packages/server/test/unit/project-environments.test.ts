@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { evaluate } from "@flagstaff/core";
-import type { Change } from "../../src/features/evaluation/changes.js";
+import type { Change } from "../../src/write-path/changes.js";
 import type { ProjectEnvironments } from "../../src/features/evaluation/project-environments.js";
 import { Snapshot } from "../../src/features/evaluation/snapshot.js";
 

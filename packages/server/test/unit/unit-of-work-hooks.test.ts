@@ -4,7 +4,7 @@ import { DIALECTS, type FreshDatabase, freshDatabase, ManualClock } from "@flags
 import { loadConfig } from "../../src/config.js";
 import { type DatabaseHandle, openDatabase } from "../../src/db/database.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
-import { GLOBAL_STREAM } from "../../src/features/evaluation/changes.js";
+import { GLOBAL_STREAM } from "../../src/write-path/changes.js";
 import type { WriteContext } from "../../src/features/history/domain-events.js";
 import { UnitOfWork } from "../../src/write-path/unit-of-work.js";
 

@@ -1,5 +1,6 @@
 import { Type } from "typebox";
-import { ActorParams, errorResponses } from "../../http/schemas.js";
+import { ActorParams } from "../../schemas.js";
+import { errorResponses } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { PutActorBody } from "./actor.schemas.js";

@@ -3,7 +3,7 @@ import { type Clock, isoTime } from "../../clock.js";
 import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
 import { AppError, environmentNotFound, invalid, projectNotFound } from "../../errors.js";
-import { refuseBeyond } from "../../http/environment.js";
+import { refuseBeyond } from "../../access/environment-scope.js";
 import { encodeCursor, type Page, type PageQuery } from "../../pagination.js";
 import type { Writes } from "../../write-path/unit-of-work.js";
 import type { DomainEvent, EnvironmentRecord, WriteContext } from "../history/domain-events.js";

@@ -1,7 +1,8 @@
 import type { FlagStatus, GrantRole, UserRole } from "@flagstaff/core";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
-import { type ChangeSet, GLOBAL_STREAM, type Role } from "./changes.js";
+import { type ChangeSet, GLOBAL_STREAM } from "../../write-path/changes.js";
+import type { Role } from "../../access/principal.js";
 import {
   readChangeSetsSince,
   type EvaluationRows,

@@ -7,7 +7,9 @@ import {
   MAX_QUERY_ATTRIBUTES,
 } from "@flagstaff/core";
 import { refuseMixedAttributes } from "../../http/querystring.js";
-import { errorResponses, Limits, MAX_ACTORS } from "../../http/schemas.js";
+import { errorResponses } from "../../http/schemas.js";
+import { Limits } from "@flagstaff/core/schemas";
+import { MAX_ACTORS } from "@flagstaff/core";
 import type { TypedApp } from "../../http/typed-app.js";
 import { requestEnvironment } from "../../http/environment.js";
 import type { AnswerCheck } from "./answer-check.js";

@@ -1,36 +1,9 @@
 import { type Kysely, sql, type Transaction } from "kysely";
 import { FLAG_EVALUATION_COLUMNS } from "../../db/flag-columns.js";
 import type { Database } from "../../db/schema.js";
-import type { Change, ChangeSet } from "./changes.js";
+import type { Change, ChangeSet } from "../../write-path/changes.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
-
-/**
- * Takes the next version of a stream. Called first in every write transaction: the row lock it takes
- * serialises writes to one project, which is what makes concurrent PATCHes of one flag all land.
- */
-export async function nextStreamVersion(trx: Transaction<Database>, stream: string): Promise<number> {
-  const row = await trx
-    .insertInto("feed_streams")
-    .values({ stream, version: 1 })
-    .onConflict((oc) => oc.column("stream").doUpdateSet((eb) => ({ version: eb("feed_streams.version", "+", 1) })))
-    .returning("version")
-    .executeTakeFirstOrThrow();
-  return Number(row.version);
-}
-
-export async function recordChangeSet(trx: Transaction<Database>, set: ChangeSet, at: string): Promise<void> {
-  await trx
-    .insertInto("feed_changes")
-    .values({
-      stream: set.stream,
-      version: set.version,
-      change: JSON.stringify(set.changes),
-      created_at: at,
-      origin: set.origin ?? null,
-    })
-    .execute();
-}
 
 interface ChangeRow {
   version: number | string;
@@ -105,15 +78,6 @@ export async function readStreamVersion(db: Executor, stream: string): Promise<n
 export async function readStreamVersions(db: Executor): Promise<Map<string, number>> {
   const rows = await db.selectFrom("feed_streams").select(["stream", "version"]).execute();
   return new Map(rows.map((r) => [r.stream, Number(r.version)]));
-}
-
-/**
- * Drops a stream's change log, in the transaction that deletes its project (whose change set is recorded
- * after it). The stream's row in `feed_streams` stays: its version goes on from where it was, so no id
- * of the deleted project is ever an id of a project created again under the same name.
- */
-export async function deleteChangeLog(trx: Transaction<Database>, stream: string): Promise<void> {
-  await trx.deleteFrom("feed_changes").where("stream", "=", stream).execute();
 }
 
 /** Drops change sets older than `before`; replicas further behind than that reload the stream instead. */

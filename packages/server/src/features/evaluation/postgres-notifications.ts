@@ -1,24 +1,11 @@
 import { Socket } from "node:net";
-import { sql, type Transaction } from "kysely";
 // pg-listen is CommonJS with an `exports.default`: under Node's ESM interop that is `.default.default`.
 import * as pgListen from "pg-listen";
-import type { Database } from "../../db/schema.js";
 import type { ChangeFeed, FeedLogger } from "./change-feed.js";
-import type { ChangeSet } from "./changes.js";
-
-export const CHANNEL = "flagstaff_changes";
+import { CHANNEL } from "../../write-path/change-log.js";
 
 /** Longer notifications are not ours: ours name a stream (a project id or "") and a version. */
 const MAX_PAYLOAD_CHARS = 1024;
-
-/**
- * Tells every listening instance that a stream moved to a new version. Runs inside the write
- * transaction, so PostgreSQL delivers it exactly when (and only if) the transaction commits. It carries
- * no changes: a listener reads those from the change log.
- */
-export async function notifyChangeSet(trx: Transaction<Database>, set: ChangeSet): Promise<void> {
-  await sql`select pg_notify(${CHANNEL}, ${JSON.stringify({ stream: set.stream, version: set.version })})`.execute(trx);
-}
 
 /**
  * The stream (and version) a notification names, or undefined when it is not one of ours. Any database login may

@@ -1,5 +1,5 @@
 import { type Condition, defaultVariants, ProjectState } from "@flagstaff/core";
-import type { Change } from "./changes.js";
+import type { Change } from "../../write-path/changes.js";
 
 type ProjectScopedChange = Exclude<
   Change,

@@ -4,17 +4,19 @@ import {
   EnvironmentPageQuery,
   EnvironmentQuery,
   EnvironmentQuerySchema,
-  errorResponses,
   IfMatchHeaders,
   PageOf,
   PageQuerySchema,
-} from "../../http/schemas.js";
-import { environmentScope, refuseOtherEnvironment } from "../../http/environment.js";
+} from "../../schemas.js";
+import { errorResponses } from "../../http/schemas.js";
+import { environmentScope } from "../../http/environment.js";
+import { refuseOtherEnvironment } from "../../access/environment-scope.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
 import { conditionalResourceRoutes } from "../../http/conditional-writes.js";
-import { Limits, MAX_ACTORS } from "../../http/schemas.js";
+import { Limits } from "@flagstaff/core/schemas";
+import { MAX_ACTORS } from "@flagstaff/core";
 import {
   type Flag as FlagEntity,
   CopyFlagBody,
@@ -29,7 +31,19 @@ import {
 export { ExplanationSchema } from "./flag.schemas.js";
 import { refuseMixedAttributes } from "../../http/querystring.js";
 import { CheckQuery } from "../evaluation/check.routes.js";
-import { type FlagService, flagTag } from "./flag.service.js";
+import type { FlagExplainer } from "../evaluation/explain.js";
+import type { FlagListings } from "../evaluation/flag-listing.js";
+import type { FlagCopier } from "./flag-copy.js";
+import { flagTag } from "./flag-presenter.js";
+import type { FlagService } from "./flag.service.js";
+
+/** What the flag routes answer with: the flag's service, its copy, and the read model's explanation and lists. */
+export interface FlagRouteDeps {
+  readonly flags: FlagService;
+  readonly copier: FlagCopier;
+  readonly explainer: FlagExplainer;
+  readonly listings: FlagListings;
+}
 
 const Flag = Type.Ref("Flag");
 
@@ -62,7 +76,7 @@ const FlagActorsQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function flagRoutes(app: TypedApp, flags: FlagService): void {
+export function flagRoutes(app: TypedApp, { flags, copier, explainer, listings }: FlagRouteDeps): void {
   app.get(
     "/projects/:projectId/flags",
     {
@@ -161,7 +175,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
       refuseOtherEnvironment(principal, request.body.to);
       const scope = { environment: request.body.to, ownOnly: environmentScope(request).ownOnly };
       const ifMatch = request.headers["if-match"];
-      const flag = await flags.copy(writeContext(request), projectId, scope, flagName, request.body, ifMatch);
+      const flag = await copier.copy(writeContext(request), projectId, scope, flagName, request.body, ifMatch);
       return reply.header("etag", flagTag(flag)).send(flag);
     },
   );
@@ -184,7 +198,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
       },
     },
     async (request) =>
-      flags.explain(
+      explainer.explain(
         request.params.projectId,
         environmentScope(request),
         request.params.flagName,
@@ -227,7 +241,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
     async (request) => {
       const { environment: _environment, ...page } = request.query;
       const { projectId, actorId } = request.params;
-      return flags.listForActor(projectId, environmentScope(request), actorId, toPageQuery(page, 1));
+      return listings.listForActor(projectId, environmentScope(request), actorId, toPageQuery(page, 1));
     },
   );
 
@@ -246,7 +260,7 @@ export function flagRoutes(app: TypedApp, flags: FlagService): void {
     async (request) => {
       const { environment: _environment, ...page } = request.query;
       const { projectId, segmentId } = request.params;
-      return flags.listForSegment(projectId, environmentScope(request), segmentId, toPageQuery(page, 1));
+      return listings.listForSegment(projectId, environmentScope(request), segmentId, toPageQuery(page, 1));
     },
   );
 }

@@ -1,19 +1,12 @@
 import {
   defaultVariants,
-  evaluateFlag,
-  type FlagState,
   type FlagTargeting,
-  isEnabledForSegment,
-  pickTargeting,
-  type ProjectState,
-  referencesOf,
-  resolutionOf,
-  servedToActor,
   validateConfiguration,
   validateVariants,
   variantsOf,
 } from "@flagstaff/core";
-import type { Kysely, Transaction } from "kysely";
+import type { Kysely } from "kysely";
+import type { EnvironmentScope } from "../../access/environment-scope.js";
 import { type Clock, isoTime } from "../../clock.js";
 import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
@@ -28,26 +21,22 @@ import {
 } from "../../errors.js";
 import { newId } from "../../ids.js";
 import { assemblePage, type Page, type PageQuery, toPageQuery } from "../../pagination.js";
-import type { CheckRecorder } from "../evaluation/check-recorder.js";
-import type { Snapshot } from "../evaluation/snapshot.js";
-import { entityTag, requireMatch } from "../../http/preconditions.js";
-
-import type { Membership } from "../actors/member-lists.js";
-import type { FlagRecord, FlagUpdate, WriteContext } from "../history/domain-events.js";
+import { requireMatch } from "../../write-path/preconditions.js";
 import type { Writes } from "../../write-path/unit-of-work.js";
-import type { EnvironmentScope } from "../../http/environment.js";
-import { anyNameBeyond, pageOfNames } from "../evaluation/name-scan.js";
+import type { Membership } from "../actors/member-lists.js";
 import { refuseProtected } from "../environments/environment-guard.js";
+import type { WriteContext } from "../history/domain-events.js";
+import { FlagPresenter, flagTag, type PendingChecks } from "./flag-presenter.js";
+import { checkTargeting, flagState, sameJSON, saveLinks, servingChanged, target, updateRecord } from "./flag-writes.js";
 import { flagOrder } from "./flag-list.repository.js";
 import { configIdOf, flagRepository } from "./flag.repository.js";
+import type { CreateFlagInput, Flag, FlagFilter, FlagSort, UpdateFlagInput } from "./flag.schemas.js";
 import type { FlagStore } from "./flag.store.js";
-import { checkConfiguration, refuseProblems } from "./targeting.js";
-import type { CopyFlagInput, CreateFlagInput, Flag, FlagFilter, FlagSort, UpdateFlagInput } from "./flag.schemas.js";
-import type { FlagExplanation } from "@flagstaff/core/schemas";
-import type { Attributes } from "../evaluation/checker.js";
+import { refuseProblems } from "./targeting.js";
 
-/** A flag's ETag: of its configuration in the environment it is shown in (which its definition is part of). */
-export const flagTag = (flag: Pick<Flag, "configId" | "revision">) => entityTag(flag.configId, flag.revision);
+// A flag's create, read, update, delete and lists the database decides. Its copy between environments is
+// flag-copy.ts; its explanation and the lists the engine decides are the read model's
+// (features/evaluation/explain.ts and flag-listing.ts); what the writes share is flag-writes.ts.
 
 const unique = (ids: readonly string[] | undefined): string[] => [...new Set(ids ?? [])];
 
@@ -58,51 +47,6 @@ function contradictions(add: string[], remove: string[], field: string): FieldEr
     .filter((id) => removing.has(id))
     .map((id) => ({ path: `/${field}`, message: `"${id}" is both added and removed` }));
 }
-
-/** A flag's state as the history records it, before and after a write. */
-const flagState = (flag: Flag): FlagRecord => ({
-  name: flag.name,
-  description: flag.description,
-  status: flag.status,
-  percentageActors: flag.percentageActors,
-  percentageCalls: flag.percentageCalls,
-  ...pickTargeting(flag),
-});
-
-const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-
-/** The actors and segments a write attaches to and detaches from a configuration. */
-interface LinkDelta {
-  readonly addActors: string[];
-  readonly removeActors: string[];
-  readonly addSegments: string[];
-  readonly removeSegments: string[];
-}
-
-/** Writes a configuration's attachments that change. */
-async function saveLinks(
-  repo: FlagStore,
-  trx: Transaction<Database>,
-  flag: Flag,
-  delta: LinkDelta,
-  at: string,
-): Promise<void> {
-  await repo.attachActors(trx, flag, delta.addActors, at);
-  await repo.detachActors(trx, flag.configId, delta.removeActors);
-  await repo.attachSegments(trx, flag.configId, delta.addSegments, at);
-  await repo.detachSegments(trx, flag.configId, delta.removeSegments);
-}
-
-/** A flag after an update, as the history records it: its fields and what was attached and detached. */
-const updateRecord = (flag: Flag, delta: LinkDelta): FlagUpdate => ({
-  ...flagState(flag),
-  addedActors: delta.addActors,
-  removedActors: delta.removeActors,
-  addedSegments: delta.addSegments,
-  removedSegments: delta.removeSegments,
-});
-
-const target = (flag: Flag) => ({ kind: "flag", id: flag.id, name: flag.name }) as const;
 
 /**
  * A new flag's targeting, the same in every environment: its type and variants, and the variants it
@@ -131,46 +75,16 @@ function creationTargeting(name: string, input: CreateFlagInput): FlagTargeting 
 }
 
 export class FlagService {
+  private readonly presenter: FlagPresenter;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly work: Writes,
-    private readonly snapshot: Snapshot,
-    private readonly recorder: CheckRecorder,
+    private readonly checks: PendingChecks,
     private readonly clock: Clock,
     private readonly store: FlagStore = flagRepository,
-  ) {}
-
-  /** A flag as answered: with a check noted on this instance but not yet flushed. */
-  private withPendingCheck(flag: Flag): Flag {
-    const pending = this.recorder.pendingFor(flag.environment, flag.id);
-    if (pending === undefined) return flag;
-    const at = isoTime(pending);
-    return flag.latestCheckedAt === null || flag.latestCheckedAt < at ? { ...flag, latestCheckedAt: at } : flag;
-  }
-
-  /**
-   * Flags as answered: each with its pending check and its configuration in every environment (only in
-   * its own for a key bound to one).
-   */
-  private async present(
-    db: Kysely<Database> | Transaction<Database>,
-    flags: Flag[],
-    ownOnly: boolean,
-  ): Promise<Flag[]> {
-    const configurations = await this.store.configurationsOf(
-      db,
-      flags.map((f) => f.id),
-    );
-    return flags.map((f) => {
-      const all = configurations.get(f.id) ?? {};
-      const own = all[f.environment];
-      const environments = ownOnly ? (own ? { [f.environment]: own } : {}) : all;
-      return { ...this.withPendingCheck(f), environments };
-    });
-  }
-
-  private async presentOne(db: Kysely<Database> | Transaction<Database>, flag: Flag, ownOnly: boolean): Promise<Flag> {
-    return (await this.present(db, [flag], ownOnly))[0] as Flag;
+  ) {
+    this.presenter = new FlagPresenter(checks, store);
   }
 
   /**
@@ -222,7 +136,7 @@ export class FlagService {
           environments.map((e) => e.id),
         );
         return {
-          result: await this.presentOne(trx, flag, ownOnly),
+          result: await this.presenter.presentOne(trx, flag, ownOnly),
           events: [{ type: "flag.created", projectId, target: target(flag), before: null, after: flagState(flag) }],
         };
       });
@@ -236,7 +150,7 @@ export class FlagService {
     const id = await this.store.resolveEnvironment(this.db, projectId, scope.environment);
     const flag = await this.store.findFlag(this.db, projectId, id, name);
     if (!flag) throw flagNotFound(name);
-    return this.presentOne(this.db, flag, scope.ownOnly);
+    return this.presenter.presentOne(this.db, flag, scope.ownOnly);
   }
 
   /** Changes a flag; with `ifMatch` (an If-Match header), only if it still has one of those ETags. */
@@ -293,16 +207,20 @@ export class FlagService {
         prerequisites: (input.prerequisites as Flag["prerequisites"] | undefined) ?? flag.prerequisites,
       };
       const variantsChanged = !sameJSON(next.variants, flag.variants);
-      const targetingChanged =
-        variantsChanged ||
-        next.onVariant !== flag.onVariant ||
-        next.offVariant !== flag.offVariant ||
-        !sameJSON(next.rules, flag.rules) ||
-        !sameJSON(next.prerequisites, flag.prerequisites);
+      // Decided once: whether the targeting changes (to check it) and whether this configuration does.
+      const servingChanges = servingChanged(next, flag);
+      const targetingChanged = variantsChanged || servingChanges;
       // Configurations that serve the default variants go on serving the same keys whatever the new list's order.
       if (variantsChanged) await this.store.pinDefaultVariants(trx, flag.id, defaultVariants(flag.type, flag.variants));
       if (targetingChanged) {
-        await this.checkTargeting(trx, projectId, environmentId, next, variantsChanged ? flag.variants : undefined);
+        await checkTargeting(
+          this.store,
+          trx,
+          projectId,
+          environmentId,
+          next,
+          variantsChanged ? flag.variants : undefined,
+        );
       }
       const fieldsChanged =
         targetingChanged ||
@@ -313,17 +231,14 @@ export class FlagService {
       const membershipChanged = Object.values(delta).some((ids) => ids.length > 0);
       // A request that changes nothing writes nothing: no event, updatedAt and the version stay.
       if (!fieldsChanged && !membershipChanged)
-        return { result: await this.presentOne(trx, flag, ownOnly), events: [] };
+        return { result: await this.presenter.presentOne(trx, flag, ownOnly), events: [] };
       // The definition (description, variants) is every environment's; the rest is this one's configuration.
       const configurationChanged =
         membershipChanged ||
         next.status !== flag.status ||
         next.percentageActors !== flag.percentageActors ||
         next.percentageCalls !== flag.percentageCalls ||
-        next.onVariant !== flag.onVariant ||
-        next.offVariant !== flag.offVariant ||
-        !sameJSON(next.rules, flag.rules) ||
-        !sameJSON(next.prerequisites, flag.prerequisites);
+        servingChanges;
       if (configurationChanged) await refuseProtected(this.store, trx, context, projectId, environmentId);
       if (variantsChanged) {
         // A variant's value is served wherever a configuration names it: changing it changes what those
@@ -356,7 +271,7 @@ export class FlagService {
       await saveLinks(this.store, trx, next, delta, now);
       const after = updateRecord(next, delta);
       return {
-        result: await this.presentOne(trx, next, ownOnly),
+        result: await this.presenter.presentOne(trx, next, ownOnly),
         events: [
           {
             type: "flag.updated",
@@ -405,101 +320,7 @@ export class FlagService {
         events: [{ type: "flag.deleted", projectId, target: target(flag), before: flagState(flag), after: null }],
       };
     });
-    this.recorder.forget(id);
-  }
-
-  /**
-   * Refuses variants that drop a key a configuration still serves or a prerequisite still names (409; with
-   * `previousVariants`, the variants before a write that changes them), targeting the validator refuses
-   * (400), a prerequisite cycle or over-long chain (409), reading the segments and the environment's flags
-   * inside the write's transaction.
-   */
-  private async checkTargeting(
-    trx: Transaction<Database>,
-    projectId: string,
-    environment: string,
-    flag: Flag,
-    previousVariants: Flag["variants"] | undefined,
-  ): Promise<void> {
-    if (previousVariants !== undefined) {
-      if (flag.type === "boolean") {
-        throw invalid(`Flag "${flag.name}" is boolean: its variants are fixed (on and off).`, [
-          { path: "/variants", message: "a boolean flag's variants cannot be changed" },
-        ]);
-      }
-      refuseProblems(validateVariants(flag.type, flag.variants), `Flag "${flag.name}" cannot have these variants`);
-      // A key dropped while a configuration uses it is one answer wherever the use is (this environment's
-      // configuration as written, another's, another flag's prerequisite): 409, before the validator would
-      // call this configuration's use an unknown variant.
-      const keys = new Set(flag.variants.map((v) => v.key));
-      const dropped = new Set(previousVariants.map((v) => v.key).filter((key) => !keys.has(key)));
-      const uses = await this.store.variantUses(trx, projectId, flag, dropped, { environment, targeting: flag });
-      if (uses.length > 0) {
-        throw new AppError(
-          409,
-          "variant_in_use",
-          `Flag "${flag.name}" cannot drop a variant still in use: ${uses.slice(0, 5).join("; ")}${uses.length > 5 ? "; …" : ""}.`,
-        );
-      }
-    }
-    const named = referencesOf(flag).segments;
-    const segments =
-      named.length === 0 ? new Set<string>() : await this.store.existingSegmentIds(trx, projectId, named);
-    const flags = flag.prerequisites.length === 0 ? [] : await this.store.targetingIn(trx, projectId, environment);
-    checkConfiguration(flag.name, pickTargeting(flag), { segmentExists: (id) => segments.has(id), flags });
-  }
-
-  /**
-   * Why the flag answers as it does for this context, from the same snapshot and engine the check uses
-   * (a read: it records no check, and draws nothing for the flag's call rollout): core's evaluateFlag
-   * with the decision in detail, which names the rule and its conditions, the prerequisite, the actor or
-   * the segment that decided; segments are named from the database.
-   */
-  async explain(
-    projectId: string,
-    scope: EnvironmentScope,
-    name: string,
-    actorIds: readonly string[],
-    attributes?: Attributes,
-  ): Promise<FlagExplanation> {
-    const { state } = this.snapshot.environmentState(projectId, scope.environment);
-    const flag = state.flagsByName.get(name);
-    if (!flag) throw flagNotFound(name);
-    const resolver = {
-      isMember: state.isMember,
-      segmentConditions: (id: string) => state.segmentConditions(id),
-      flag: (other: string) => state.flag(other),
-      now: () => this.clock.now(),
-    };
-    const decision = evaluateFlag(flag, { actorIds, attributes }, resolver, { detail: true });
-    const rule = decision.ruleIndex === null ? undefined : flag.rules[decision.ruleIndex];
-    const segmentId = decision.segmentId;
-    const ids = new Set([...decision.actors.flatMap((a) => a.segments), ...(segmentId === null ? [] : [segmentId])]);
-    const names = await this.store.segmentNames(this.db, projectId, [...ids]);
-    const named = (id: string) => ({ id, name: names.get(id) ?? id });
-    return {
-      enabled: resolutionOf(flag, decision).enabled,
-      reason: decision.reason,
-      rule: decision.rule,
-      variant: decision.variant,
-      value: decision.value,
-      matchedRule:
-        rule === undefined
-          ? null
-          : {
-              index: decision.ruleIndex as number,
-              id: rule.id,
-              ...(rule.description === undefined ? {} : { description: rule.description }),
-              conditions: [...rule.conditions],
-            },
-      prerequisite: decision.prerequisite ?? null,
-      actorId: decision.actorId,
-      segmentId,
-      segment: segmentId === null ? null : named(segmentId),
-      threshold: decision.threshold,
-      callRolloutPercentage: decision.callRolloutPercentage,
-      actors: decision.actors.map((a) => ({ ...a, segments: a.segments.map(named) })),
-    };
+    this.checks.forget(id);
   }
 
   /** The actors attached to a flag directly in an environment, by actor id, optionally searched. */
@@ -553,166 +374,8 @@ export class FlagService {
       (side, key) =>
         this.store.flagsBeyond(this.db, projectId, environment, filter, side, tagged ? key.slice(1) : key, order),
     );
-    const data = await this.present(this.db, result.data, scope.ownOnly);
+    const data = await this.presenter.present(this.db, result.data, scope.ownOnly);
     if (!withTotal) return { ...result, data };
     return { ...result, data, total: await this.store.countFlags(this.db, projectId, environment, filter) };
-  }
-
-  /**
-   * Flags on for an actor in an environment by what the actor id alone decides (core's servedToActor:
-   * evaluateFlag for a context of just that id, at this instant, without the random call rollout): the
-   * engine decides from the snapshot, the database fills in the page.
-   */
-  async listForActor(
-    projectId: string,
-    scope: EnvironmentScope,
-    actorId: string,
-    page: PageQuery,
-  ): Promise<Page<Flag>> {
-    const environment = await this.store.resolveEnvironment(this.db, projectId, scope.environment);
-    const now = this.clock.now();
-    let served: ((flag: FlagState, actorId: string) => boolean) | undefined;
-    return this.pageDecidedByEngine(projectId, environment, scope.ownOnly, page, (flag, state) => {
-      served ??= servedToActor({
-        isMember: state.isMember,
-        segmentConditions: (id) => state.segmentConditions(id),
-        flag: (name) => state.flag(name),
-        now: () => now,
-      });
-      return served(flag, actorId);
-    });
-  }
-
-  /**
-   * A segment's flags in an environment: those enabled for it (enabled, or conditional with it attached,
-   * as the seed decides) and those whose configuration's rules name it (core's referencesOf), whatever
-   * their status.
-   */
-  async listForSegment(
-    projectId: string,
-    scope: EnvironmentScope,
-    segmentId: string,
-    page: PageQuery,
-  ): Promise<Page<Flag>> {
-    const environment = await this.store.resolveEnvironment(this.db, projectId, scope.environment);
-    if (!(await this.store.segmentExists(this.db, projectId, segmentId))) throw segmentNotFound(segmentId);
-    return this.pageDecidedByEngine(
-      projectId,
-      environment,
-      scope.ownOnly,
-      page,
-      (flag) => isEnabledForSegment(flag, segmentId) || referencesOf(flag).segments.includes(segmentId),
-    );
-  }
-
-  /**
-   * A page of the flags the evaluation rules select, in name order: the snapshot picks the names (one
-   * home for the rules, no SQL copy of them), the database fills in the flags' fields.
-   */
-  private async pageDecidedByEngine(
-    projectId: string,
-    environment: string,
-    ownOnly: boolean,
-    page: PageQuery,
-    selected: (flag: FlagState, state: ProjectState) => boolean,
-  ): Promise<Page<Flag>> {
-    const state = this.snapshot.projects.get(projectId)?.environments.get(environment);
-    if (!state) return { data: [], pagination: { before: null, after: null } };
-    const names = state.flagNamesInOrder();
-    const matches = (flagName: string) => {
-      const flag = state.flagsByName.get(flagName);
-      return flag !== undefined && selected(flag, state);
-    };
-    const picked = pageOfNames(names, page, matches);
-    const found = await this.store.findFlagsByNames(this.db, projectId, environment, picked);
-    const byName = new Map(found.map((f) => [f.name, f]));
-    const rows = picked.map((n) => byName.get(n)).filter((f): f is Flag => f !== undefined);
-    const result = await assemblePage(
-      page,
-      rows,
-      (f) => [f.name],
-      (side, key) => anyNameBeyond(names, side, key[0] as string, matches),
-    );
-    return { ...result, data: await this.present(this.db, result.data, ownOnly) };
-  }
-
-  /**
-   * Copies a flag's configuration from one environment to another (status, percentages, attached actors
-   * and segments, variants served, rules and prerequisites) in one write with one history event (`flag.updated` in the target environment, with
-   * `copiedFrom`). With `ifMatch`, only if the target's configuration still has one of those ETags.
-   */
-  async copy(
-    context: WriteContext,
-    projectId: string,
-    scope: EnvironmentScope,
-    name: string,
-    input: CopyFlagInput,
-    ifMatch?: string,
-  ): Promise<Flag> {
-    if (input.from === input.to) {
-      throw invalid("from and to name the same environment: there is nothing to copy.", [
-        { path: "/to", message: "must differ from from" },
-      ]);
-    }
-    return this.work.write(context, projectId, async (trx) => {
-      const from = await this.store.resolveEnvironment(trx, projectId, input.from);
-      const to = await this.store.resolveEnvironment(trx, projectId, input.to);
-      const source = await this.store.findFlag(trx, projectId, from, name);
-      const flag = await this.store.findFlag(trx, projectId, to, name);
-      if (!source || !flag) throw flagNotFound(name);
-      requireMatch(ifMatch, flagTag(flag), `Flag "${name}" in environment "${to}"`);
-      const wanted = await this.store.linksOf(trx, source.configId);
-      const current = await this.store.linksOf(trx, flag.configId);
-      const has = { actors: new Set(current.actors), segments: new Set(current.segments) };
-      const want = { actors: new Set(wanted.actors), segments: new Set(wanted.segments) };
-      const delta = {
-        addActors: wanted.actors.filter((id) => !has.actors.has(id)),
-        removeActors: current.actors.filter((id) => !want.actors.has(id)),
-        addSegments: wanted.segments.filter((id) => !has.segments.has(id)),
-        removeSegments: current.segments.filter((id) => !want.segments.has(id)),
-      };
-      const next: Flag = {
-        ...flag,
-        status: source.status,
-        percentageActors: source.percentageActors,
-        percentageCalls: source.percentageCalls,
-        onVariant: source.onVariant,
-        offVariant: source.offVariant,
-        rules: source.rules,
-        prerequisites: source.prerequisites,
-      };
-      const targetingChanged =
-        next.onVariant !== flag.onVariant ||
-        next.offVariant !== flag.offVariant ||
-        !sameJSON(next.rules, flag.rules) ||
-        !sameJSON(next.prerequisites, flag.prerequisites);
-      // The target's other flags may chain differently: its prerequisites are checked there.
-      if (targetingChanged) await this.checkTargeting(trx, projectId, to, next, undefined);
-      const fieldsChanged =
-        targetingChanged ||
-        next.status !== flag.status ||
-        next.percentageActors !== flag.percentageActors ||
-        next.percentageCalls !== flag.percentageCalls;
-      if (!fieldsChanged && Object.values(delta).every((ids) => ids.length === 0)) {
-        return { result: await this.presentOne(trx, flag, scope.ownOnly), events: [] };
-      }
-      await refuseProtected(this.store, trx, context, projectId, to);
-      const now = isoTime(this.clock.now());
-      next.updatedAt = now;
-      if (next.status !== flag.status) next.statusChangedAt = now;
-      next.revision = flag.revision + 1;
-      next.actorsCount = wanted.actors.length;
-      next.segmentsCount = wanted.segments.length;
-      await this.store.saveConfiguration(trx, next);
-      // The actors attached in the source exist already: actors belong to the project.
-      await saveLinks(this.store, trx, next, delta, now);
-      const after: FlagUpdate = { ...updateRecord(next, delta), copiedFrom: from };
-      return {
-        result: await this.presentOne(trx, next, scope.ownOnly),
-        events: [
-          { type: "flag.updated", projectId, environment: to, target: target(next), before: flagState(flag), after },
-        ],
-      };
-    });
   }
 }

@@ -5,7 +5,7 @@ import type {
   FlagTargeting,
   TargetKind,
 } from "@flagstaff/core";
-import type { Role } from "../evaluation/changes.js";
+import type { Role } from "../../access/principal.js";
 
 // The target kinds are the API's contract, shared with the clients: @flagstaff/core.
 export type { TargetKind } from "@flagstaff/core";
@@ -43,7 +43,7 @@ export interface WriteContext {
   /**
    * The environment the caller's key is bound to; null: none (sessions, admin keys, keys bound to none,
    * the service itself). Services whose writes reach an environment given by data (a key's) refuse a
-   * bound caller beyond its own: see mayReach in http/environment.ts.
+   * bound caller beyond its own: see mayReach in access/environment-scope.ts.
    */
   readonly boundTo: string | null;
   /** Why the write is made, in the caller's words (a flag's PATCH `comment`); recorded with its events. */

@@ -1,5 +1,6 @@
 import { Type } from "typebox";
-import { errorResponses, PageOf } from "../../http/schemas.js";
+import { errorResponses } from "../../http/schemas.js";
+import { PageOf } from "../../schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { toPageQuery } from "../../pagination.js";
 import { FlagParams } from "../flags/flag.schemas.js";

@@ -1,5 +1,6 @@
 import { Type } from "typebox";
-import { errorResponses, NoContent, PageOf, PageQuery, ProjectParams } from "../../http/schemas.js";
+import { errorResponses } from "../../http/schemas.js";
+import { NoContent, PageOf, PageQuery, ProjectParams } from "../../schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";

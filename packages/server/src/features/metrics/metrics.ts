@@ -1,15 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, type Metric, Registry } from "prom-client";
 import { type DurationSeries, RequestDurations } from "./request-durations.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
-
-export interface WebhookQueueState {
-  /** Deliveries of enabled webhooks not yet succeeded or given up. */
-  readonly pending: number;
-  /** When the oldest of them was queued (ms since the epoch); undefined when none waits. */
-  readonly oldestPendingAt: number | undefined;
-  /** Pending deliveries by webhook id, of the enabled webhooks that have any. */
-  readonly pendingByWebhook: ReadonlyMap<string, number>;
-}
+import type { WebhookQueueState } from "../webhooks/delivery.repository.js";
 
 /**
  * The service's Prometheus metrics, in a registry of its own (no global state, so several instances can

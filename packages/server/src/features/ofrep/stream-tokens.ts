@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import type { Principal, Snapshot } from "../evaluation/snapshot.js";
+import type { Snapshot } from "../evaluation/snapshot.js";
+import type { Principal } from "../../access/principal.js";
 
 /** A stream token is issued per window of this length and stays valid until the end of the next one. */
 export const STREAM_TOKEN_WINDOW_MS = 15 * 60_000;

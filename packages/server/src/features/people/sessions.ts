@@ -3,11 +3,10 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../clock.js";
 import type { Database } from "../../db/schema.js";
-import type { SessionVerifier } from "../../http/auth.js";
 import { hashToken, newSecretToken } from "../../ids.js";
 import { EventBus } from "../../write-path/event-bus.js";
 import type { WriteHooks } from "../../write-path/unit-of-work.js";
-import type { Principal } from "../evaluation/snapshot.js";
+import type { Principal } from "../../access/principal.js";
 import type { UserRole } from "@flagstaff/core";
 import type { PeopleState } from "./people-state.js";
 import { FAILURES_FORGOTTEN_AFTER_MS } from "./sign-in.service.js";
@@ -37,6 +36,13 @@ export type EndedSessions = { readonly session: string } | { readonly userId: st
 
 /** A session's row, as far as whether it still lives goes. */
 type SessionTimes = { readonly last_seen_at: string; readonly expires_at: string };
+
+/** Finds the person signed in by a request's session cookie; what authentication (http/auth.ts) asks of Sessions. */
+export interface SessionVerifier {
+  /** The session's id in the request's cookie, or undefined when it sends none. */
+  presented(request: FastifyRequest): string | undefined;
+  principalOf(sessionId: string): Promise<Principal | undefined>;
+}
 
 /**
  * Server-side sessions (OWASP's session management cheat sheet): the cookie holds a random 256-bit id, the

@@ -1,5 +1,6 @@
 import { Type } from "typebox";
-import { errorResponses, NoContent, PageOf, PageQuery, ProjectParams } from "../../http/schemas.js";
+import { errorResponses } from "../../http/schemas.js";
+import { NoContent, PageOf, PageQuery, ProjectParams } from "../../schemas.js";
 import { toPageQuery } from "../../pagination.js";
 import { CreateProjectBody } from "./project.schemas.js";
 import type { ProjectService } from "./project.service.js";

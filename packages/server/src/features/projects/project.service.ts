@@ -6,7 +6,7 @@ import { DEFAULT_ENVIRONMENT_ID, DEFAULT_ENVIRONMENT_NAME, DEFAULT_MAX_ENVIRONME
 import { AppError, invalid, projectNotFound } from "../../errors.js";
 import { insertEnvironment } from "../environments/environment.repository.js";
 import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
-import { deleteChangeLog } from "../evaluation/feed.repository.js";
+import { deleteChangeLog } from "../../write-path/change-log.js";
 import type { WriteContext } from "../history/domain-events.js";
 import { deleteProjectEvents } from "../history/event.repository.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";

@@ -1,19 +1,13 @@
 import { Type } from "typebox";
 import { requestEnvironment } from "../../http/environment.js";
-import {
-  ActorParams,
-  EnvironmentPageQuery,
-  errorResponses,
-  PageOf,
-  PageQuery,
-  ProjectParams,
-} from "../../http/schemas.js";
+import { ActorParams, EnvironmentPageQuery, PageOf, PageQuery, ProjectParams } from "../../schemas.js";
+import { errorResponses } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import { writeContext } from "../../http/write-context.js";
 import { toPageQuery } from "../../pagination.js";
 import { conditionalResourceRoutes } from "../../http/conditional-writes.js";
-import { entityTag } from "../../http/preconditions.js";
-import { MembersQuery } from "../../http/schemas.js";
+import { entityTag } from "../../write-path/preconditions.js";
+import { MembersQuery } from "../../schemas.js";
 import { CreateSegmentBody, SegmentParams, UpdateSegmentBody } from "./segment.schemas.js";
 import type { SegmentService } from "./segment.service.js";
 

@@ -15,7 +15,7 @@ import { findProject } from "../projects/project.repository.js";
 import { environmentRepository, resolveEnvironment } from "../environments/environment.repository.js";
 import * as repo from "./segment.repository.js";
 import { checkSegmentConditions } from "../flags/targeting.js";
-import { entityTag, requireMatch } from "../../http/preconditions.js";
+import { entityTag, requireMatch } from "../../write-path/preconditions.js";
 import { listMembers, type Membership } from "../actors/member-lists.js";
 import type { CreateSegmentInput, Segment, UpdateSegmentInput } from "./segment.schemas.js";
 

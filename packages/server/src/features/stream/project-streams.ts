@@ -2,10 +2,11 @@ import type { ServerResponse } from "node:http";
 import { isProjectChange, type ProjectChange, type ProjectState, type ProjectStateJSON } from "@flagstaff/core";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
-import type { ChangeSet } from "../evaluation/changes.js";
+import type { ChangeSet } from "../../write-path/changes.js";
 import { readChangeSetsWithin } from "../evaluation/feed.repository.js";
-import type { Principal, Snapshot } from "../evaluation/snapshot.js";
-import { isActive, roleOn } from "../../http/authorization.js";
+import type { Snapshot } from "../evaluation/snapshot.js";
+import type { Principal } from "../../access/principal.js";
+import { isActive, roleOn } from "../../access/roles.js";
 import type { EndedSessions } from "../people/sessions.js";
 import { eventChunks } from "./snapshot-event.js";
 

@@ -1,6 +1,7 @@
 import { environmentNotFound, projectNotFound } from "../../errors.js";
 import { requestEnvironment } from "../../http/environment.js";
-import { EnvironmentQuery, errorResponses, ProjectParams } from "../../http/schemas.js";
+import { EnvironmentQuery, ProjectParams } from "../../schemas.js";
+import { errorResponses } from "../../http/schemas.js";
 import type { TypedApp } from "../../http/typed-app.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import type { ProjectStreams } from "./project-streams.js";

@@ -1,6 +1,5 @@
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { Database } from "../../db/schema.js";
-import type { WebhookQueueState } from "../metrics/metrics.js";
 import type { NewDelivery } from "./webhook.repository.js";
 
 /** The SQL of the webhook dispatcher: what it queues, claims, hands back and records. */
@@ -166,6 +165,16 @@ export async function succeededSince(db: Kysely<Database>, webhookId: string, si
     .limit(1)
     .executeTakeFirst();
   return success !== undefined;
+}
+
+/** The delivery queue as the metrics show it. */
+export interface WebhookQueueState {
+  /** Deliveries of enabled webhooks not yet succeeded or given up. */
+  readonly pending: number;
+  /** When the oldest of them was queued (ms since the epoch); undefined when none waits. */
+  readonly oldestPendingAt: number | undefined;
+  /** Pending deliveries by webhook id, of the enabled webhooks that have any. */
+  readonly pendingByWebhook: ReadonlyMap<string, number>;
 }
 
 /** Pending deliveries of enabled webhooks, by webhook, and the oldest one's time (for the gauges). */

@@ -6,9 +6,8 @@ import { newDeliveryId } from "../../ids.js";
 import type { StoredEvent } from "../history/domain-events.js";
 import { EventBus } from "../../write-path/event-bus.js";
 import type { WriteHooks } from "../../write-path/unit-of-work.js";
-import type { Metrics } from "../metrics/metrics.js";
 import * as deliveries from "./delivery.repository.js";
-import type { Claimed, LeasedOutcome, Outcome } from "./delivery.repository.js";
+import type { Claimed, LeasedOutcome, Outcome, WebhookQueueState } from "./delivery.repository.js";
 import { DeliveryScheduler, PER_WEBHOOK } from "./delivery-scheduler.js";
 import { OutcomeBatcher } from "./outcome-batcher.js";
 import { disabledReason, judgeAttempt, type RetryPolicy } from "./retry-policy.js";
@@ -29,6 +28,16 @@ export interface DispatcherOptions {
   /** Deliveries this instance sends at once, over every webhook. */
   readonly concurrency: number;
   readonly random?: RandomSource;
+}
+
+/**
+ * What the dispatcher tells the service's metrics (features/metrics' Metrics is one): each delivery's
+ * outcome, and where to read the queue and the sends in flight when they are scraped.
+ */
+export interface DeliveryMetrics {
+  recordDelivery(webhookId: string, outcome: "succeeded" | "retrying" | "failed"): void;
+  watchWebhookQueue(read: () => Promise<WebhookQueueState>): void;
+  watchWebhookSends(read: () => ReadonlyMap<string, number>): void;
 }
 
 export interface DispatcherLogger {
@@ -91,7 +100,7 @@ export class WebhookDispatcher {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly logger: DispatcherLogger,
-    private readonly metrics: Metrics,
+    private readonly metrics: DeliveryMetrics,
     private readonly options: DispatcherOptions,
   ) {
     this.policy = {

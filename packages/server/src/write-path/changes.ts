@@ -1,7 +1,5 @@
-import type { GrantRole, KeyRole, ProjectChange, UserRole } from "@flagstaff/core";
-
-/** Roles a key can hold; admin keys belong to no project. */
-export type Role = KeyRole;
+import type { GrantRole, ProjectChange, UserRole } from "@flagstaff/core";
+import type { Role } from "../access/principal.js";
 
 /** The stream that carries changes not tied to one project (admin keys, people and their grants, personal keys). */
 export const GLOBAL_STREAM = "";

@@ -1,7 +1,14 @@
-import type { GrantRole } from "@flagstaff/core";
-import type { Role } from "../features/evaluation/changes.js";
-import type { PeopleState } from "../features/people/people-state.js";
-import type { Principal } from "../features/evaluation/snapshot.js";
+import type { GrantRole, UserRole } from "@flagstaff/core";
+import type { Principal, Role } from "./principal.js";
+
+/**
+ * What the rules below read of people and their grants: the snapshot's PeopleState (every instance holds
+ * it in memory), seen as no more than this.
+ */
+export interface PeopleDirectory {
+  person(id: string): { readonly id: string; readonly role: UserRole; readonly disabled: boolean } | undefined;
+  grant(userId: string, projectId: string): GrantRole | undefined;
+}
 
 /** A role on one project: a key's (check, read, write), a grant's (read, write, admin), or admin of all. */
 export type ProjectRank = Role | GrantRole;
@@ -15,14 +22,14 @@ const lesser = (a: ProjectRank, b: ProjectRank): ProjectRank => (RANK[a] <= RANK
  * Whether a principal stands for someone who may act at all: a service key always (its revocation removes
  * it from the snapshot); a person's session or key only while the person exists and is not disabled.
  */
-export function isActive(principal: Principal, people: PeopleState): boolean {
+export function isActive(principal: Principal, people: PeopleDirectory): boolean {
   if (principal.userId === undefined) return true;
   const person = people.person(principal.userId);
   return person !== undefined && !person.disabled;
 }
 
 /** Whether a principal is an admin of everything: an admin key, an admin's session, or an admin's admin key of no project. */
-export function isAdmin(principal: Principal, people: PeopleState): boolean {
+export function isAdmin(principal: Principal, people: PeopleDirectory): boolean {
   if (principal.userId === undefined) return principal.role === "admin";
   if (people.person(principal.userId)?.role !== "admin") return false;
   return principal.via === "session" || (principal.role === "admin" && principal.projectId === null);
@@ -36,7 +43,7 @@ export function isAdmin(principal: Principal, people: PeopleState): boolean {
  * - A personal key: the lesser of its role and what its person holds on the project now, and only on its
  *   project when it names one.
  */
-export function roleOn(principal: Principal, projectId: string, people: PeopleState): ProjectRank | undefined {
+export function roleOn(principal: Principal, projectId: string, people: PeopleDirectory): ProjectRank | undefined {
   if (principal.userId === undefined) {
     if (principal.role === "admin") return "admin";
     return principal.projectId === projectId ? principal.role : undefined;
