@@ -1,12 +1,5 @@
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import rateLimit from "@fastify/rate-limit";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import Fastify, {
-  type FastifyInstance,
-  type FastifyRequest,
-  type FastifyServerOptions,
-  type preValidationHookHandler,
-} from "fastify";
+import type { FastifyInstance } from "fastify";
 import { type Clock, isoTime, type RandomSource, systemClock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { DatabaseHandle } from "./db/database.js";
@@ -64,7 +57,8 @@ import { WebhookService } from "./features/webhooks/webhook.service.js";
 import { StreamTokens } from "./features/ofrep/stream-tokens.js";
 import { ProjectStreams } from "./features/stream/project-streams.js";
 import { streamRoutes } from "./features/stream/stream.routes.js";
-import { authenticate, Credentials } from "./http/auth.js";
+import { authenticate } from "./http/auth.js";
+import { Credentials } from "./http/key-credentials.js";
 import { ownOriginOf } from "./http/same-origin.js";
 import { authRoutes, oidcRoutes } from "./features/people/auth.routes.js";
 import { PeopleService } from "./features/people/people.service.js";
@@ -74,23 +68,14 @@ import { SignInService } from "./features/people/sign-in.service.js";
 import { registerConsole } from "./http/console.js";
 import { registerCors } from "./http/cors.js";
 import { NodeAdapter } from "./http/node-adapter.js";
-import { installMethodNotAllowed } from "./http/method-not-allowed.js";
 import { registerApiReference, registerOpenApi } from "./http/openapi.js";
-import { RequestLogController } from "./http/request-log.js";
-import { answerClientError } from "./http/client-errors.js";
-import { errorHandler, sendProblem } from "./http/problem.js";
-import { parseQueryString } from "./http/querystring.js";
-import { requestIdOf } from "./http/request-id.js";
-import { inspectRequestStrings } from "./http/request-strings.js";
 import { setResponseHeaders } from "./http/response-headers.js";
 import { Membership } from "@flagstaff/core/schemas";
-import { NoQuery } from "./schemas.js";
 import { Problem } from "./http/schemas.js";
-import { buildValidatorCompiler } from "./http/validation.js";
 import { keepNextTickMapsAlive } from "./next-tick-maps.js";
+import { type AppLogger, createFastifyApp, installRequestRules } from "./http/fastify-app.js";
 
 export const API_VERSION = "1.0.0";
-const BODY_LIMIT = 1024 * 1024;
 /** Change sets older than this are pruned; an instance further behind reloads the stream instead. */
 const FEED_RETENTION_MS = 60 * 60 * 1000;
 const FEED_PRUNE_EVERY_MS = 10 * 60 * 1000;
@@ -102,18 +87,13 @@ const SHUTDOWN_GRACE_MS = 5000;
 /** Finished webhook deliveries are kept this long for the deliveries list, then pruned. */
 const DELIVERY_RETENTION_MS = 30 * DAY_MS;
 
-const defaultEmptyBody: preValidationHookHandler = (request, _reply, done) => {
-  if (request.body === undefined) request.body = {};
-  done();
-};
-
 export interface AppDeps {
   readonly config: Config;
   readonly database: DatabaseHandle;
   readonly clock?: Clock;
   readonly random?: RandomSource;
   /** A pino logger or Fastify logger options; false for silence. */
-  readonly logger?: FastifyServerOptions["loggerInstance"] | boolean;
+  readonly logger?: AppLogger;
 }
 
 export interface Service {
@@ -146,60 +126,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
 
   await migrateToLatest(database);
 
-  const loggerOptions =
-    typeof deps.logger === "object" ? { loggerInstance: deps.logger } : { logger: deps.logger ?? false };
-  // Checks and OFREP evaluations the node:http adapter is sure of are answered in front of Fastify (see
-  // NodeAdapter); set once the services exist, below. Until then, and for every other request, Fastify's
-  // own handler runs.
-  let adapter: NodeAdapter | undefined;
-  let fastifyHandler: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
-  const app = Fastify({
-    ...loggerOptions,
-    // Fastify's documented way to supply the server: the same node:http server it would create, with the
-    // same settings (as in Fastify's getServerInstance), and the node:http adapter of the check and OFREP's
-    // single evaluation in front of its handler.
-    serverFactory: (handler, options) => {
-      fastifyHandler = handler;
-      const server = createServer(options.http ?? {}, (request, response) => {
-        if (adapter === undefined) handler(request, response);
-        else adapter.listener(request, response);
-      });
-      server.keepAliveTimeout = options.keepAliveTimeout as number;
-      server.requestTimeout = options.requestTimeout as number;
-      server.setTimeout(options.connectionTimeout as number);
-      const maxRequestsPerSocket = Number(options.maxRequestsPerSocket ?? 0);
-      if (maxRequestsPerSocket > 0) server.maxRequestsPerSocket = maxRequestsPerSocket;
-      return server;
-    },
-    bodyLimit: BODY_LIMIT,
-    // One line per request, at `debug` for reads answered well (see RequestLogController). Routes that set
-    // `config.requestLogging: false` (the check: logging each would cost more than answering it) are not
-    // logged per request; see the onRoute hook below.
-    logController: new RequestLogController({
-      disableRequestLogging: (request) =>
-        (request as Partial<FastifyRequest>).routeOptions?.config.requestLogging === false,
-    }),
-    // 4,096 leaves room for a 256-character actor id percent-encoded at 12 characters per code point.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096, querystringParser: parseQueryString },
-    clientErrorHandler: answerClientError,
-    // A client that trickles its headers or body holds a socket for nothing: it is answered 408 and
-    // closed once the header or request timeout passes. Node checks every connectionsCheckingInterval,
-    // so the bound is the timeout plus at most one second. Idle keep-alive connections are not affected.
-    requestTimeout: config.requestTimeoutMs,
-    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: 1000 },
-    // Errors the router raises before any route is chosen are answered as problem details too.
-    frameworkErrors: (error, _request, reply) => {
-      const detail =
-        error.code === "FST_ERR_MAX_PARAM_LENGTH"
-          ? "A path segment is longer than 4,096 characters."
-          : "The path is not valid: percent-encoding must spell UTF-8.";
-      sendProblem(reply, new AppError(400, "invalid_request", detail));
-    },
-    ajv: { customOptions: { removeAdditional: false } },
-    // Request ids name the request in logs and in the history; a sane incoming X-Request-Id is kept.
-    requestIdHeader: false,
-    genReqId: (request) => requestIdOf(request.headers),
-  }).withTypeProvider<TypeBoxTypeProvider>();
+  const { app, fastifyHandler, frontDoor } = createFastifyApp(config, deps.logger);
 
   const postgres = database.dialect === "postgres";
   const snapshot = new Snapshot();
@@ -264,54 +191,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   const signIn = new SignInService(db, clock);
   const ownOrigin = ownOriginOf(config.publicUrl);
 
-  app.setValidatorCompiler(buildValidatorCompiler());
-  app.setErrorHandler(errorHandler);
-  installMethodNotAllowed(app);
-  // Only JSON bodies are accepted: anything else (text/plain included) is 415.
-  app.removeContentTypeParser("text/plain");
-  // Fastify refuses an empty body sent as JSON; a DELETE or POST with no body is fine here.
-  const parseJson = app.getDefaultJsonParser("error", "error");
-  // OFREP's evaluation context is the caller's own data, whose member names are attribute names: one
-  // named `__proto__` or `constructor` is evaluated like any other, as the check and the local evaluator
-  // do. JSON.parse makes such a member an own property, never a prototype, and OFREP's routes only read
-  // the context (into objects without a prototype, ofrep.routes.ts), so they take bodies as JSON.parse
-  // reads them. Every other route keeps refusing them: their bodies reach services and the database.
-  const parseContext = app.getDefaultJsonParser("ignore", "ignore");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    if (body === "") return done(null, undefined);
-    const evaluation = request.routeOptions.config?.access === "evaluate";
-    (evaluation ? parseContext : parseJson)(request, body as string, done);
-  });
-
-  // Route-level rules, attached only where they apply so the check path carries none of them:
-  // - unknown query parameters are refused everywhere, as unknown body fields are;
-  // - a body left out counts as `{}` (every body field is optional where the operation allows it);
-  // - strings must be well-formed Unicode and values nest at most MAX_NESTING levels; NUL characters are
-  //   refused too wherever a value can reach the database (OFREP never does). The check is left out: it
-  //   has no body, its query is flat, and percent-decoding never yields a lone surrogate.
-  const storedStrings = inspectRequestStrings({ refuseNul: true });
-  const evaluatedStrings = inspectRequestStrings({ refuseNul: false });
-  app.addHook("onRoute", (route) => {
-    // Nor does such a route need a child logger per request (an allocation): errors on it are logged by
-    // the parent, without a request id.
-    if (route.config?.requestLogging === false) route.childLoggerFactory = (logger) => logger;
-    const access = route.config?.access;
-    if (access === undefined || !route.schema) return;
-    if (access === "public") {
-      // Public routes keep their own query rules (the console's files, the provider's callback), but what
-      // they read is inspected as everywhere: sign-in's e-mail, for one, reaches the database.
-      if (route.schema.body !== undefined || route.schema.querystring !== undefined) {
-        route.preValidation = [route.preValidation ?? [], storedStrings].flat() as preValidationHookHandler[];
-      }
-      return;
-    }
-    if (!route.schema.querystring) route.schema.querystring = NoQuery;
-    const hooks: preValidationHookHandler[] = [];
-    if (route.schema.body !== undefined) hooks.push(defaultEmptyBody);
-    if (access === "evaluate") hooks.push(evaluatedStrings);
-    else if (access !== "check") hooks.push(storedStrings);
-    route.preValidation = [route.preValidation ?? [], hooks].flat() as preValidationHookHandler[];
-  });
+  installRequestRules(app);
 
   await registerOpenApi(app, API_VERSION);
   await registerApiReference(app);
@@ -400,12 +280,12 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       metrics,
       corsOrigins: config.corsAllowedOrigins,
     };
-    const door = new NodeAdapter(deps, fastifyHandler as (request: IncomingMessage, response: ServerResponse) => void);
+    const door = new NodeAdapter(deps, fastifyHandler());
     app.addHook("preClose", (done) => {
       door.close();
       done();
     });
-    adapter = door;
+    frontDoor(door);
   }
   metricsRoutes(app, metrics, config.metricsPublic);
   const streams = new ProjectStreams(
