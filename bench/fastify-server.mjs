@@ -4,7 +4,7 @@
 // over it is the check's own.
 import Fastify from "fastify";
 import { Type } from "typebox";
-import { Limits } from "../packages/server/dist/src/http/schemas.js";
+import { Limits } from "../packages/core/dist/src/schemas/index.js";
 
 const app = Fastify({ logger: false });
 const ENABLED = { enabled: true };

@@ -7,7 +7,7 @@
 import { sql } from "kysely";
 import { openDatabase } from "../packages/server/dist/src/db/database.js";
 import { monotonicFactory } from "ulid";
-import { listFlags } from "../packages/server/dist/src/features/flags/flag.repository.js";
+import { listFlags } from "../packages/server/dist/src/features/flags/flag-list.repository.js";
 import { listEvents } from "../packages/server/dist/src/features/history/event.repository.js";
 import { freshDatabase, seed } from "./fixtures.mjs";
 
