@@ -73,8 +73,16 @@ module.exports = {
     {
       name: "core-engine-does-not-import-the-wire",
       severity: "error",
-      from: { path: `${C}(rules/|evaluation\\.ts|bucketing\\.ts|project-state\\.ts)` },
+      from: { path: `${C}(rules/|evaluation\\.ts|project-state\\.ts)` },
       to: { path: `${C}(schemas/|index\\.ts$|api-errors\\.ts$)` },
+    },
+    {
+      name: "core-rules-import-no-root-module",
+      comment:
+        "rules/ is the engine's floor (with contract/ below it): the root's modules build on it, never the reverse, so core's folders import in no loop.",
+      severity: "error",
+      from: { path: `${C}rules/` },
+      to: { path: `${C}[^/]+\\.ts$` },
     },
     {
       name: "core-nothing-imports-the-index",

@@ -1,4 +1,4 @@
-import { flagBucket, inActorRollout } from "./bucketing.js";
+import { flagBucket, inActorRollout } from "./rules/bucketing.js";
 import type { EvaluationReason, ExplainedRule, FlagStatus } from "./contract/enums.js";
 import { attachmentOf, evaluateFlag, thrown } from "./rules/evaluate.js";
 import { resolutionOf } from "./rules/resolution.js";

@@ -8,7 +8,7 @@ export {
   inFlagRollout,
   type RolloutFlag,
   rolloutThreshold,
-} from "./bucketing.js";
+} from "./rules/bucketing.js";
 export {
   type ActorExplanation,
   ALLOWED_PERCENTAGES,

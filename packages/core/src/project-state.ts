@@ -1,4 +1,4 @@
-import { actorBucket } from "./bucketing.js";
+import { actorBucket } from "./rules/bucketing.js";
 import type { FlagStatus } from "./evaluation.js";
 import type { Condition, FlagType, Prerequisite, Rule, TargetedFlag, Variant } from "./rules/types.js";
 import { BOOLEAN_VARIANTS } from "./rules/variants.js";

@@ -1,4 +1,4 @@
-import { flagBucket, inCallRollout, inFlagRollout, rolloutThreshold } from "../bucketing.js";
+import { flagBucket, inCallRollout, inFlagRollout, rolloutThreshold } from "./bucketing.js";
 import { PREREQUISITE_DEPTH_MAX } from "../contract/limits.js";
 import { type CompiledSplit, compiled, errorAnswer } from "./compile.js";
 import { inSegment } from "./conditions.js";

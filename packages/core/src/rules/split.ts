@@ -1,4 +1,4 @@
-import { crc32Utf8 } from "../bucketing.js";
+import { crc32Utf8 } from "./bucketing.js";
 import { SPLIT_BUCKETS } from "../contract/limits.js";
 import type { Split } from "./types.js";
 import { thousandths } from "./validate.js";
