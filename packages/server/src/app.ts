@@ -5,9 +5,16 @@ import type { Config } from "./config.js";
 import type { DatabaseHandle } from "./db/database.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { AppError } from "./errors.js";
-import { actorRoutes } from "./features/actors/actor.routes.js";
+import { actorsModule } from "./features/actors/actors.module.js";
 import { ActorSchema } from "./features/actors/actor.schemas.js";
-import { ActorService } from "./features/actors/actor.service.js";
+import { environmentsModule } from "./features/environments/environments.module.js";
+import { flagsModule } from "./features/flags/flags.module.js";
+import { historyModule } from "./features/history/history.module.js";
+import { keysModule } from "./features/keys/keys.module.js";
+import { peopleModule } from "./features/people/people.module.js";
+import { projectsModule } from "./features/projects/projects.module.js";
+import { segmentsModule } from "./features/segments/segments.module.js";
+import { webhooksModule } from "./features/webhooks/webhooks.module.js";
 import { ChangeFeed } from "./features/evaluation/change-feed.js";
 import { pruneChangeSets } from "./features/evaluation/feed.repository.js";
 import { PostgresListener } from "./features/evaluation/postgres-notifications.js";
@@ -18,53 +25,33 @@ import { Checker } from "./features/evaluation/checker.js";
 import { Snapshot } from "./features/evaluation/snapshot.js";
 import { EventSchema } from "./features/history/event.schemas.js";
 import { pruneEvents } from "./features/history/event.repository.js";
-import { eventRoutes } from "./features/history/event.routes.js";
-import { EventService } from "./features/history/event.service.js";
 import { createUnitOfWork } from "./write-path/create-unit-of-work.js";
 import type { UnitOfWork } from "./write-path/unit-of-work.js";
-import { ExplanationSchema, flagRoutes } from "./features/flags/flag.routes.js";
+import { ExplanationSchema } from "./features/flags/flag.routes.js";
 import { Metrics } from "./features/metrics/metrics.js";
 import { metricsRoutes } from "./features/metrics/metrics.routes.js";
 import { ofrepAnswers } from "./features/ofrep/answer-ofrep.js";
 import { ofrepRoutes } from "./features/ofrep/ofrep.routes.js";
 import { FlagSchema } from "./features/flags/flag.schemas.js";
-import { FlagService } from "./features/flags/flag.service.js";
-import { FlagCopier } from "./features/flags/flag-copy.js";
-import { FlagExplainer } from "./features/evaluation/explain.js";
-import { FlagListings } from "./features/evaluation/flag-listing.js";
 import { healthRoutes } from "./features/health/health.routes.js";
-import { keyRoutes } from "./features/keys/key.routes.js";
-import { environmentRoutes } from "./features/environments/environment.routes.js";
-import { EnvironmentService } from "./features/environments/environment.service.js";
 import { ApiKeySchema, CreatedApiKeySchema } from "./features/keys/key.schemas.js";
-import { KeyService } from "./features/keys/key.service.js";
-import { projectRoutes } from "./features/projects/project.routes.js";
 import { ProjectSchema } from "./features/projects/project.schemas.js";
-import { ProjectService } from "./features/projects/project.service.js";
-import { segmentRoutes } from "./features/segments/segment.routes.js";
 import { SegmentSchema } from "./features/segments/segment.schemas.js";
-import { SegmentService } from "./features/segments/segment.service.js";
 import { WebhookDispatcher } from "./features/webhooks/dispatcher.js";
 import { pruneDeliveries } from "./features/webhooks/webhook.repository.js";
-import { webhookRoutes } from "./features/webhooks/webhook.routes.js";
 import {
   CreatedWebhookSchema,
   DeliverySchema,
   DeliveryWithPayloadSchema,
   WebhookSchema,
 } from "./features/webhooks/webhook.schemas.js";
-import { WebhookService } from "./features/webhooks/webhook.service.js";
 import { StreamTokens } from "./features/ofrep/stream-tokens.js";
 import { ProjectStreams } from "./features/stream/project-streams.js";
 import { streamRoutes } from "./features/stream/stream.routes.js";
 import { authenticate } from "./http/auth.js";
 import { Credentials } from "./http/key-credentials.js";
 import { ownOriginOf } from "./http/same-origin.js";
-import { authRoutes, oidcRoutes } from "./features/people/auth.routes.js";
-import { PeopleService } from "./features/people/people.service.js";
-import { peopleRoutes } from "./features/people/people.routes.js";
-import { pruneSignIns, Sessions } from "./features/people/sessions.js";
-import { SignInService } from "./features/people/sign-in.service.js";
+import { pruneSignIns } from "./features/people/sessions.js";
 import { registerConsole } from "./http/console.js";
 import { registerCors } from "./http/cors.js";
 import { NodeAdapter } from "./http/node-adapter.js";
@@ -164,32 +151,25 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   await feed.load();
   const recorder = new CheckRecorder(db, deps.database.dialect === "postgres");
   const checker = new Checker(feed.snapshot, recorder, clock, random);
-  const projects = new ProjectService(db, work, clock, config.environmentsMaxPerProject);
-  const environments = new EnvironmentService(db, work, clock, config.environmentsMaxPerProject);
-  const keys = new KeyService(db, work, clock);
-  const flags = new FlagService(db, work, recorder, clock);
-  const flagCopier = new FlagCopier(work, recorder, clock);
-  const flagExplainer = new FlagExplainer(db, feed.snapshot, clock);
-  const flagListings = new FlagListings(db, feed.snapshot, recorder, clock);
-  const segments = new SegmentService(db, work, clock);
-  const actors = new ActorService(db, work, clock);
-  const events = new EventService(db);
-  const webhooks = new WebhookService(db, work, clock, {
+  // Each feature's module builds its services; its routes are registered below, in the document's order.
+  const featureDeps = { db, work, clock };
+  const projects = projectsModule(featureDeps, config.environmentsMaxPerProject);
+  const environments = environmentsModule(featureDeps, config.environmentsMaxPerProject);
+  const keys = keysModule(featureDeps, feed.snapshot.people);
+  const flags = flagsModule({ ...featureDeps, recorder, snapshot: feed.snapshot });
+  const segments = segmentsModule(featureDeps);
+  const actors = actorsModule(featureDeps);
+  const history = historyModule(db);
+  const webhooks = webhooksModule({
+    ...featureDeps,
+    dispatcher,
     allowPrivateNetworks: config.webhookAllowPrivateNetworks,
   });
-  // Signals, not calls, between the two: the dispatcher knows nothing of the service, nor it of the dispatcher.
-  webhooks.queued.subscribe(() => dispatcher.kick());
-  dispatcher.deadWebhooks.subscribe((dead) => webhooks.disable(dead.projectId, dead.webhookId, dead.reason));
-  const generatedAdminKey = await keys.ensureAdminKey(config.adminApiKey);
-  const sessions = new Sessions(db, clock, feed.snapshot.people, {
-    idleMs: config.sessionIdleMs,
-    maxMs: config.sessionMaxMs,
-    secure: config.publicUrl?.startsWith("https:") ?? false,
-    logger: app.log,
-  });
-  const people = new PeopleService(db, work, clock, feed.snapshot.people, sessions);
-  const signIn = new SignInService(db, clock);
+  const generatedAdminKey = await keys.services.keys.ensureAdminKey(config.adminApiKey);
   const ownOrigin = ownOriginOf(config.publicUrl);
+  // Built before the authentication hook below, which reads its sessions.
+  const people = peopleModule({ ...featureDeps, config, people: feed.snapshot.people, log: app.log, ownOrigin });
+  const { sessions } = people.services;
 
   installRequestRules(app);
 
@@ -242,27 +222,11 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     app.addSchema(schema);
   }
   healthRoutes(app, () => database.ping());
-  projectRoutes(app, projects);
-  keyRoutes(app, keys, feed.snapshot.people);
-  peopleRoutes(app, people, sessions, signIn, { passwordSignIn: config.passwordSignIn });
-  authRoutes(app, signIn, sessions, {
-    passwordSignIn: config.passwordSignIn,
-    oidcName: config.oidc?.name,
-    ownOrigin,
-  });
-  if (config.oidc !== undefined && config.publicUrl !== undefined) {
-    oidcRoutes(app, {
-      settings: { ...config.oidc, redirectUri: `${config.publicUrl}/auth/oidc/callback` },
-      secure: config.publicUrl.startsWith("https:"),
-      clock,
-      db,
-      people,
-      sessions,
-      log: app.log,
-    });
-  }
-  environmentRoutes(app, environments);
-  flagRoutes(app, { flags, copier: flagCopier, explainer: flagExplainer, listings: flagListings });
+  projects.routes(app);
+  keys.routes(app);
+  people.routes(app);
+  environments.routes(app);
+  flags.routes(app);
   // The check's and the single OFREP evaluation's answers, one each, called by their Fastify routes and
   // by the node:http adapter alike.
   const answerCheck = checkAnswers(checker, metrics);
@@ -314,11 +278,11 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     answerOfrep,
     now: () => clock.now(),
   });
-  segmentRoutes(app, segments);
-  actorRoutes(app, actors);
-  eventRoutes(app, events);
+  segments.routes(app);
+  actors.routes(app);
+  history.routes(app);
   streamRoutes(app, streams, feed.snapshot);
-  webhookRoutes(app, webhooks);
+  webhooks.routes(app);
   await registerConsole(app);
   app.get("/openapi.json", { config: { access: "public" }, schema: { hide: true, security: [] } }, async () =>
     app.swagger(),
