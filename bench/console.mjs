@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { chromium } from "playwright-core";
 import { buildApp } from "../packages/server/dist/src/app.js";
-import { loadConfig } from "../packages/server/dist/src/config.js";
+import { loadConfig } from "../packages/server/dist/src/kernel/config.js";
 import { openDatabase } from "../packages/server/dist/src/db/database.js";
 import { freshDatabase, seed } from "./fixtures.mjs";
 

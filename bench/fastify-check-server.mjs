@@ -14,10 +14,11 @@ const dist = new URL(
 );
 const from = (path) => import(new URL(path, dist).href);
 const { buildApp } = await from("app.js");
-const { loadConfig } = await from("config.js");
+const { loadConfig } = await from("kernel/config.js");
 const { openDatabase } = await from("db/database.js");
-const { AppError } = await from("errors.js");
-const { CheckQuery, CHECK_ROUTE } = await from("features/evaluation/check.routes.js");
+const { AppError } = await from("kernel/errors.js");
+const { CheckQuery } = await from("http/routes/check.routes.js");
+const { CHECK_ROUTE } = await from("http/fast-routes.js");
 const { Checker } = await from("features/evaluation/checker.js");
 const { Metrics } = await from("features/metrics/metrics.js");
 const { Credentials, presentedKey } = await from("http/key-credentials.js");

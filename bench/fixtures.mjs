@@ -6,7 +6,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { openDatabase } from "../packages/server/dist/src/db/database.js";
 import { migrateToLatest } from "../packages/server/dist/src/db/migrate.js";
-import { hashApiKey } from "../packages/server/dist/src/ids.js";
+import { hashApiKey } from "../packages/server/dist/src/kernel/ids.js";
 
 export const FLAG = "checkout";
 /** A flag of 10 rules of 3 conditions each, none holding until the last, for contexts of rulesCheckLoad. */

@@ -1,6 +1,6 @@
 // Loaded into a running server with `--import`: on SIGUSR2 it forces a full GC while none of the server's
 // tick objects is alive, lets process.nextTick run again, and prints V8's feedback for nextTick with
-// %DebugPrint, then "probe: done". Without packages/server/src/next-tick-maps.ts the literal's sites turn
+// %DebugPrint, then "probe: done". Without packages/server/src/kernel/next-tick-maps.ts the literal's sites turn
 // MEGAMORPHIC here every time; with it they stay MONOMORPHIC. V8 prints through C's stdio: run the
 // server under `stdbuf -o0` or with its output in a file, or the print may be lost. See README.md.
 import { setFlagsFromString } from "node:v8";

@@ -8,12 +8,12 @@ import { parseArgs } from "node:util";
 import Table from "cli-table3";
 import { isEmail, NAME_MAX_LENGTH } from "@flagstaff/core";
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "@flagstaff/core/schemas";
-import { type Config, loadConfig } from "./config.js";
+import { type Config, loadConfig } from "./kernel/config.js";
 import { classifyDatabaseError, type DatabaseHandle, openDatabase } from "./db/database.js";
 import { migrateToLatest } from "./db/migrate.js";
-import { AppError } from "./errors.js";
-import { ADMIN_KEY_COMMAND } from "./features/history/domain-events.js";
-import { offlineKeyService, offlinePeople } from "./features/keys/admin-keys.js";
+import { AppError } from "./kernel/errors.js";
+import { ADMIN_KEY_COMMAND } from "./write-path/domain-events.js";
+import { offlineKeyService, offlinePeople } from "./modules/admin-keys.js";
 
 /** Something text is written to: process.stdout, or a test's collector. */
 export interface Writer {

@@ -3,9 +3,9 @@
 // arguments it serves; `admin-key <create|list|revoke>` manages admin keys in the database instead.
 import { destination, pino } from "pino";
 import { buildApp } from "./app.js";
-import { ConfigError, loadConfig } from "./config.js";
+import { ConfigError, loadConfig } from "./kernel/config.js";
 import { openDatabase } from "./db/database.js";
-import { keepNextTickMapsAlive } from "./next-tick-maps.js";
+import { keepNextTickMapsAlive } from "./kernel/next-tick-maps.js";
 
 const USAGE = `Usage: flagstaff-server                                  Serve (settings from environment variables)
        flagstaff-server admin-key <create|list|revoke>  Manage admin keys in the database (--help for more)

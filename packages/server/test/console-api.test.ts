@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { actorBucket } from "@flagstaff/core";
 import { Migrator } from "kysely/migration";
-import { loadConfig } from "../src/config.js";
+import { loadConfig } from "../src/kernel/config.js";
 import { openDatabase } from "../src/db/database.js";
 import { InCodeMigrations, migrateToLatest } from "../src/db/migrate.js";
 import {

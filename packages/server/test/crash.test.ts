@@ -15,7 +15,7 @@ import {
   launchServer,
   type ServerProcess,
 } from "@flagstaff/test-harness";
-import type { Dialect } from "../src/config.js";
+import type { Dialect } from "../src/kernel/config.js";
 
 /** Runs `fn` over `items` with at most `limit` at a time. */
 async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>) {

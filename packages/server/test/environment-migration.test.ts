@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { evaluate, ProjectState, type ProjectStateJSON } from "@flagstaff/core";
 import { Migrator } from "kysely/migration";
-import { loadConfig } from "../src/config.js";
+import { loadConfig } from "../src/kernel/config.js";
 import { openDatabase } from "../src/db/database.js";
 import { InCodeMigrations, migrateToLatest } from "../src/db/migrate.js";
-import { hashApiKey, newApiKey, newEventId, newId, newKeyId } from "../src/ids.js";
+import { hashApiKey, newApiKey, newEventId, newId, newKeyId } from "../src/kernel/ids.js";
 import {
   ADMIN_KEY,
   DIALECTS,

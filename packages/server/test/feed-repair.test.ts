@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { loadConfig } from "../src/config.js";
+import { loadConfig } from "../src/kernel/config.js";
 import { type DatabaseHandle, openDatabase } from "../src/db/database.js";
-import { ADMIN_KEY_COMMAND } from "../src/features/history/domain-events.js";
-import { offlineKeyService } from "../src/features/keys/admin-keys.js";
+import { ADMIN_KEY_COMMAND } from "../src/write-path/domain-events.js";
+import { offlineKeyService } from "../src/modules/admin-keys.js";
 import { DIALECTS, startServer, type TestServer } from "@flagstaff/test-harness";
 
 // An instance that missed changes which the log no longer holds must still converge: it reads the

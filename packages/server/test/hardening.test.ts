@@ -6,7 +6,7 @@ import { connect, type Socket } from "node:net";
 import { Writable } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import { pino } from "pino";
-import { ConfigError, loadConfig } from "../src/config.js";
+import { ConfigError, loadConfig } from "../src/kernel/config.js";
 import { MAX_NESTING } from "../src/http/request-strings.js";
 import {
   ADMIN_KEY,

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { loadConfig } from "../src/config.js";
+import { loadConfig } from "../src/kernel/config.js";
 import { type DatabaseHandle, openDatabase } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { GLOBAL_STREAM } from "../src/write-path/changes.js";
 import { readStreamVersion } from "../src/features/evaluation/feed.repository.js";
-import { ADMIN_KEY_COMMAND, type StoredEvent, type WriteContext } from "../src/features/history/domain-events.js";
+import { ADMIN_KEY_COMMAND, type StoredEvent, type WriteContext } from "../src/write-path/domain-events.js";
 import { EventBus } from "../src/write-path/event-bus.js";
 import { type CommittedWrite, UnitOfWork } from "../src/write-path/unit-of-work.js";
-import { offlineKeyService } from "../src/features/keys/admin-keys.js";
+import { offlineKeyService } from "../src/modules/admin-keys.js";
 import {
   ADMIN_KEY,
   createKey,

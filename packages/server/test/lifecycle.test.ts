@@ -9,7 +9,7 @@ import { after, describe, test } from "node:test";
 import { crc32 } from "node:zlib";
 import SQLite from "better-sqlite3";
 import pg from "pg";
-import type { Dialect } from "../src/config.js";
+import type { Dialect } from "../src/kernel/config.js";
 import {
   ADMIN_KEY,
   type ApiResponse,

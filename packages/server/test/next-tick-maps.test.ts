@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { createHook } from "node:async_hooks";
 import { describe, test } from "node:test";
-import { keepNextTickMapsAlive } from "../src/next-tick-maps.js";
+import { keepNextTickMapsAlive } from "../src/kernel/next-tick-maps.js";
 
 describe("keepNextTickMapsAlive", () => {
   test("keeps one of Node's tick objects, the same one on every call", () => {

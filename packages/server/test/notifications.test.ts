@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
 import { after, before, describe, test } from "node:test";
 import type pg from "pg";
-import { hashApiKey } from "../src/ids.js";
+import { hashApiKey } from "../src/kernel/ids.js";
 import { forgetDocument } from "@flagstaff/test-harness";
 import { connectClient, endClients, waitUntil } from "./helpers/postgres-clients.js";
 import { type ServerProcess, launchServer } from "@flagstaff/test-harness";

@@ -29,7 +29,7 @@ import {
   waitFor,
 } from "@flagstaff/test-harness";
 import { Webhook } from "standardwebhooks";
-import type { Dialect } from "../src/config.js";
+import type { Dialect } from "../src/kernel/config.js";
 
 /** PostgreSQL runs when the runner found it, and must run (failing without it) when REQUIRE_POSTGRES=1. */
 const POSTGRES = DIALECTS.includes("postgres") || process.env.REQUIRE_POSTGRES === "1";

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Dialect } from "@flagstaff/server/dist/src/config.js";
+import type { Dialect } from "@flagstaff/server/dist/src/kernel/config.js";
 import pg from "pg";
 import { track } from "./cleanup.js";
 import { newDatabaseName } from "./database-names.js";

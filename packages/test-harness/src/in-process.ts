@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type AppDeps, buildApp, type Service } from "@flagstaff/server/dist/src/app.js";
-import type { Clock, RandomSource } from "@flagstaff/server/dist/src/clock.js";
-import { type Config, type Dialect, loadConfig } from "@flagstaff/server/dist/src/config.js";
+import type { Clock, RandomSource } from "@flagstaff/server/dist/src/kernel/clock.js";
+import { type Config, type Dialect, loadConfig } from "@flagstaff/server/dist/src/kernel/config.js";
 import { type DatabaseHandle, openDatabase } from "@flagstaff/server/dist/src/db/database.js";
 import { track } from "./cleanup.js";
 import { type FreshDatabase, freshDatabase } from "./database.js";

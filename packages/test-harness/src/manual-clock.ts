@@ -1,4 +1,4 @@
-import type { Clock } from "@flagstaff/server/dist/src/clock.js";
+import type { Clock } from "@flagstaff/server/dist/src/kernel/clock.js";
 
 interface Timer {
   readonly at: number;

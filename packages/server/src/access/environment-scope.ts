@@ -1,4 +1,4 @@
-import { AppError } from "../errors.js";
+import { AppError } from "../kernel/errors.js";
 import type { Principal } from "./principal.js";
 
 /**

@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
-import type { Config, Dialect } from "../config.js";
+import type { Config, Dialect } from "../kernel/config.js";
 import type { Database } from "./schema.js";
 
 export interface DatabaseHandle {

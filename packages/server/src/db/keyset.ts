@@ -1,5 +1,5 @@
 import type { ExpressionBuilder, Expression, SelectQueryBuilder } from "kysely";
-import type { PageQuery, SortKey } from "../pagination.js";
+import type { PageQuery, SortKey } from "../kernel/pagination.js";
 
 // Kysely cannot type a helper generic over "any query with these columns", so the column references
 // are untyped here; the repositories that call it pass literal column names of their own tables.

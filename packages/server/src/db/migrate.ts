@@ -1,5 +1,5 @@
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
-import type { Dialect } from "../config.js";
+import type { Dialect } from "../kernel/config.js";
 import type { DatabaseHandle } from "./database.js";
 import { initialMigration } from "./migrations/001-initial.js";
 import { eventsMigration } from "./migrations/002-events.js";

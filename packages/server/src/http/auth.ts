@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { refuseBeyond, refuseOtherEnvironment } from "../access/environment-scope.js";
 import type { Principal } from "../access/principal.js";
 import { isActive, roleOn } from "../access/roles.js";
-import { AppError } from "../errors.js";
+import { AppError } from "../kernel/errors.js";
 import type { PeopleState } from "../features/people/people-state.js";
 import type { SessionVerifier } from "../features/people/sessions.js";
 import { type Credentials, missingKeyProblem, presentedKey, unauthorized } from "./key-credentials.js";

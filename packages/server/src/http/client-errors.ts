@@ -1,5 +1,5 @@
 import type { Socket } from "node:net";
-import { AppError } from "../errors.js";
+import { AppError } from "../kernel/errors.js";
 import { problemBody } from "./problem.js";
 
 /**

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from "fastify";
 import type { Static, TObject, TSchema } from "typebox";
-import type { WriteContext } from "../features/history/domain-events.js";
+import type { WriteContext } from "../write-path/domain-events.js";
 import { entityTag } from "../write-path/preconditions.js";
 import { errorResponses } from "./schemas.js";
-import { IfMatchHeaders, NoContent } from "../schemas.js";
+import { IfMatchHeaders, NoContent } from "../kernel/schemas.js";
 import type { TypedApp } from "./typed-app.js";
 import { writeContext } from "./write-context.js";
 

@@ -3,7 +3,7 @@ import { join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { AppError } from "../errors.js";
+import { AppError } from "../kernel/errors.js";
 import { sendProblem } from "./problem.js";
 
 /** Where `npm run build` puts the web console (packages/console/dist/web), from this file in dist/src/http. */

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import Fastify, { type FastifyRequest, type FastifyServerOptions, type preValidationHookHandler } from "fastify";
-import type { Config } from "../config.js";
-import { AppError } from "../errors.js";
-import { NoQuery } from "../schemas.js";
+import type { Config } from "../kernel/config.js";
+import { AppError } from "../kernel/errors.js";
+import { NoQuery } from "../kernel/schemas.js";
 import { answerClientError } from "./client-errors.js";
 import { installMethodNotAllowed } from "./method-not-allowed.js";
 import { errorHandler, sendProblem } from "./problem.js";

@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Principal } from "../access/principal.js";
-import { AppError } from "../errors.js";
+import { AppError } from "../kernel/errors.js";
 import type { Snapshot } from "../features/evaluation/snapshot.js";
-import { hashApiKey } from "../ids.js";
+import { hashApiKey } from "../kernel/ids.js";
 
 // A request's key: where it is read from, and the principal the snapshot holds for it.
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
-import { AppError } from "../errors.js";
+import { AppError } from "../kernel/errors.js";
 import { sendProblem } from "./problem.js";
 
 const METHODS: HTTPMethod[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];

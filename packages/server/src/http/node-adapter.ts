@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { AnswerCheck } from "../features/evaluation/answer-check.js";
-import { CHECK_ROUTE, JSON_TYPE } from "../features/evaluation/check.routes.js";
+import { CHECK_ROUTE, JSON_TYPE, OFREP_EVALUATE_ROUTE } from "./fast-routes.js";
 import type { Checker } from "../features/evaluation/checker.js";
 import { readPlainCheck } from "../features/evaluation/plain-check.js";
 import type { Principal } from "../access/principal.js";
@@ -8,7 +8,6 @@ import type { Metrics } from "../features/metrics/metrics.js";
 import type { DurationSeries } from "../features/metrics/request-durations.js";
 import type { AnswerOfrep } from "../features/ofrep/answer-ofrep.js";
 import { leaveBody } from "../features/ofrep/buffered-body.js";
-import { OFREP_EVALUATE_ROUTE } from "../features/ofrep/ofrep.routes.js";
 import { plainActors, plainEvaluationKey } from "../features/ofrep/plain-evaluation.js";
 import { type Credentials, presentedKey } from "./key-credentials.js";
 import { type Access, allows } from "./route-access.js";

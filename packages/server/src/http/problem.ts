@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { classifyDatabaseError } from "../db/database.js";
-import { AppError, busy, type ErrorCode, type FieldError, unavailable } from "../errors.js";
+import { AppError, busy, type ErrorCode, type FieldError, unavailable } from "../kernel/errors.js";
 
 const TITLES: Record<ErrorCode, string> = {
   invalid_request: "Invalid request",

@@ -1,7 +1,7 @@
 import { readQueryAttributeParameter } from "@flagstaff/core";
 import type { preValidationHookHandler } from "fastify";
 import fastQuerystring from "fast-querystring";
-import { invalid } from "../errors.js";
+import { invalid } from "../kernel/errors.js";
 
 /**
  * The attributes a query names both as a value (`attributes[x]=…`) and as a list's elements

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { AppError, type FieldError } from "../errors.js";
+import { AppError, type FieldError } from "../kernel/errors.js";
 
 /**
  * How deep a request's values may nest. The API's own bodies nest three levels at most and OFREP

@@ -1,6 +1,6 @@
 import type { Principal } from "../access/principal.js";
 import { isAdmin, type ProjectRank, RANK, roleOn } from "../access/roles.js";
-import { AppError, projectNotFound } from "../errors.js";
+import { AppError, projectNotFound } from "../kernel/errors.js";
 import type { PeopleState, PersonState } from "../features/people/people-state.js";
 
 // What each route requires of its caller (its `config.access`, and the other route options

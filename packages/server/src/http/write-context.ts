@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
-import { AppError } from "../errors.js";
-import type { EventActor, WriteContext } from "../features/history/domain-events.js";
+import { AppError } from "../kernel/errors.js";
+import type { EventActor, WriteContext } from "../write-path/domain-events.js";
 
 /**
  * The caller and request a write is recorded under: the person (by session or personal key) with their

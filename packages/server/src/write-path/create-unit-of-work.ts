@@ -1,9 +1,9 @@
 import type { Transaction } from "kysely";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../kernel/clock.js";
 import type { DatabaseHandle } from "../db/database.js";
 import type { Database } from "../db/schema.js";
 import { notifyChangeSet } from "./change-log.js";
-import type { StoredEvent } from "../features/history/domain-events.js";
+import type { StoredEvent } from "./domain-events.js";
 import { UnitOfWork, type UnitOfWorkLogger, type WriteHooks } from "./unit-of-work.js";
 
 export interface WritePathOptions {

@@ -1,5 +1,5 @@
 import { BOOLEAN_TARGETING, type FlagChangeFields, TARGETING_FIELDS } from "@flagstaff/core";
-import type { DomainEvent, FlagRecord } from "../features/history/domain-events.js";
+import type { DomainEvent, FlagRecord } from "./domain-events.js";
 import type { Change } from "./changes.js";
 
 /**

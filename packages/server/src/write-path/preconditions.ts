@@ -1,4 +1,4 @@
-import { AppError } from "../errors.js";
+import { AppError } from "../kernel/errors.js";
 
 /**
  * Optimistic concurrency for flags and segments. Each carries a revision that moves with every change;

@@ -1,20 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely, Transaction } from "kysely";
-import { type Clock, isoTime } from "../clock.js";
+import { type Clock, isoTime } from "../kernel/clock.js";
 import type { Database } from "../db/schema.js";
-import { busy } from "../errors.js";
-import { newEventId } from "../ids.js";
+import { busy } from "../kernel/errors.js";
+import { newEventId } from "../kernel/ids.js";
 import type { ChangeSet } from "./changes.js";
 import { evaluationChanges } from "./event-changes.js";
 import { nextStreamVersion, recordChangeSet } from "./change-log.js";
-import {
-  type DomainEvent,
-  publishedEvent,
-  type StoredEvent,
-  type WriteContext,
-} from "../features/history/domain-events.js";
+import { type DomainEvent, publishedEvent, type StoredEvent, type WriteContext } from "./domain-events.js";
 import { EventBus } from "./event-bus.js";
-import { insertEvents } from "../features/history/event.repository.js";
+import { insertEvents } from "./event-log.js";
 
 /** What the work of a write answers: its result and its events. */
 export interface WorkOutcome<T> {

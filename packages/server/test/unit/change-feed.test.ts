@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, test } from "node:test";
 import { ManualClock } from "@flagstaff/test-harness";
 import type { DatabaseHandle } from "../../src/db/database.js";
-import { isoTime } from "../../src/clock.js";
+import { isoTime } from "../../src/kernel/clock.js";
 import { ChangeFeed } from "../../src/features/evaluation/change-feed.js";
 import type { ChangeSet } from "../../src/write-path/changes.js";
 import { pruneChangeSets, readChangeSetsSince } from "../../src/features/evaluation/feed.repository.js";
-import type { WriteContext } from "../../src/features/history/domain-events.js";
+import type { WriteContext } from "../../src/write-path/domain-events.js";
 import { UnitOfWork } from "../../src/write-path/unit-of-work.js";
 import { FakeLogger, memoryDatabase } from "./fakes.js";
 

@@ -1,4 +1,4 @@
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/kernel/config.js";
 import { type DatabaseHandle, openDatabase } from "../../src/db/database.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 

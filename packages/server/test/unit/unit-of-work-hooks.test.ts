@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { DIALECTS, type FreshDatabase, freshDatabase, ManualClock } from "@flagstaff/test-harness";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/kernel/config.js";
 import { type DatabaseHandle, openDatabase } from "../../src/db/database.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 import { GLOBAL_STREAM } from "../../src/write-path/changes.js";
-import type { WriteContext } from "../../src/features/history/domain-events.js";
+import type { WriteContext } from "../../src/write-path/domain-events.js";
 import { UnitOfWork } from "../../src/write-path/unit-of-work.js";
 
 const context: WriteContext = {

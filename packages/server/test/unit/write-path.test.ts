@@ -7,7 +7,7 @@ import type { Database } from "../../src/db/schema.js";
 import { ChangeFeed } from "../../src/features/evaluation/change-feed.js";
 import { type Change, type ChangeSet, GLOBAL_STREAM } from "../../src/write-path/changes.js";
 import { evaluationChanges } from "../../src/write-path/event-changes.js";
-import type { DomainEvent, StoredEvent, WriteContext } from "../../src/features/history/domain-events.js";
+import type { DomainEvent, StoredEvent, WriteContext } from "../../src/write-path/domain-events.js";
 import { UnitOfWork } from "../../src/write-path/unit-of-work.js";
 import { FakeLogger, memoryDatabase } from "./fakes.js";
 

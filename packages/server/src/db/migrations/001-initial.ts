@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import type { Migration } from "kysely/migration";
-import type { Dialect } from "../../config.js";
+import type { Dialect } from "../../kernel/config.js";
 
 /** The first schema. `textKey` makes sort columns compare bytewise on both engines, as the cursors assume. */
 export function initialMigration(dialect: Dialect): Migration {

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import type { Migration } from "kysely/migration";
-import type { Dialect } from "../../config.js";
+import type { Dialect } from "../../kernel/config.js";
 
 /**
  * Failed sign-ins counted per e-mail (issue 31).

@@ -1,8 +1,8 @@
 import type { Kysely } from "kysely";
-import { type Clock, isoTime } from "../../clock.js";
+import { type Clock, isoTime } from "../../kernel/clock.js";
 import type { Database } from "../../db/schema.js";
-import { AppError, projectNotFound } from "../../errors.js";
-import type { ActorProfile, DomainEvent, WriteContext } from "../history/domain-events.js";
+import { AppError, projectNotFound } from "../../kernel/errors.js";
+import type { ActorProfile, DomainEvent, WriteContext } from "../../write-path/domain-events.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./actor.repository.js";

@@ -1,7 +1,7 @@
 import { type Kysely, sql, type Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
 import type { Database } from "../../db/schema.js";
-import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
+import { assemblePage, type Page, type PageQuery } from "../../kernel/pagination.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

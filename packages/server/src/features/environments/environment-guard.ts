@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
 import type { Database } from "../../db/schema.js";
-import { AppError } from "../../errors.js";
-import type { WriteContext } from "../history/domain-events.js";
+import { AppError } from "../../kernel/errors.js";
+import type { WriteContext } from "../../write-path/domain-events.js";
 import type { EnvironmentReads } from "./environment.store.js";
 
 /**

@@ -1,8 +1,8 @@
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import type { Database, EnvironmentsTable } from "../../db/schema.js";
-import { environmentNotFound, projectNotFound } from "../../errors.js";
+import { environmentNotFound, projectNotFound } from "../../kernel/errors.js";
 import { findProject } from "../projects/project.repository.js";
-import { insertEnvironmentConfigurations } from "../flags/flag-configs.repository.js";
+import { insertEnvironmentConfigurations } from "../../db/flag-configs.js";
 import type { Environment } from "./environment.schemas.js";
 import type { EnvironmentStore, PlacedEnvironment } from "./environment.store.js";
 

@@ -1,13 +1,13 @@
 import type { Kysely } from "kysely";
-import { type Clock, isoTime } from "../../clock.js";
+import { type Clock, isoTime } from "../../kernel/clock.js";
 import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
-import { AppError, environmentNotFound, invalid, projectNotFound } from "../../errors.js";
+import { AppError, environmentNotFound, invalid, projectNotFound } from "../../kernel/errors.js";
 import { refuseBeyond } from "../../access/environment-scope.js";
-import { encodeCursor, type Page, type PageQuery } from "../../pagination.js";
+import { encodeCursor, type Page, type PageQuery } from "../../kernel/pagination.js";
 import type { Writes } from "../../write-path/unit-of-work.js";
-import type { DomainEvent, EnvironmentRecord, WriteContext } from "../history/domain-events.js";
-import { keyRevoked } from "../keys/key.service.js";
+import type { DomainEvent, EnvironmentRecord, WriteContext } from "../../write-path/domain-events.js";
+import { keyRevoked } from "../../write-path/domain-events.js";
 import { environmentRepository } from "./environment.repository.js";
 import type { EnvironmentStore, PlacedEnvironment } from "./environment.store.js";
 import type { CreateEnvironmentInput, Environment, UpdateEnvironmentInput } from "./environment.schemas.js";

@@ -1,5 +1,4 @@
 import type { Resolution } from "@flagstaff/core";
-import type { Metrics } from "../metrics/metrics.js";
 import type { Attributes, Checker } from "./checker.js";
 
 /** The check's answer: its JSON body, already written out, and its Cache-Control. */
@@ -49,7 +48,12 @@ const typedAnswer = (resolution: Resolution, cache: number | undefined): CheckAn
   cacheControl: cacheControl(cache),
 });
 
-export function checkAnswers(checker: Checker, metrics: Metrics): AnswerCheck {
+/** What the check counts its answers with: metrics/metrics.ts's `Metrics` (a layer above the checker). */
+export interface CheckCounter {
+  recordCheck(enabled: boolean): void;
+}
+
+export function checkAnswers(checker: Checker, metrics: CheckCounter): AnswerCheck {
   return (projectId, environment, flagName, actorIds, cache, attributes) => {
     const { resolution, typed } = checker.check(projectId, environment, flagName, actorIds, attributes);
     const enabled = resolution.enabled;

@@ -12,7 +12,7 @@ import {
   readStreamVersions,
 } from "./feed.repository.js";
 import { type FlagState, ProjectEnvironments, Snapshot } from "./snapshot.js";
-import { conditionsOf, targetingOf } from "../flags/targeting.js";
+import { conditionsOf, targetingOf } from "../../db/targeting.js";
 
 export interface FeedLogger {
   warn(obj: object, msg: string): void;

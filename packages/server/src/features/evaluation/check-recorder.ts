@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import { isoTime } from "../../clock.js";
+import { isoTime } from "../../kernel/clock.js";
 import type { Database } from "../../db/schema.js";
 
 /** Flags updated per statement; keeps the statement well under every engine's parameter limit. */

@@ -7,8 +7,8 @@ import {
   resolutionOf,
   type TargetingResolver,
 } from "@flagstaff/core";
-import type { Clock, RandomSource } from "../../clock.js";
-import { environmentNotFound, flagNotFound, projectNotFound } from "../../errors.js";
+import type { Clock, RandomSource } from "../../kernel/clock.js";
+import { environmentNotFound, flagNotFound, projectNotFound } from "../../kernel/errors.js";
 import type { CheckRecorder } from "./check-recorder.js";
 import type { Snapshot } from "./snapshot.js";
 

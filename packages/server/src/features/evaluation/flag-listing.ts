@@ -1,10 +1,10 @@
 import { type FlagState, isEnabledForSegment, type ProjectState, referencesOf, servedToActor } from "@flagstaff/core";
 import type { Kysely } from "kysely";
 import type { EnvironmentScope } from "../../access/environment-scope.js";
-import type { Clock } from "../../clock.js";
+import type { Clock } from "../../kernel/clock.js";
 import type { Database } from "../../db/schema.js";
-import { segmentNotFound } from "../../errors.js";
-import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
+import { segmentNotFound } from "../../kernel/errors.js";
+import { assemblePage, type Page, type PageQuery } from "../../kernel/pagination.js";
 import { resolveEnvironment } from "../environments/environment.repository.js";
 import { FlagPresenter, type PendingChecks } from "../flags/flag-presenter.js";
 import * as repo from "../flags/flag.repository.js";

@@ -1,4 +1,4 @@
-import type { PageQuery } from "../../pagination.js";
+import type { PageQuery } from "../../kernel/pagination.js";
 
 /** Index of the first name strictly greater than `key` in an ascending list. */
 function firstAfter(names: readonly string[], key: string): number {

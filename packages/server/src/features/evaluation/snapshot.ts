@@ -1,5 +1,5 @@
 import { compareText, type FlagState, ProjectState } from "@flagstaff/core";
-import { environmentNotFound, projectNotFound } from "../../errors.js";
+import { environmentNotFound, projectNotFound } from "../../kernel/errors.js";
 import { type Change, type ChangeSet, FIRST_ENVIRONMENT } from "../../write-path/changes.js";
 import type { Principal, Role } from "../../access/principal.js";
 import { ProjectEnvironments } from "./project-environments.js";

@@ -1,10 +1,10 @@
-import { type Clock, isoTime } from "../../clock.js";
-import { flagNotFound, invalid } from "../../errors.js";
+import { type Clock, isoTime } from "../../kernel/clock.js";
+import { flagNotFound, invalid } from "../../kernel/errors.js";
 import type { EnvironmentScope } from "../../access/environment-scope.js";
 import type { Writes } from "../../write-path/unit-of-work.js";
 import { requireMatch } from "../../write-path/preconditions.js";
 import { refuseProtected } from "../environments/environment-guard.js";
-import type { FlagUpdate, WriteContext } from "../history/domain-events.js";
+import type { FlagUpdate, WriteContext } from "../../write-path/domain-events.js";
 import { FlagPresenter, flagTag, type PendingChecks } from "./flag-presenter.js";
 import { checkTargeting, flagState, saveLinks, servingChanged, target, updateRecord } from "./flag-writes.js";
 import { flagRepository } from "./flag.repository.js";

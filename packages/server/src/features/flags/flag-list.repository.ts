@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { beyondKey, type KeyColumn, keysetPage } from "../../db/keyset.js";
-import type { PageQuery, SortKey } from "../../pagination.js";
+import type { PageQuery, SortKey } from "../../kernel/pagination.js";
 import { type Executor, FLAG_COLUMNS, flagsIn, toFlag } from "./flag-rows.js";
 import type { Flag, FlagFilter, FlagSort } from "./flag.schemas.js";
 

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from "kysely";
-import { isoTime } from "../../clock.js";
+import { isoTime } from "../../kernel/clock.js";
 import type { Database } from "../../db/schema.js";
 import { entityTag } from "../../write-path/preconditions.js";
 import { flagRepository } from "./flag.repository.js";

@@ -2,7 +2,7 @@ import type { Kysely, Selectable, Transaction } from "kysely";
 import { FLAG_EVALUATION_COLUMNS } from "../../db/flag-columns.js";
 import type { Database, FlagConfigsTable, FlagsTable } from "../../db/schema.js";
 import type { Flag } from "./flag.schemas.js";
-import { targetingOf } from "./targeting.js";
+import { targetingOf } from "../../db/targeting.js";
 
 // A flag as its repositories read it: its definition joined with one environment's configuration.
 

@@ -1,11 +1,11 @@
 import { pickTargeting, referencesOf, validateVariants } from "@flagstaff/core";
 import type { Transaction } from "kysely";
 import type { Database } from "../../db/schema.js";
-import { AppError, invalid } from "../../errors.js";
-import type { FlagRecord, FlagUpdate } from "../history/domain-events.js";
+import { AppError, invalid } from "../../kernel/errors.js";
+import type { FlagRecord, FlagUpdate } from "../../write-path/domain-events.js";
 import type { Flag } from "./flag.schemas.js";
 import type { FlagStore } from "./flag.store.js";
-import { checkConfiguration, refuseProblems } from "./targeting.js";
+import { checkConfiguration, refuseProblems } from "../../db/targeting.js";
 
 // What the writes of a flag share (flag.service.ts: create, update, delete; flag-copy.ts: copy): the
 // history's record of a flag, its attachments, and the check of targeting inside the write's transaction.

@@ -1,4 +1,4 @@
-import { type FlagTargeting, referencesOf } from "@flagstaff/core";
+import type { FlagTargeting } from "@flagstaff/core";
 import type { Transaction } from "kysely";
 import { TARGETING_COLUMNS } from "../../db/flag-columns.js";
 import { linkedNow, unlink } from "../../db/link-tables.js";
@@ -11,7 +11,7 @@ import { countFlags, flagsBeyond, listFlags } from "./flag-list.repository.js";
 import { configIdOf, type Executor, FLAG_COLUMNS, flagsIn, toFlag } from "./flag-rows.js";
 import type { Flag, FlagEnvironmentConfiguration } from "./flag.schemas.js";
 import type { FlagStore } from "./flag.store.js";
-import { configurationColumns, rulesOf, targetingOf, variantsColumn } from "./targeting.js";
+import { configurationColumns, targetingOf, variantsColumn } from "../../db/targeting.js";
 
 export { configIdOf };
 
@@ -177,29 +177,6 @@ export async function targetingIn(db: Executor, projectId: string, environment: 
     .select(["flags.name", ...TARGETING_COLUMNS])
     .execute();
   return rows.map((row) => ({ name: row.name, ...targetingOf(row) }));
-}
-
-/**
- * Every configuration of the project, in every environment, whose rules name the segment (in_segment,
- * not_in_segment: core's referencesOf), by flag name and then environment.
- */
-export async function rulesNamingSegment(
-  db: Executor,
-  projectId: string,
-  segmentId: string,
-): Promise<{ flag: string; environment: string }[]> {
-  const rows = await db
-    .selectFrom("flag_configs")
-    .innerJoin("flags", "flags.id", "flag_configs.flag_id")
-    .select(["flags.name", "flag_configs.environment_id", "flag_configs.rules"])
-    .where("flags.project_id", "=", projectId)
-    .where("flag_configs.rules", "is not", null)
-    .orderBy("flags.name")
-    .orderBy("flag_configs.environment_id")
-    .execute();
-  return rows
-    .filter((row) => referencesOf({ rules: rulesOf(row.rules) }).segments.includes(segmentId))
-    .map((row) => ({ flag: row.name, environment: row.environment_id }));
 }
 
 /** The variant keys a configuration serves: its onVariant and offVariant, and every rule's variant or split's. */

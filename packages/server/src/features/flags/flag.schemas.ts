@@ -2,7 +2,7 @@ import { DESCRIPTION_MAX_LENGTH, FLAG_NAME_MAX_LENGTH, FLAG_SORTS, FLAG_STATUSES
 import { oneOf } from "@flagstaff/core/schemas";
 import type { Flag as FlagShape } from "@flagstaff/core/schemas";
 import { Type } from "typebox";
-import { EnvironmentQuerySchema, PageQuerySchema } from "../../schemas.js";
+import { EnvironmentQuerySchema, PageQuerySchema } from "../../kernel/schemas.js";
 import { Limits } from "@flagstaff/core/schemas";
 
 export type { FlagSort } from "@flagstaff/core";

@@ -7,7 +7,7 @@ import {
 } from "@flagstaff/core";
 import type { Kysely } from "kysely";
 import type { EnvironmentScope } from "../../access/environment-scope.js";
-import { type Clock, isoTime } from "../../clock.js";
+import { type Clock, isoTime } from "../../kernel/clock.js";
 import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
 import {
@@ -18,21 +18,21 @@ import {
   invalid,
   projectNotFound,
   segmentNotFound,
-} from "../../errors.js";
-import { newId } from "../../ids.js";
-import { assemblePage, type Page, type PageQuery, toPageQuery } from "../../pagination.js";
+} from "../../kernel/errors.js";
+import { newId } from "../../kernel/ids.js";
+import { assemblePage, type Page, type PageQuery, toPageQuery } from "../../kernel/pagination.js";
 import { requireMatch } from "../../write-path/preconditions.js";
 import type { Writes } from "../../write-path/unit-of-work.js";
 import type { Membership } from "../actors/member-lists.js";
 import { refuseProtected } from "../environments/environment-guard.js";
-import type { WriteContext } from "../history/domain-events.js";
+import type { WriteContext } from "../../write-path/domain-events.js";
 import { FlagPresenter, flagTag, type PendingChecks } from "./flag-presenter.js";
 import { checkTargeting, flagState, sameJSON, saveLinks, servingChanged, target, updateRecord } from "./flag-writes.js";
 import { flagOrder } from "./flag-list.repository.js";
 import { configIdOf, flagRepository } from "./flag.repository.js";
 import type { CreateFlagInput, Flag, FlagFilter, FlagSort, UpdateFlagInput } from "./flag.schemas.js";
 import type { FlagStore } from "./flag.store.js";
-import { refuseProblems } from "./targeting.js";
+import { refuseProblems } from "../../db/targeting.js";
 
 // A flag's create, read, update, delete and lists the database decides. Its copy between environments is
 // flag-copy.ts; its explanation and the lists the engine decides are the read model's

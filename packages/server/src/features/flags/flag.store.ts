@@ -1,7 +1,7 @@
 import type { FlagTargeting } from "@flagstaff/core";
 import type { Kysely, Transaction } from "kysely";
 import type { Database } from "../../db/schema.js";
-import type { Page, PageQuery, SortKey } from "../../pagination.js";
+import type { Page, PageQuery, SortKey } from "../../kernel/pagination.js";
 import type { Membership } from "../actors/member-lists.js";
 import type { EnvironmentReads } from "../environments/environment.store.js";
 import type { FlagOrder } from "./flag-list.repository.js";

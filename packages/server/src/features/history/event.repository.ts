@@ -1,8 +1,8 @@
 import type { Kysely, Selectable, SelectQueryBuilder, Transaction } from "kysely";
 import type { Database, EventsTable } from "../../db/schema.js";
-import type { PageQuery, SortKey } from "../../pagination.js";
-import { redactState, redactUrl } from "../webhooks/redacted-url.js";
-import type { EventActor, EventType, StoredEvent, TargetKind } from "./domain-events.js";
+import type { PageQuery, SortKey } from "../../kernel/pagination.js";
+import { redactState, redactUrl } from "../../write-path/redacted-url.js";
+import type { EventActor, EventType, StoredEvent, TargetKind } from "../../write-path/domain-events.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -26,36 +26,6 @@ export interface EventFilter {
   /** Only the changes of this person (usr_…) or key. */
   readonly actorId?: string;
 }
-
-/** Stores events in the history, in the write's transaction. */
-export async function insertEvents(trx: Transaction<Database>, events: readonly StoredEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  await trx
-    .insertInto("events")
-    .values(
-      events.map((e) => ({
-        id: e.id,
-        project_id: e.projectId,
-        type: e.type,
-        target_kind: e.target.kind,
-        target_id: e.target.id,
-        target_name: e.target.name,
-        actor: JSON.stringify(e.actor),
-        before: e.before === null ? null : JSON.stringify(e.before),
-        after: e.after === null ? null : JSON.stringify(e.after),
-        request_id: e.requestId,
-        environment_id: e.environment ?? null,
-        created_at: e.createdAt,
-        actor_id: actorIdOf(e.actor),
-        comment: e.comment ?? null,
-      })),
-    )
-    .execute();
-}
-
-/** The id `?actor=` finds an event by: the person's, or the key's; none for the service's own writes. */
-const actorIdOf = (actor: EventActor): string | null =>
-  actor.type === "user" ? actor.id : actor.type === "key" ? actor.keyId : null;
 
 /** An actor as stored; those recorded before people existed have no `type`, which is added here. */
 function readActor(text: string): EventActor {
@@ -148,14 +118,4 @@ export async function eventsBeyond(
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
-}
-
-/** Drops a project's whole history, in the transaction that deletes the project. */
-export async function deleteProjectEvents(trx: Transaction<Database>, projectId: string): Promise<void> {
-  await trx.deleteFrom("events").where("project_id", "=", projectId).execute();
-}
-
-/** Drops events created before `before`. */
-export async function pruneEvents(db: Kysely<Database>, before: string): Promise<void> {
-  await db.deleteFrom("events").where("created_at", "<", before).execute();
 }

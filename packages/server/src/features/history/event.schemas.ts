@@ -2,7 +2,7 @@ import { EVENT_TYPE_FILTERS, SEGMENT_ID_MAX_LENGTH } from "@flagstaff/core";
 import { oneOf } from "@flagstaff/core/schemas";
 import { Type } from "typebox";
 import { Limits, Timestamp } from "@flagstaff/core/schemas";
-import { PageQuerySchema } from "../../schemas.js";
+import { PageQuerySchema } from "../../kernel/schemas.js";
 
 // The event's shape is the API's contract, shared with the clients: @flagstaff/core/schemas.
 export { EventSchema } from "@flagstaff/core/schemas";

@@ -1,10 +1,10 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
-import { flagNotFound, invalid, projectNotFound } from "../../errors.js";
-import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
+import { flagNotFound, invalid, projectNotFound } from "../../kernel/errors.js";
+import { assemblePage, type Page, type PageQuery } from "../../kernel/pagination.js";
 import { flagExists } from "../flags/flag.repository.js";
 import { findProject } from "../projects/project.repository.js";
-import { EVENT_TYPES, type EventType, type StoredEvent } from "./domain-events.js";
+import { EVENT_TYPES, type EventType, type StoredEvent } from "../../write-path/domain-events.js";
 import { type EventFilter, eventsBeyond, listEvents } from "./event.repository.js";
 import type { HistoryQuery } from "./event.schemas.js";
 

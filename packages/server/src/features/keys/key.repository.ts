@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
 import type { ApiKeysTable, Database } from "../../db/schema.js";
-import type { PageQuery, SortKey } from "../../pagination.js";
+import type { PageQuery, SortKey } from "../../kernel/pagination.js";
 import type { Role } from "../../access/principal.js";
 import type { ApiKey } from "./key.schemas.js";
 

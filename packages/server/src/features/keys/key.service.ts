@@ -1,28 +1,17 @@
 import type { Kysely, Transaction } from "kysely";
-import { type Clock, isoTime } from "../../clock.js";
+import { type Clock, isoTime } from "../../kernel/clock.js";
 import type { Database } from "../../db/schema.js";
-import { AppError, invalid, projectNotFound } from "../../errors.js";
+import { AppError, invalid, projectNotFound } from "../../kernel/errors.js";
 import { refuseBeyond } from "../../access/environment-scope.js";
 import { resolveEnvironment } from "../environments/environment.repository.js";
-import { hashApiKey, newApiKey, newKeyId } from "../../ids.js";
-import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
+import { hashApiKey, newApiKey, newKeyId } from "../../kernel/ids.js";
+import { assemblePage, type Page, type PageQuery } from "../../kernel/pagination.js";
 import { GLOBAL_STREAM } from "../../write-path/changes.js";
-import type { Role } from "../../access/principal.js";
-import { type DomainEvent, type KeyRecord, STARTUP, type WriteContext } from "../history/domain-events.js";
+import { type DomainEvent, keyRevoked, keyState, STARTUP, type WriteContext } from "../../write-path/domain-events.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./key.repository.js";
 import type { ApiKey, CreatedApiKey, CreateKeyInput, UpdateKeyInput } from "./key.schemas.js";
-
-type KeyFields = { id: string; name: string; role: Role; environment: string | null };
-
-/** A key's state as the history records it: id, name, role and environment, never the secret or its hash. */
-const keyState = (key: KeyFields): KeyRecord => ({
-  id: key.id,
-  name: key.name,
-  role: key.role,
-  environment: key.environment,
-});
 
 /** A key's creation; its hash goes along unpublished, for the snapshot that authenticates with it. */
 const keyCreated = (projectId: string | null, key: ApiKey, keyHash: string): DomainEvent => ({
@@ -32,14 +21,6 @@ const keyCreated = (projectId: string | null, key: ApiKey, keyHash: string): Dom
   before: null,
   after: keyState(key),
   unpublished: { keyHash },
-});
-
-export const keyRevoked = (projectId: string | null, key: KeyFields): DomainEvent => ({
-  type: "key.revoked",
-  projectId,
-  target: { kind: "key", id: key.id, name: key.name },
-  before: keyState(key),
-  after: null,
 });
 
 export class KeyService {

@@ -1,5 +1,5 @@
 import { ofrepResult } from "@flagstaff/core/schemas";
-import { AppError } from "../../errors.js";
+import { AppError } from "../../kernel/errors.js";
 import type { Attributes, Checker } from "../evaluation/checker.js";
 import type { Metrics } from "../metrics/metrics.js";
 

@@ -1,5 +1,5 @@
 import type { preValidationHookHandler } from "fastify";
-import { AppError } from "../../errors.js";
+import { AppError } from "../../kernel/errors.js";
 
 /**
  * How many values an OFREP evaluation body may hold: every object member and array item at any depth,

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Clock } from "../../clock.js";
+import type { Clock } from "../../kernel/clock.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import type { Principal } from "../../access/principal.js";
 

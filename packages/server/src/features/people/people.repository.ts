@@ -3,7 +3,7 @@ import type { Grant, User } from "@flagstaff/core/schemas";
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
 import type { Database, UsersTable } from "../../db/schema.js";
-import type { PageQuery, SortKey } from "../../pagination.js";
+import type { PageQuery, SortKey } from "../../kernel/pagination.js";
 import { insertKey } from "../keys/key.repository.js";
 import { environmentRepository } from "../environments/environment.repository.js";
 import { findProject } from "../projects/project.repository.js";

@@ -2,7 +2,7 @@ import type { GrantRole, UserRole } from "@flagstaff/core";
 import type { Grant, User } from "@flagstaff/core/schemas";
 import type { Kysely, Transaction } from "kysely";
 import type { Database } from "../../db/schema.js";
-import type { PageQuery, SortKey } from "../../pagination.js";
+import type { PageQuery, SortKey } from "../../kernel/pagination.js";
 import type { ApiKey } from "../keys/key.schemas.js";
 import type { Project } from "../projects/project.schemas.js";
 

@@ -1,9 +1,9 @@
 import { parseCookie, type SetCookie, stringifySetCookie } from "cookie";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely, Transaction } from "kysely";
-import { type Clock, isoTime } from "../../clock.js";
+import { type Clock, isoTime } from "../../kernel/clock.js";
 import type { Database } from "../../db/schema.js";
-import { hashToken, newSecretToken } from "../../ids.js";
+import { hashToken, newSecretToken } from "../../kernel/ids.js";
 import { EventBus } from "../../write-path/event-bus.js";
 import type { WriteHooks } from "../../write-path/unit-of-work.js";
 import type { Principal } from "../../access/principal.js";

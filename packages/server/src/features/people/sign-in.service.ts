@@ -1,9 +1,9 @@
 import type { User } from "@flagstaff/core/schemas";
 import type { Kysely } from "kysely";
-import { type Clock, isoTime } from "../../clock.js";
+import { type Clock, isoTime } from "../../kernel/clock.js";
 import type { Database } from "../../db/schema.js";
-import { AppError } from "../../errors.js";
-import { hashToken, newSecretToken } from "../../ids.js";
+import { AppError } from "../../kernel/errors.js";
+import { hashToken, newSecretToken } from "../../kernel/ids.js";
 import { decoyHash, verifyPassword } from "./passwords.js";
 import * as repo from "./people.repository.js";
 import type { LockStep } from "./people.repository.js";

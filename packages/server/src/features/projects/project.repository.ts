@@ -1,7 +1,7 @@
 import type { Kysely, SelectQueryBuilder, Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
 import type { Database, ProjectsTable } from "../../db/schema.js";
-import type { PageQuery, SortKey } from "../../pagination.js";
+import type { PageQuery, SortKey } from "../../kernel/pagination.js";
 import type { Project } from "./project.schemas.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;

@@ -1,25 +1,33 @@
-import type { Kysely } from "kysely";
-import { type Clock, isoTime } from "../../clock.js";
+import type { Kysely, Transaction } from "kysely";
+import { type Clock, isoTime } from "../../kernel/clock.js";
 import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
 import { DEFAULT_ENVIRONMENT_ID, DEFAULT_ENVIRONMENT_NAME, DEFAULT_MAX_ENVIRONMENTS } from "@flagstaff/core";
-import { AppError, invalid, projectNotFound } from "../../errors.js";
-import { insertEnvironment } from "../environments/environment.repository.js";
-import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
+import { AppError, invalid, projectNotFound } from "../../kernel/errors.js";
+import { assemblePage, type Page, type PageQuery } from "../../kernel/pagination.js";
 import { deleteChangeLog } from "../../write-path/change-log.js";
-import type { WriteContext } from "../history/domain-events.js";
-import { deleteProjectEvents } from "../history/event.repository.js";
+import type { WriteContext } from "../../write-path/domain-events.js";
+import { deleteProjectEvents } from "../../write-path/event-log.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import * as repo from "./project.repository.js";
 import type { CreateProjectInput, Project } from "./project.schemas.js";
+import type { Environment } from "@flagstaff/core/schemas";
 
 const projectExists = (id: string) => new AppError(409, "project_exists", `Project "${id}" already exists.`);
+
+/**
+ * Stores one of a new project's environments, in the project's transaction: the environments feature's
+ * insert, which the projects module hands in. Projects sit below environments (which look their project
+ * up), so this is the one thing of environments a project's creation needs, named here.
+ */
+export type InsertEnvironment = (trx: Transaction<Database>, environment: Environment) => Promise<void>;
 
 export class ProjectService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly work: UnitOfWork,
     private readonly clock: Clock,
+    private readonly insertEnvironment: InsertEnvironment,
     private readonly maxEnvironments: number = DEFAULT_MAX_ENVIRONMENTS,
   ) {}
 
@@ -51,7 +59,7 @@ export class ProjectService {
         const project: Project = { id: input.id, name: input.name, createdAt: now };
         await repo.insertProject(trx, project);
         for (const [index, environment] of named.entries()) {
-          await insertEnvironment(trx, {
+          await this.insertEnvironment(trx, {
             id: environment.id,
             projectId: project.id,
             name: environment.name,

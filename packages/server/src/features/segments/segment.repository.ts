@@ -3,11 +3,11 @@ import { beyondKey, keysetPage } from "../../db/keyset.js";
 import { linkedNow, unlink } from "../../db/link-tables.js";
 import type { Selectable } from "kysely";
 import type { Database, SegmentsTable } from "../../db/schema.js";
-import type { PageQuery, SortKey } from "../../pagination.js";
+import type { PageQuery, SortKey } from "../../kernel/pagination.js";
 import type { Actor } from "../actors/actor.schemas.js";
 import { toActor } from "../actors/actor.repository.js";
-import type { Condition } from "@flagstaff/core";
-import { conditionsColumn, conditionsOf } from "../flags/targeting.js";
+import { type Condition, referencesOf } from "@flagstaff/core";
+import { conditionsColumn, conditionsOf, rulesOf } from "../../db/targeting.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -278,4 +278,46 @@ export async function segmentNames(
     .where("id", "in", ids)
     .execute();
   return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/**
+ * Every configuration of the project, in every environment, whose rules name the segment (in_segment,
+ * not_in_segment: core's referencesOf), by flag name and then environment.
+ */
+export async function rulesNamingSegment(
+  db: Executor,
+  projectId: string,
+  segmentId: string,
+): Promise<{ flag: string; environment: string }[]> {
+  const rows = await db
+    .selectFrom("flag_configs")
+    .innerJoin("flags", "flags.id", "flag_configs.flag_id")
+    .select(["flags.name", "flag_configs.environment_id", "flag_configs.rules"])
+    .where("flags.project_id", "=", projectId)
+    .where("flag_configs.rules", "is not", null)
+    .orderBy("flags.name")
+    .orderBy("flag_configs.environment_id")
+    .execute();
+  return rows
+    .filter((row) => referencesOf({ rules: rulesOf(row.rules) }).segments.includes(segmentId))
+    .map((row) => ({ flag: row.name, environment: row.environment_id }));
+}
+
+/** A flag's configuration id in an environment (undefined: the project has no flag of that name). */
+export async function flagConfigId(
+  db: Executor,
+  projectId: string,
+  environment: string,
+  name: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("flags")
+    .innerJoin("flag_configs", (join) =>
+      join.onRef("flag_configs.flag_id", "=", "flags.id").on("flag_configs.environment_id", "=", environment),
+    )
+    .select("flag_configs.config_id")
+    .where("flags.project_id", "=", projectId)
+    .where("flags.name", "=", name)
+    .executeTakeFirst();
+  return row?.config_id;
 }

@@ -1,20 +1,19 @@
 import { type Condition, NAME_MAX_LENGTH } from "@flagstaff/core";
 import type { Kysely, Transaction } from "kysely";
-import { type Clock, isoTime } from "../../clock.js";
+import { type Clock, isoTime } from "../../kernel/clock.js";
 import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
-import { AppError, flagNotFound, invalid, projectNotFound, segmentNotFound } from "../../errors.js";
-import { newId } from "../../ids.js";
-import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
+import { AppError, flagNotFound, invalid, projectNotFound, segmentNotFound } from "../../kernel/errors.js";
+import { newId } from "../../kernel/ids.js";
+import { assemblePage, type Page, type PageQuery } from "../../kernel/pagination.js";
 import { ensureActors } from "../actors/actor.repository.js";
-import type { SegmentRecord, SegmentUpdate, WriteContext } from "../history/domain-events.js";
+import type { SegmentRecord, SegmentUpdate, WriteContext } from "../../write-path/domain-events.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
-import { findFlag, rulesNamingSegment } from "../flags/flag.repository.js";
 import { refuseProtected } from "../environments/environment-guard.js";
 import { findProject } from "../projects/project.repository.js";
 import { environmentRepository, resolveEnvironment } from "../environments/environment.repository.js";
 import * as repo from "./segment.repository.js";
-import { checkSegmentConditions } from "../flags/targeting.js";
+import { checkSegmentConditions } from "../../db/targeting.js";
 import { entityTag, requireMatch } from "../../write-path/preconditions.js";
 import { listMembers, type Membership } from "../actors/member-lists.js";
 import type { CreateSegmentInput, Segment, UpdateSegmentInput } from "./segment.schemas.js";
@@ -211,7 +210,7 @@ export class SegmentService {
       const row = await repo.findSegment(trx, projectId, segmentId);
       if (!row) throw segmentNotFound(segmentId);
       requireMatch(ifMatch, entityTag(row.id, row.revision), `Segment "${segmentId}"`);
-      const uses = await rulesNamingSegment(trx, projectId, segmentId);
+      const uses = await repo.rulesNamingSegment(trx, projectId, segmentId);
       if (uses.length > 0) {
         const named = uses.map((use) => `flag "${use.flag}" in environment "${use.environment}"`);
         throw new AppError(
@@ -263,10 +262,10 @@ export class SegmentService {
     page: PageQuery,
   ): Promise<Page<Segment>> {
     const environmentId = await resolveEnvironment(this.db, projectId, environment);
-    const flag = await findFlag(this.db, projectId, environmentId, flagName);
-    if (!flag) throw flagNotFound(flagName);
-    const rows = await repo.listSegmentsForFlag(this.db, flag.configId, page);
-    return this.page(page, rows, (side, key) => repo.segmentsForFlagBeyond(this.db, flag.configId, side, key));
+    const configId = await repo.flagConfigId(this.db, projectId, environmentId, flagName);
+    if (configId === undefined) throw flagNotFound(flagName);
+    const rows = await repo.listSegmentsForFlag(this.db, configId, page);
+    return this.page(page, rows, (side, key) => repo.segmentsForFlagBeyond(this.db, configId, side, key));
   }
 
   /** Segments an actor has been added to; an actor never seen simply has none. */

@@ -1,5 +1,5 @@
 import type { FastifyReply } from "fastify";
-import { AppError, busy } from "../../errors.js";
+import { AppError, busy } from "../../kernel/errors.js";
 import type { ProjectStreams, StreamKind } from "./project-streams.js";
 
 /** How long a refused client should wait before it tries again, in seconds: streams last, slots free slowly. */

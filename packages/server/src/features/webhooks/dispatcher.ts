@@ -1,9 +1,9 @@
 import { setMaxListeners } from "node:events";
 import type { Kysely, Transaction } from "kysely";
-import { type Clock, isoTime, type RandomSource } from "../../clock.js";
+import { type Clock, isoTime, type RandomSource } from "../../kernel/clock.js";
 import type { Database } from "../../db/schema.js";
-import { newDeliveryId } from "../../ids.js";
-import type { StoredEvent } from "../history/domain-events.js";
+import { newDeliveryId } from "../../kernel/ids.js";
+import type { StoredEvent } from "../../write-path/domain-events.js";
 import { EventBus } from "../../write-path/event-bus.js";
 import type { WriteHooks } from "../../write-path/unit-of-work.js";
 import * as deliveries from "./delivery.repository.js";

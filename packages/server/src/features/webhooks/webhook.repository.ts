@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
 import { beyondKey, keysetPage } from "../../db/keyset.js";
 import type { Database, WebhookDeliveriesTable, WebhooksTable } from "../../db/schema.js";
-import type { PageQuery, SortKey } from "../../pagination.js";
+import type { PageQuery, SortKey } from "../../kernel/pagination.js";
 import type { Backlog, Delivery, DeliveryStatus, DeliveryWithPayload, WebhookRecord } from "./webhook.schemas.js";
 
 type Executor = Kysely<Database> | Transaction<Database>;

@@ -1,4 +1,4 @@
-import { PageQuerySchema } from "../../schemas.js";
+import { PageQuerySchema } from "../../kernel/schemas.js";
 import { DeliveryStatusSchema } from "@flagstaff/core/schemas";
 import { Type } from "typebox";
 

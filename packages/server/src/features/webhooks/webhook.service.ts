@@ -1,21 +1,21 @@
 import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
-import { type Clock, isoTime } from "../../clock.js";
+import { type Clock, isoTime } from "../../kernel/clock.js";
 import type { Database } from "../../db/schema.js";
-import { AppError, invalid, projectNotFound } from "../../errors.js";
-import { newDeliveryId, newEventId, newWebhookId } from "../../ids.js";
-import { assemblePage, type Page, type PageQuery } from "../../pagination.js";
+import { AppError, invalid, projectNotFound } from "../../kernel/errors.js";
+import { newDeliveryId, newEventId, newWebhookId } from "../../kernel/ids.js";
+import { assemblePage, type Page, type PageQuery } from "../../kernel/pagination.js";
 import {
   type DomainEvent,
   WEBHOOK_DISPATCHER,
   type WebhookRecord as WebhookState,
   type WriteContext,
-} from "../history/domain-events.js";
+} from "../../write-path/domain-events.js";
 import { EventBus } from "../../write-path/event-bus.js";
 import type { UnitOfWork } from "../../write-path/unit-of-work.js";
 import { findProject } from "../projects/project.repository.js";
 import * as repo from "./webhook.repository.js";
-import { redactUrl } from "./redacted-url.js";
+import { redactUrl } from "../../write-path/redacted-url.js";
 import { checkTarget, UnsafeTargetError } from "./safe-target.js";
 import type {
   CreatedWebhook,

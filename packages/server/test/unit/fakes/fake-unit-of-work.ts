@@ -1,6 +1,6 @@
 import type { Transaction } from "kysely";
 import type { Database } from "../../../src/db/schema.js";
-import type { DomainEvent, WriteContext } from "../../../src/features/history/domain-events.js";
+import type { DomainEvent, WriteContext } from "../../../src/write-path/domain-events.js";
 import type { WorkOutcome, WriteHooks, Writes } from "../../../src/write-path/unit-of-work.js";
 import type { MemoryStores } from "./memory-stores.js";
 

@@ -2,7 +2,7 @@ import type { Grant } from "@flagstaff/core/schemas";
 import type { EnvironmentStore } from "../../../src/features/environments/environment.store.js";
 import { emailKey } from "../../../src/features/people/people.repository.js";
 import type { PeopleStore, PersonalKeyRow, UserRow } from "../../../src/features/people/people.store.js";
-import type { PageQuery, SortKey } from "../../../src/pagination.js";
+import type { PageQuery, SortKey } from "../../../src/kernel/pagination.js";
 import {
   anyBeyond,
   compare,

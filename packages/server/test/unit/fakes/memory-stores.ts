@@ -7,10 +7,10 @@ import { configIdOf, type FlagRow, toFlag } from "../../../src/features/flags/fl
 import { serves, variantUsesIn } from "../../../src/features/flags/flag.repository.js";
 import type { Flag, FlagEnvironmentConfiguration, FlagFilter } from "../../../src/features/flags/flag.schemas.js";
 import type { FlagStore } from "../../../src/features/flags/flag.store.js";
-import { configurationColumns, targetingOf, variantsColumn } from "../../../src/features/flags/targeting.js";
+import { configurationColumns, targetingOf, variantsColumn } from "../../../src/db/targeting.js";
 import type { PeopleStore } from "../../../src/features/people/people.store.js";
-import { environmentNotFound, projectNotFound } from "../../../src/errors.js";
-import { assemblePage, type PageQuery } from "../../../src/pagination.js";
+import { environmentNotFound, projectNotFound } from "../../../src/kernel/errors.js";
+import { assemblePage, type PageQuery } from "../../../src/kernel/pagination.js";
 import { memoryPeopleStore } from "./memory-people.js";
 import {
   anyBeyond,

@@ -2,7 +2,7 @@ import type { Project } from "@flagstaff/core/schemas";
 import type { Kysely, Selectable, Transaction } from "kysely";
 import type { Database, EnvironmentsTable, FlagConfigsTable, FlagsTable } from "../../../src/db/schema.js";
 import type { UserRow } from "../../../src/features/people/people.store.js";
-import type { PageQuery, SortKey } from "../../../src/pagination.js";
+import type { PageQuery, SortKey } from "../../../src/kernel/pagination.js";
 
 // The in-memory tables the fake stores (memory-stores.ts, memory-people.ts) share, shaped as the
 // database's, and what the fakes need to answer as SQL does: unique violations, byte order, keyset pages.

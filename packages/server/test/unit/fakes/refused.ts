@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { AppError } from "../../../src/errors.js";
-import type { WriteContext } from "../../../src/features/history/domain-events.js";
+import { AppError } from "../../../src/kernel/errors.js";
+import type { WriteContext } from "../../../src/write-path/domain-events.js";
 
 /** An admin key of no environment: may do anything a service allows. */
 export const ADMIN: WriteContext = {

@@ -1,8 +1,0 @@
-import type { FeatureDeps, FeatureModule } from "../feature-module.js";
-import { segmentRoutes } from "./segment.routes.js";
-import { SegmentService } from "./segment.service.js";
-
-export function segmentsModule({ db, work, clock }: FeatureDeps): FeatureModule<{ segments: SegmentService }> {
-  const segments = new SegmentService(db, work, clock);
-  return { services: { segments }, routes: (app) => segmentRoutes(app, segments) };
-}
