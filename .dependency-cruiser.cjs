@@ -61,6 +61,14 @@ module.exports = {
       to: { path: httpShell },
     },
     {
+      name: "read-model-imports-no-feature",
+      comment:
+        "The evaluation read model and its streams consume the domain's events and read rows through the narrow interfaces they declare (FlagRows, SegmentNames), which the modules satisfy with the features' repositories. (metrics/ reports the domain's own figures, such as webhooks' DeliveryMetrics, so it may name their types.)",
+      severity: "error",
+      from: { path: `${S}features/(evaluation|stream)/` },
+      to: { path: domain, pathNot: [`${S}access/`, `${S}write-path/`] },
+    },
+    {
       name: "read-model-does-not-import-http",
       severity: "error",
       from: { path: readModel },

@@ -34,3 +34,6 @@ export interface Principal {
    */
   readonly session?: string;
 }
+
+/** What ended: one session (by the hash of its id, as the database keys it), or every session of a person. */
+export type EndedSessions = { readonly session: string } | { readonly userId: string };

@@ -3,7 +3,7 @@ import { refuseBeyond, refuseOtherEnvironment } from "../access/environment-scop
 import type { Principal } from "../access/principal.js";
 import { isActive, roleOn } from "../access/roles.js";
 import { AppError } from "../kernel/errors.js";
-import type { PeopleState } from "../features/people/people-state.js";
+import type { PeopleState } from "../access/people-state.js";
 import type { SessionVerifier } from "../features/people/sessions.js";
 import { type Credentials, missingKeyProblem, presentedKey, unauthorized } from "./key-credentials.js";
 import { type Access, allows, refusal } from "./route-access.js";

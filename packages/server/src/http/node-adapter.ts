@@ -12,7 +12,7 @@ import { plainActors, plainEvaluationKey } from "../features/ofrep/plain-evaluat
 import { type Credentials, presentedKey } from "./key-credentials.js";
 import { type Access, allows } from "./route-access.js";
 import { isActive } from "../access/roles.js";
-import type { PeopleState } from "../features/people/people-state.js";
+import type { PeopleState } from "../access/people-state.js";
 import { corsHeadersWithoutOrigin } from "./cors.js";
 import { requestIdOf } from "./request-id.js";
 import { commonHeaders } from "./response-headers.js";

@@ -1,7 +1,7 @@
 import type { Principal } from "../access/principal.js";
 import { isAdmin, type ProjectRank, RANK, roleOn } from "../access/roles.js";
 import { AppError, projectNotFound } from "../kernel/errors.js";
-import type { PeopleState, PersonState } from "../features/people/people-state.js";
+import type { PeopleState, PersonState } from "../access/people-state.js";
 
 // What each route requires of its caller (its `config.access`, and the other route options
 // authentication reads), and whether a principal has it: the rules of roles.ts applied to a route.

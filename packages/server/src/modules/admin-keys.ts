@@ -2,7 +2,7 @@ import { systemClock } from "../kernel/clock.js";
 import type { DatabaseHandle } from "../db/database.js";
 import { createUnitOfWork } from "../write-path/create-unit-of-work.js";
 import { KeyService } from "../features/keys/key.service.js";
-import { PeopleState } from "../features/people/people-state.js";
+import { PeopleState } from "../access/people-state.js";
 import { PeopleService } from "../features/people/people.service.js";
 import { Sessions } from "../features/people/sessions.js";
 import { SignInService } from "../features/people/sign-in.service.js";

@@ -1,11 +1,16 @@
 import type { CheckRecorder } from "../features/evaluation/check-recorder.js";
 import { FlagExplainer } from "../features/evaluation/explain.js";
-import { FlagListings } from "../features/evaluation/flag-listing.js";
+import { type FlagRows, FlagListings } from "../features/evaluation/flag-listing.js";
 import type { Snapshot } from "../features/evaluation/snapshot.js";
 import type { FeatureDeps, FeatureModule } from "./feature-module.js";
 import { FlagCopier } from "../features/flags/flag-copy.js";
 import { flagRoutes } from "../http/routes/flag.routes.js";
 import { FlagService } from "../features/flags/flag.service.js";
+import type { Flag } from "../features/flags/flag.schemas.js";
+import { FlagPresenter } from "../features/flags/flag-presenter.js";
+import { findFlagsByNames } from "../features/flags/flag.repository.js";
+import { resolveEnvironment } from "../features/environments/environment.repository.js";
+import { findSegment, segmentNames } from "../features/segments/segment.repository.js";
 
 export interface FlagsModuleDeps extends FeatureDeps {
   readonly recorder: CheckRecorder;
@@ -18,7 +23,14 @@ export function flagsModule({ db, work, clock, recorder, snapshot }: FlagsModule
 }> {
   const flags = new FlagService(db, work, recorder, clock);
   const copier = new FlagCopier(work, recorder, clock);
-  const explainer = new FlagExplainer(db, snapshot, clock);
-  const listings = new FlagListings(db, snapshot, recorder, clock);
+  const explainer = new FlagExplainer((projectId, ids) => segmentNames(db, projectId, ids), snapshot, clock);
+  const presenter = new FlagPresenter(recorder);
+  const rows: FlagRows<Flag> = {
+    resolveEnvironment: (projectId, environment) => resolveEnvironment(db, projectId, environment),
+    segmentExists: async (projectId, id) => (await findSegment(db, projectId, id)) !== undefined,
+    findFlagsByNames: (projectId, environment, names) => findFlagsByNames(db, projectId, environment, names),
+    present: (flags, ownOnly) => presenter.present(db, flags, ownOnly),
+  };
+  const listings = new FlagListings(rows, snapshot, clock);
   return { services: { flags }, routes: (app) => flagRoutes(app, { flags, copier, explainer, listings }) };
 }

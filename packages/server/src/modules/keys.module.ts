@@ -1,4 +1,4 @@
-import type { PeopleState } from "../features/people/people-state.js";
+import type { PeopleState } from "../access/people-state.js";
 import type { FeatureDeps, FeatureModule } from "./feature-module.js";
 import { keyRoutes } from "../http/routes/key.routes.js";
 import { KeyService } from "../features/keys/key.service.js";

@@ -3,7 +3,7 @@ import type { Config } from "../kernel/config.js";
 import type { TypedApp } from "../http/typed-app.js";
 import type { FeatureDeps, FeatureModule } from "./feature-module.js";
 import { authRoutes, oidcRoutes } from "../http/routes/auth.routes.js";
-import type { PeopleState } from "../features/people/people-state.js";
+import type { PeopleState } from "../access/people-state.js";
 import { peopleRoutes } from "../http/routes/people.routes.js";
 import { PeopleService } from "../features/people/people.service.js";
 import { Sessions } from "../features/people/sessions.js";

@@ -5,7 +5,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../src/db/schema.js";
 import type { Principal } from "../../src/access/principal.js";
 import type { WriteContext } from "../../src/write-path/domain-events.js";
-import { PeopleState } from "../../src/features/people/people-state.js";
+import { PeopleState } from "../../src/access/people-state.js";
 import { PeopleService } from "../../src/features/people/people.service.js";
 import type { Sessions } from "../../src/features/people/sessions.js";
 import { FakeUnitOfWork, NO_DATABASE } from "./fakes/fake-unit-of-work.js";

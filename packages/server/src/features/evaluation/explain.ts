@@ -1,18 +1,18 @@
 import { evaluateFlag, resolutionOf } from "@flagstaff/core";
 import type { FlagExplanation } from "@flagstaff/core/schemas";
-import type { Kysely } from "kysely";
 import type { EnvironmentScope } from "../../access/environment-scope.js";
 import type { Clock } from "../../kernel/clock.js";
-import type { Database } from "../../db/schema.js";
 import { flagNotFound } from "../../kernel/errors.js";
-import { segmentNames } from "../segments/segment.repository.js";
 import type { Attributes } from "./checker.js";
 import type { Snapshot } from "./snapshot.js";
+
+/** The names of a project's segments by id (those that exist): segments' repository, handed in by the flags module. */
+export type SegmentNames = (projectId: string, ids: readonly string[]) => Promise<Map<string, string>>;
 
 /** Explains a flag's answer from the snapshot the check answers from. */
 export class FlagExplainer {
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly segmentNames: SegmentNames,
     private readonly snapshot: Snapshot,
     private readonly clock: Clock,
   ) {}
@@ -43,7 +43,7 @@ export class FlagExplainer {
     const rule = decision.ruleIndex === null ? undefined : flag.rules[decision.ruleIndex];
     const segmentId = decision.segmentId;
     const ids = new Set([...decision.actors.flatMap((a) => a.segments), ...(segmentId === null ? [] : [segmentId])]);
-    const names = await segmentNames(this.db, projectId, [...ids]);
+    const names = await this.segmentNames(projectId, [...ids]);
     const named = (id: string) => ({ id, name: names.get(id) ?? id });
     return {
       enabled: resolutionOf(flag, decision).enabled,

@@ -1,46 +1,44 @@
 import { type FlagState, isEnabledForSegment, type ProjectState, referencesOf, servedToActor } from "@flagstaff/core";
-import type { Kysely } from "kysely";
 import type { EnvironmentScope } from "../../access/environment-scope.js";
 import type { Clock } from "../../kernel/clock.js";
-import type { Database } from "../../db/schema.js";
 import { segmentNotFound } from "../../kernel/errors.js";
 import { assemblePage, type Page, type PageQuery } from "../../kernel/pagination.js";
-import { resolveEnvironment } from "../environments/environment.repository.js";
-import { FlagPresenter, type PendingChecks } from "../flags/flag-presenter.js";
-import * as repo from "../flags/flag.repository.js";
-import type { Flag } from "../flags/flag.schemas.js";
-import { findSegment } from "../segments/segment.repository.js";
 import { anyNameBeyond, pageOfNames } from "./name-scan.js";
 import type { Snapshot } from "./snapshot.js";
+
+/**
+ * What the listings read of the domain's rows: the flags module hands in the features' repositories and
+ * presenter (the read model imports no feature).
+ */
+/** F: a flag as the flags feature answers it (only its name matters here). */
+export interface FlagRows<F extends { readonly name: string }> {
+  /** The environment a request names, or the project's default; 404 for an unknown project or environment. */
+  resolveEnvironment(projectId: string, environment: string | null): Promise<string>;
+  segmentExists(projectId: string, segmentId: string): Promise<boolean>;
+  /** The flags of these names in an environment (those that exist), in any order. */
+  findFlagsByNames(projectId: string, environment: string, names: readonly string[]): Promise<F[]>;
+  /** Flags as answered: with their environments' configurations (only their own with ownOnly) and ETags. */
+  present(flags: F[], ownOnly: boolean): Promise<F[]>;
+}
 
 /**
  * The lists of flags the engine decides (on for an actor, on for or naming a segment): the snapshot picks
  * the names with core's rules, the database fills in the flags.
  */
-export class FlagListings {
-  private readonly presenter: FlagPresenter;
-
+export class FlagListings<F extends { readonly name: string }> {
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly rows: FlagRows<F>,
     private readonly snapshot: Snapshot,
-    checks: PendingChecks,
     private readonly clock: Clock,
-  ) {
-    this.presenter = new FlagPresenter(checks);
-  }
+  ) {}
 
   /**
    * Flags on for an actor in an environment by what the actor id alone decides (core's servedToActor:
    * evaluateFlag for a context of just that id, at this instant, without the random call rollout): the
    * engine decides from the snapshot, the database fills in the page.
    */
-  async listForActor(
-    projectId: string,
-    scope: EnvironmentScope,
-    actorId: string,
-    page: PageQuery,
-  ): Promise<Page<Flag>> {
-    const environment = await resolveEnvironment(this.db, projectId, scope.environment);
+  async listForActor(projectId: string, scope: EnvironmentScope, actorId: string, page: PageQuery): Promise<Page<F>> {
+    const environment = await this.rows.resolveEnvironment(projectId, scope.environment);
     const now = this.clock.now();
     let served: ((flag: FlagState, actorId: string) => boolean) | undefined;
     return this.pageDecidedByEngine(projectId, environment, scope.ownOnly, page, (flag, state) => {
@@ -64,9 +62,9 @@ export class FlagListings {
     scope: EnvironmentScope,
     segmentId: string,
     page: PageQuery,
-  ): Promise<Page<Flag>> {
-    const environment = await resolveEnvironment(this.db, projectId, scope.environment);
-    if (!(await findSegment(this.db, projectId, segmentId))) throw segmentNotFound(segmentId);
+  ): Promise<Page<F>> {
+    const environment = await this.rows.resolveEnvironment(projectId, scope.environment);
+    if (!(await this.rows.segmentExists(projectId, segmentId))) throw segmentNotFound(segmentId);
     return this.pageDecidedByEngine(
       projectId,
       environment,
@@ -86,7 +84,7 @@ export class FlagListings {
     ownOnly: boolean,
     page: PageQuery,
     selected: (flag: FlagState, state: ProjectState) => boolean,
-  ): Promise<Page<Flag>> {
+  ): Promise<Page<F>> {
     const state = this.snapshot.projects.get(projectId)?.environments.get(environment);
     if (!state) return { data: [], pagination: { before: null, after: null } };
     const names = state.flagNamesInOrder();
@@ -95,15 +93,15 @@ export class FlagListings {
       return flag !== undefined && selected(flag, state);
     };
     const picked = pageOfNames(names, page, matches);
-    const found = await repo.findFlagsByNames(this.db, projectId, environment, picked);
+    const found = await this.rows.findFlagsByNames(projectId, environment, picked);
     const byName = new Map(found.map((f) => [f.name, f]));
-    const rows = picked.map((n) => byName.get(n)).filter((f): f is Flag => f !== undefined);
+    const rows = picked.map((n) => byName.get(n)).filter((f): f is F => f !== undefined);
     const result = await assemblePage(
       page,
       rows,
       (f) => [f.name],
       (side, key) => anyNameBeyond(names, side, key[0] as string, matches),
     );
-    return { ...result, data: await this.presenter.present(this.db, result.data, ownOnly) };
+    return { ...result, data: await this.rows.present(result.data, ownOnly) };
   }
 }

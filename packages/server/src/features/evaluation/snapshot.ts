@@ -3,7 +3,7 @@ import { environmentNotFound, projectNotFound } from "../../kernel/errors.js";
 import { type Change, type ChangeSet, FIRST_ENVIRONMENT } from "../../write-path/changes.js";
 import type { Principal, Role } from "../../access/principal.js";
 import { ProjectEnvironments } from "./project-environments.js";
-import { PeopleState } from "../people/people-state.js";
+import { PeopleState } from "../../access/people-state.js";
 
 // The project state and its rules live in @flagstaff/core, shared with the SDK's local evaluator.
 export { compareText, type FlagState, ProjectEnvironments, ProjectState };

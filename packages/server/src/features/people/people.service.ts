@@ -23,7 +23,7 @@ import type { Principal } from "../../access/principal.js";
 import { type DomainEvent, SIGN_IN, type UserRecord, type WriteContext } from "../../write-path/domain-events.js";
 import { keyRevoked } from "../../write-path/domain-events.js";
 import { hashPassword } from "./passwords.js";
-import type { PeopleState } from "./people-state.js";
+import type { PeopleState } from "../../access/people-state.js";
 import { emailKey, peopleRepository, publicUser } from "./people.repository.js";
 import type { PeopleStore, UserRow } from "./people.store.js";
 import type { Sessions } from "./sessions.js";

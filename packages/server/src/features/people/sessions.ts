@@ -6,9 +6,9 @@ import type { Database } from "../../db/schema.js";
 import { hashToken, newSecretToken } from "../../kernel/ids.js";
 import { EventBus } from "../../write-path/event-bus.js";
 import type { WriteHooks } from "../../write-path/unit-of-work.js";
-import type { Principal } from "../../access/principal.js";
+import type { EndedSessions, Principal } from "../../access/principal.js";
 import type { UserRole } from "@flagstaff/core";
-import type { PeopleState } from "./people-state.js";
+import type { PeopleState } from "../../access/people-state.js";
 import { FAILURES_FORGOTTEN_AFTER_MS } from "./sign-in.service.js";
 
 // The cookie codec (RFC 6265) that Fastify's cookie plugin wraps, used directly: registering the plugin
@@ -30,9 +30,6 @@ export interface SessionOptions {
 
 /** How often a session's last use is written: often enough for the idle timeout, rarely enough to cost little. */
 const TOUCH_EVERY_MS = 60_000;
-
-/** What ended: one session (by the hash of its id, as the database keys it), or every session of a person. */
-export type EndedSessions = { readonly session: string } | { readonly userId: string };
 
 /** A session's row, as far as whether it still lives goes. */
 type SessionTimes = { readonly last_seen_at: string; readonly expires_at: string };

@@ -7,7 +7,7 @@ import { readChangeSetsWithin } from "../evaluation/feed.repository.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
 import type { Principal } from "../../access/principal.js";
 import { isActive, roleOn } from "../../access/roles.js";
-import type { EndedSessions } from "../people/sessions.js";
+import type { EndedSessions } from "../../access/principal.js";
 import { eventChunks } from "./snapshot-event.js";
 
 /**

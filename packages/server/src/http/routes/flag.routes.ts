@@ -42,7 +42,7 @@ export interface FlagRouteDeps {
   readonly flags: FlagService;
   readonly copier: FlagCopier;
   readonly explainer: FlagExplainer;
-  readonly listings: FlagListings;
+  readonly listings: FlagListings<FlagEntity>;
 }
 
 const Flag = Type.Ref("Flag");

@@ -7,7 +7,7 @@ import { toPageQuery } from "../../kernel/pagination.js";
 import { AppError } from "../../kernel/errors.js";
 import { CreateKeyBody, UpdateKeyBody, WhoAmISchema } from "../../features/keys/key.schemas.js";
 import type { KeyService } from "../../features/keys/key.service.js";
-import type { PeopleState } from "../../features/people/people-state.js";
+import type { PeopleState } from "../../access/people-state.js";
 
 export function keyRoutes(app: TypedApp, keys: KeyService, people: PeopleState): void {
   app.addSchema(WhoAmISchema);
