@@ -1,4 +1,5 @@
 import { type TSchema, Type } from "typebox";
+import { PageOf } from "../kernel/schemas.js";
 
 // The problem details every error answers with, and the error responses an operation declares in the
 // OpenAPI document. The request and page shapes features share are in ../schemas.ts; the field rules and
@@ -30,4 +31,32 @@ export function errorResponses(...statuses: number[]) {
     };
   }
   return out;
+}
+
+/** What a read of one page may answer besides the page: bad query, key, right, unknown parent, limits, failure. */
+const PAGE_ERRORS: readonly number[] = [400, 401, 403, 404, 429, 500, 503];
+
+/**
+ * A GET that answers one page of items, declared once: its access (read unless said), the page of the
+ * item's schema, and the errors a page read answers. Each list route passes its path, words and shapes.
+ */
+export function pageRead<P extends TSchema, Q extends TSchema, I extends TSchema>(spec: {
+  readonly tags: string[];
+  readonly summary: string;
+  readonly params: P;
+  readonly querystring: Q;
+  readonly item: I;
+  readonly access?: "read" | "admin";
+  readonly errors?: readonly number[];
+}) {
+  return {
+    config: { access: spec.access ?? "read" },
+    schema: {
+      tags: spec.tags,
+      summary: spec.summary,
+      params: spec.params,
+      querystring: spec.querystring,
+      response: { 200: PageOf(spec.item), ...errorResponses(...(spec.errors ?? PAGE_ERRORS)) },
+    },
+  };
 }

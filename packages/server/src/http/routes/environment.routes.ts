@@ -1,6 +1,6 @@
 import { Type } from "typebox";
-import { errorResponses } from "../schemas.js";
-import { NoContent, PageOf, PageQuery, ProjectParams } from "../../kernel/schemas.js";
+import { errorResponses, pageRead } from "../schemas.js";
+import { NoContent, PageQuery, ProjectParams } from "../../kernel/schemas.js";
 import type { TypedApp } from "../typed-app.js";
 import { writeContext } from "../write-context.js";
 import { toPageQuery } from "../../kernel/pagination.js";
@@ -24,16 +24,13 @@ export function environmentRoutes(app: TypedApp, environments: EnvironmentServic
 
   app.get(
     "/projects/:projectId/environments",
-    {
-      config: { access: "read" },
-      schema: {
-        tags: ["environments"],
-        summary: "List a project's environments, in their order (extension)",
-        params: ProjectParams,
-        querystring: PageQuery,
-        response: { 200: PageOf(Environment), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
-      },
-    },
+    pageRead({
+      tags: ["environments"],
+      summary: "List a project's environments, in their order (extension)",
+      params: ProjectParams,
+      querystring: PageQuery,
+      item: Environment,
+    }),
     async (request) => environments.list(request.params.projectId, toPageQuery(request.query, 1)),
   );
 

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { errorResponses } from "../schemas.js";
+import { errorResponses, pageRead } from "../schemas.js";
 import { PageOf } from "../../kernel/schemas.js";
 import type { TypedApp } from "../typed-app.js";
 import { toPageQuery } from "../../kernel/pagination.js";
@@ -38,16 +38,13 @@ export function eventRoutes(app: TypedApp, events: EventService): void {
 
   app.get(
     "/projects/:projectId/flags/:flagName/events",
-    {
-      config: { access: "read" },
-      schema: {
-        tags: ["history", "flags"],
-        summary: "List the events of a flag name, newest first, across deletes and re-creates",
-        params: FlagParams,
-        querystring: ListFlagEventsQuery,
-        response: { 200: PageOf(Event), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
-      },
-    },
+    pageRead({
+      tags: ["history", "flags"],
+      summary: "List the events of a flag name, newest first, across deletes and re-creates",
+      params: FlagParams,
+      querystring: ListFlagEventsQuery,
+      item: Event,
+    }),
     async (request) => {
       const { limit, before, after, ...filters } = request.query;
       const { projectId, flagName } = request.params;

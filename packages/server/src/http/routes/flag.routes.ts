@@ -8,7 +8,7 @@ import {
   PageOf,
   PageQuerySchema,
 } from "../../kernel/schemas.js";
-import { errorResponses } from "../schemas.js";
+import { errorResponses, pageRead } from "../schemas.js";
 import { environmentScope } from "../environment.js";
 import { refuseOtherEnvironment } from "../../access/environment-scope.js";
 import type { TypedApp } from "../typed-app.js";
@@ -209,16 +209,13 @@ export function flagRoutes(app: TypedApp, { flags, copier, explainer, listings }
 
   app.get(
     "/projects/:projectId/flags/:flagName/actors",
-    {
-      config: { access: "read" },
-      schema: {
-        tags: ["flags", "actors"],
-        summary: "List the actors attached to a flag, by actor id, optionally searched (extension)",
-        params: FlagParams,
-        querystring: FlagActorsQuery,
-        response: { 200: PageOf(Type.Ref("Membership")), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
-      },
-    },
+    pageRead({
+      tags: ["flags", "actors"],
+      summary: "List the actors attached to a flag, by actor id, optionally searched (extension)",
+      params: FlagParams,
+      querystring: FlagActorsQuery,
+      item: Type.Ref("Membership"),
+    }),
     async (request) => {
       const { q, environment: _environment, ...page } = request.query;
       const { projectId, flagName } = request.params;
@@ -228,16 +225,13 @@ export function flagRoutes(app: TypedApp, { flags, copier, explainer, listings }
 
   app.get(
     "/projects/:projectId/actors/:actorId/flags",
-    {
-      config: { access: "read" },
-      schema: {
-        tags: ["actors", "flags"],
-        summary: "List flags enabled for an actor (random call rollout excluded)",
-        params: ActorParams,
-        querystring: EnvironmentPageQuery,
-        response: { 200: PageOf(Flag), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
-      },
-    },
+    pageRead({
+      tags: ["actors", "flags"],
+      summary: "List flags enabled for an actor (random call rollout excluded)",
+      params: ActorParams,
+      querystring: EnvironmentPageQuery,
+      item: Flag,
+    }),
     async (request) => {
       const { environment: _environment, ...page } = request.query;
       const { projectId, actorId } = request.params;
@@ -247,16 +241,13 @@ export function flagRoutes(app: TypedApp, { flags, copier, explainer, listings }
 
   app.get(
     "/projects/:projectId/segments/:segmentId/flags",
-    {
-      config: { access: "read" },
-      schema: {
-        tags: ["segments", "flags"],
-        summary: "List flags enabled for a segment: enabled, or conditional with the segment attached",
-        params: Type.Object({ projectId: Type.String(), segmentId: Type.String() }),
-        querystring: EnvironmentPageQuery,
-        response: { 200: PageOf(Flag), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
-      },
-    },
+    pageRead({
+      tags: ["segments", "flags"],
+      summary: "List flags enabled for a segment: enabled, or conditional with the segment attached",
+      params: Type.Object({ projectId: Type.String(), segmentId: Type.String() }),
+      querystring: EnvironmentPageQuery,
+      item: Flag,
+    }),
     async (request) => {
       const { environment: _environment, ...page } = request.query;
       const { projectId, segmentId } = request.params;

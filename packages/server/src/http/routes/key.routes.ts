@@ -1,6 +1,6 @@
 import { Type } from "typebox";
-import { errorResponses } from "../schemas.js";
-import { NoContent, PageOf, PageQuery, ProjectParams } from "../../kernel/schemas.js";
+import { errorResponses, pageRead } from "../schemas.js";
+import { NoContent, PageQuery, ProjectParams } from "../../kernel/schemas.js";
 import type { TypedApp } from "../typed-app.js";
 import { writeContext } from "../write-context.js";
 import { toPageQuery } from "../../kernel/pagination.js";
@@ -69,16 +69,14 @@ export function keyRoutes(app: TypedApp, keys: KeyService, people: PeopleState):
 
   app.get(
     "/projects/:projectId/keys",
-    {
-      config: { access: "admin" },
-      schema: {
-        tags: ["keys"],
-        summary: "List a project's API keys, oldest first, without secrets (extension; admin)",
-        params: ProjectParams,
-        querystring: PageQuery,
-        response: { 200: PageOf(Type.Ref("ApiKey")), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
-      },
-    },
+    pageRead({
+      tags: ["keys"],
+      summary: "List a project's API keys, oldest first, without secrets (extension; admin)",
+      params: ProjectParams,
+      querystring: PageQuery,
+      item: Type.Ref("ApiKey"),
+      access: "admin",
+    }),
     async (request) => keys.list(request.params.projectId, toPageQuery(request.query, 2)),
   );
 

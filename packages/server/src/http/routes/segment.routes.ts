@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import { requestEnvironment } from "../environment.js";
-import { ActorParams, EnvironmentPageQuery, PageOf, PageQuery, ProjectParams } from "../../kernel/schemas.js";
-import { errorResponses } from "../schemas.js";
+import { ActorParams, EnvironmentPageQuery, PageQuery, ProjectParams } from "../../kernel/schemas.js";
+import { errorResponses, pageRead } from "../schemas.js";
 import type { TypedApp } from "../typed-app.js";
 import { writeContext } from "../write-context.js";
 import { toPageQuery } from "../../kernel/pagination.js";
@@ -16,16 +16,13 @@ const Segment = Type.Ref("Segment");
 export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
   app.get(
     "/projects/:projectId/segments",
-    {
-      config: { access: "read" },
-      schema: {
-        tags: ["segments"],
-        summary: "List segments of a project, ordered by name",
-        params: ProjectParams,
-        querystring: PageQuery,
-        response: { 200: PageOf(Segment), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
-      },
-    },
+    pageRead({
+      tags: ["segments"],
+      summary: "List segments of a project, ordered by name",
+      params: ProjectParams,
+      querystring: PageQuery,
+      item: Segment,
+    }),
     async (request) => segments.list(request.params.projectId, toPageQuery(request.query, 1)),
   );
 
@@ -75,16 +72,13 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
 
   app.get(
     "/projects/:projectId/segments/:segmentId/actors",
-    {
-      config: { access: "read" },
-      schema: {
-        tags: ["segments", "actors"],
-        summary: "List a segment's members, by actor id, optionally searched (extension)",
-        params: SegmentParams,
-        querystring: MembersQuery,
-        response: { 200: PageOf(Type.Ref("Membership")), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
-      },
-    },
+    pageRead({
+      tags: ["segments", "actors"],
+      summary: "List a segment's members, by actor id, optionally searched (extension)",
+      params: SegmentParams,
+      querystring: MembersQuery,
+      item: Type.Ref("Membership"),
+    }),
     async (request) => {
       const { q, ...page } = request.query;
       return segments.listActors(request.params.projectId, request.params.segmentId, q, toPageQuery(page, 1));
@@ -93,16 +87,13 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
 
   app.get(
     "/projects/:projectId/flags/:flagName/segments",
-    {
-      config: { access: "read" },
-      schema: {
-        tags: ["segments", "flags"],
-        summary: "List segments attached to a flag (in the environment of the key, or of `environment`)",
-        params: Type.Object({ projectId: Type.String(), flagName: Type.String() }),
-        querystring: EnvironmentPageQuery,
-        response: { 200: PageOf(Segment), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
-      },
-    },
+    pageRead({
+      tags: ["segments", "flags"],
+      summary: "List segments attached to a flag (in the environment of the key, or of `environment`)",
+      params: Type.Object({ projectId: Type.String(), flagName: Type.String() }),
+      querystring: EnvironmentPageQuery,
+      item: Segment,
+    }),
     async (request) => {
       const { environment: _environment, ...page } = request.query;
       const { projectId, flagName } = request.params;
@@ -112,16 +103,13 @@ export function segmentRoutes(app: TypedApp, segments: SegmentService): void {
 
   app.get(
     "/projects/:projectId/actors/:actorId/segments",
-    {
-      config: { access: "read" },
-      schema: {
-        tags: ["segments", "actors"],
-        summary: "List segments an actor has been added to",
-        params: ActorParams,
-        querystring: PageQuery,
-        response: { 200: PageOf(Segment), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
-      },
-    },
+    pageRead({
+      tags: ["segments", "actors"],
+      summary: "List segments an actor has been added to",
+      params: ActorParams,
+      querystring: PageQuery,
+      item: Segment,
+    }),
     async (request) =>
       segments.listForActor(request.params.projectId, request.params.actorId, toPageQuery(request.query, 1)),
   );
