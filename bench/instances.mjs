@@ -96,7 +96,8 @@ process.on("unhandledRejection", fail);
 /**
  * Starts one server process (`node packages/server/dist/src/main.js`) on a free port and resolves once
  * `/healthz` answers. `env` adds to or overrides the server's environment (DATABASE_POOL_SIZE, …);
- * `nodeArgs` are Node's options for it (BENCH_SERVER_NODE_ARGS by default).
+ * `nodeArgs` are Node's options for it (BENCH_SERVER_NODE_ARGS by default); `main`, another build's
+ * main.js (MAIN by default).
  */
 export async function startInstance(
   databaseUrl,
@@ -105,11 +106,12 @@ export async function startInstance(
     env = {},
     startTimeoutMs = 30_000,
     nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean),
+    main = MAIN,
   } = {},
 ) {
   const port = await freePort();
   const child = track(
-    spawn(process.execPath, [...nodeArgs, MAIN], {
+    spawn(process.execPath, [...nodeArgs, main], {
       env: {
         ...process.env,
         DATABASE_URL: databaseUrl,

@@ -266,6 +266,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       replayMaxChars: config.streamReplayMaxBytes,
     },
     { live: (held) => sessions.live(held), intervalMs: config.streamSessionCheckMs },
+    metrics,
   );
   // A session ended here ends its streams at once; one ended elsewhere, at the streams' next check.
   sessions.ended.subscribe((ended) => streams.endSessions(ended));

@@ -15,6 +15,7 @@ export class Metrics {
   private readonly feedLag: Histogram;
   private readonly events: Counter<"type">;
   private readonly deliveries: Counter<"webhook" | "outcome">;
+  private readonly snapshotsSent: Counter<"bytes">;
   private webhookQueue: (() => Promise<WebhookQueueState>) | undefined;
   private webhookSends: (() => ReadonlyMap<string, number>) | undefined;
 
@@ -50,6 +51,12 @@ export class Metrics {
       name: "flagstaff_events_total",
       help: "Events (history entries) this instance's writes produced, by type",
       labelNames: ["type"],
+      registers,
+    });
+    this.snapshotsSent = new Counter({
+      name: "flagstaff_stream_snapshots_total",
+      help: "Snapshots sent to project streams as they opened, by whether this one encoded the state (encoded) or reused the bytes encoded for an earlier stream at the same version (shared)",
+      labelNames: ["bytes"],
       registers,
     });
     this.deliveries = new Counter({
@@ -155,6 +162,10 @@ export class Metrics {
   recordCheck(enabled: boolean): void {
     if (enabled) this.pendingChecks.enabled++;
     else this.pendingChecks.disabled++;
+  }
+
+  snapshotSent(encoded: boolean): void {
+    this.snapshotsSent.labels(encoded ? "encoded" : "shared").inc();
   }
 
   recordEvent(type: string): void {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { isProjectChange, type ProjectChange, type ProjectState, type ProjectStateJSON } from "@flagstaff/core";
+import { isProjectChange, type ProjectChange, type ProjectState } from "@flagstaff/core";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
 import type { ChangeSet } from "../../write-path/changes.js";
@@ -8,7 +8,7 @@ import type { Snapshot } from "../evaluation/snapshot.js";
 import type { Principal } from "../../access/principal.js";
 import { isActive, roleOn } from "../../access/roles.js";
 import type { EndedSessions } from "../../access/principal.js";
-import { eventChunks } from "./snapshot-event.js";
+import { SharedSnapshots } from "./shared-snapshot.js";
 
 /**
  * Ends a stream and closes its connection. A stream's connection carries nothing else, and a client that
@@ -28,6 +28,10 @@ function finish(response: ServerResponse): void {
  * resumes. A snapshot does not count: it is produced only as fast as the client takes it.
  */
 const MAX_UNSENT_CHARS = 1024 * 1024;
+
+/** A whole event (its characters or bytes count towards MAX_UNSENT_CHARS), not a snapshot's cursor. */
+const isWhole = (output: string | Buffer | Iterator<Buffer>): output is string | Buffer =>
+  typeof output === "string" || Buffer.isBuffer(output);
 
 /** Snapshot chunks (of about 64 KiB) one stream writes before it lets the event loop take other work. */
 const CHUNKS_PER_TURN = 4;
@@ -70,6 +74,12 @@ export interface StreamLogger {
   warn(obj: object, msg: string): void;
 }
 
+/** What the streams count (metrics/metrics.ts's Metrics, a layer above). */
+export interface StreamMetrics {
+  /** A stream was sent a snapshot; `encoded`: this one made the snapshot's bytes (the first at its version). */
+  snapshotSent(encoded: boolean): void;
+}
+
 /**
  * What a stream sends. `state`: the project's evaluation state, then its changes (the project stream).
  * `refetch`: only OFREP `refetchEvaluation` notifications, one whenever an answer may have changed (the
@@ -90,8 +100,8 @@ interface Client {
   version: number;
   /** While the log is replayed: live change sets wait here, in order. */
   pending: ChangeSet[] | undefined;
-  /** Output not yet handed to the socket, in order: whole events, and snapshots still to be serialized. */
-  readonly queue: (string | Iterator<string>)[];
+  /** Output not yet handed to the socket, in order: whole events, and snapshots still to be written. */
+  readonly queue: (string | Buffer | Iterator<Buffer>)[];
   /** Characters of the whole events in `queue`. */
   queued: number;
   /** Waiting for `drain`, and the timer that closes the stream if it does not come. */
@@ -120,6 +130,23 @@ function withoutProject(change: ProjectChange & { projectId?: string; environmen
 const startsOver = (set: ChangeSet): boolean =>
   set.changes.some((change) => change.kind.startsWith("project.") || change.kind.startsWith("environment."));
 
+/** A change set's `change` event by the environment it is sent to; null: nothing in it is that environment's. */
+type ChangeEvents = Map<string | undefined, Buffer | null>;
+
+/** A change set's `change` event for the streams of one environment, or null when none of it is theirs. */
+function changeEvent(set: ChangeSet, environment: string | undefined): Buffer | null {
+  const changes: ProjectChange[] = [];
+  for (const change of set.changes) {
+    if (!isProjectChange(change)) continue;
+    // Another environment's configuration is not this client's; a change of no environment is every one's.
+    const of = (change as { environment?: string }).environment;
+    if (of === undefined || of === environment) changes.push(withoutProject(change));
+  }
+  if (changes.length === 0) return null;
+  const data = JSON.stringify({ version: set.version, changes });
+  return Buffer.from(`id: ${set.version}\nevent: change\ndata: ${data}\n\n`, "utf8");
+}
+
 /**
  * Every server-sent event stream of a project, and their lifecycle: heartbeats, slow clients, and the end
  * of a stream when its key is revoked, its session ended, its person disabled or no longer granted the
@@ -139,8 +166,8 @@ export class ProjectStreams {
   private readonly clients = new Set<Client>();
   /** Open streams per key id, for each kind. */
   private readonly perKey: Record<StreamKind, Map<string, number>> = { state: new Map(), refetch: new Map() };
-  /** The last state serialized per environment's state, shared by the snapshots being written of that version. */
-  private readonly states = new WeakMap<ProjectState, { version: number; json: WeakRef<ProjectStateJSON> }>();
+  /** Each environment's snapshot event at its version, encoded once for every stream that opens then. */
+  private readonly snapshots = new SharedSnapshots();
   private readonly heartbeat: NodeJS.Timeout;
   private readonly sessionTimer: NodeJS.Timeout | undefined;
   /** A check of the sessions is under way: the next tick does not start another. */
@@ -155,6 +182,7 @@ export class ProjectStreams {
     private readonly logger: StreamLogger,
     private readonly limits: StreamLimits,
     private readonly sessions?: SessionCheck,
+    private readonly metrics?: StreamMetrics,
   ) {
     this.unlisten = snapshot.listen({
       applied: (set) => this.applied(set),
@@ -354,10 +382,9 @@ export class ProjectStreams {
   }
 
   /**
-   * Queues the project's whole state. It is taken now (the snapshot changes it in place as changes come),
-   * as the plain arrays `toJSON` builds, shared by every snapshot of this version being written, and
-   * serialized a slice at a time as the client takes it: a client that reads nothing holds a few chunks,
-   * not the whole text.
+   * Queues the project's whole state as it is now: the environment's snapshot event at this version,
+   * encoded once for every stream that opens at it (SharedSnapshot) and written as the client takes it: a
+   * client that reads nothing holds a cursor, not a copy.
    */
   private sendSnapshot(client: Client): void {
     const project = this.stateFor(client);
@@ -366,8 +393,9 @@ export class ProjectStreams {
       return;
     }
     client.version = this.snapshot.versions.get(client.projectId) ?? 0;
-    const state = this.jsonOf(project, client.version);
-    this.enqueue(client, eventChunks(client.version, "snapshot", { version: client.version, state }));
+    const { snapshot, made } = this.snapshots.of(project, client.version);
+    this.metrics?.snapshotSent(made);
+    this.enqueue(client, snapshot.reader());
   }
 
   /** The evaluation state a client follows: its environment's, or the default's; undefined once gone. */
@@ -380,33 +408,26 @@ export class ProjectStreams {
     return this.snapshot.projects.get(client.projectId)?.resolve(client.environment);
   }
 
-  private jsonOf(project: ProjectState, version: number): ProjectStateJSON {
-    const last = this.states.get(project);
-    const shared = last && last.version === version ? last.json.deref() : undefined;
-    if (shared) return shared;
-    const json = project.toJSON();
-    this.states.set(project, { version, json: new WeakRef(json) });
-    return json;
-  }
-
-  private send(client: Client, set: ChangeSet): void {
+  /**
+   * Sends a change set a client has not seen, as its environment sees it. `events` holds the set's event
+   * per environment, encoded once for every stream that follows that environment (the live path shares
+   * it; a replay encodes its own).
+   */
+  private send(client: Client, set: ChangeSet, events: ChangeEvents = new Map()): void {
     if (set.version <= client.version) return;
     client.version = set.version;
     const environment = this.environmentOf(client);
-    const changes: ProjectChange[] = [];
-    for (const change of set.changes) {
-      if (!isProjectChange(change)) continue;
-      // Another environment's configuration is not this client's; a change of no environment is every one's.
-      const of = (change as { environment?: string }).environment;
-      if (of === undefined || of === environment) changes.push(withoutProject(change));
+    let event = events.get(environment);
+    if (event === undefined) {
+      event = changeEvent(set, environment);
+      events.set(environment, event);
     }
     // A set evaluation does not see (a key, a description) moves the version and sends nothing.
-    if (changes.length === 0) return;
-    const data = JSON.stringify({ version: set.version, changes });
-    this.enqueue(client, `id: ${set.version}\nevent: change\ndata: ${data}\n\n`);
+    if (event !== null) this.enqueue(client, event);
   }
 
   private applied(set: ChangeSet): void {
+    const events: ChangeEvents = new Map();
     const revoked = new Set<string>();
     let deletedProject: string | undefined;
     let defaultMoved = false;
@@ -441,7 +462,7 @@ export class ProjectStreams {
       }
       if (client.pending) client.pending.push(set);
       else if (followsDefault) this.sendSnapshot(client);
-      else this.send(client, set);
+      else this.send(client, set, events);
     }
   }
 
@@ -477,7 +498,7 @@ export class ProjectStreams {
   }
 
   /** Queues output and writes what the socket takes; a client far behind is closed instead. */
-  private enqueue(client: Client, output: string | Iterator<string>): void {
+  private enqueue(client: Client, output: string | Buffer | Iterator<Buffer>): void {
     if (client.closed) return;
     if (client.queued + client.response.writableLength > MAX_UNSENT_CHARS) {
       this.logger.warn(
@@ -488,7 +509,7 @@ export class ProjectStreams {
       return;
     }
     client.queue.push(output);
-    if (typeof output === "string") client.queued += output.length;
+    if (isWhole(output)) client.queued += output.length;
     this.pump(client);
   }
 
@@ -500,8 +521,8 @@ export class ProjectStreams {
     let chunks = 0;
     while (!client.stall && !client.yielded && !client.closed && client.queue.length > 0) {
       const head = client.queue[0]!;
-      let text: string;
-      if (typeof head === "string") {
+      let text: string | Buffer;
+      if (isWhole(head)) {
         client.queue.shift();
         client.queued -= head.length;
         text = head;

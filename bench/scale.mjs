@@ -1,0 +1,237 @@
+#!/usr/bin/env node
+// One instance as its work grows (issue 34), each figure beside a baseline measured in the same run.
+//
+// The reconnect storm (a deploy): a project of FLAGS flags (10,000), STREAMS project streams (200) opened
+// at once, each read until its snapshot has arrived, at a project version no stream has seen (a flag
+// changes first, so nothing is left over from warming up).
+//   - The server's CPU per stream opened, and the time until every snapshot has arrived, with nothing else
+//     running.
+//   - Checks at a steady RATE per second (500) during the storm: p50, p99, max and how many took over
+//     100 ms, beside the same checks with no stream opening (the baseline).
+// With --baseline=<another build's packages/server/dist/src/main.js> the same runs on that build too, on
+// the same database, in the same run.
+//
+// The streams are read by a child process of their own, so that reading megabytes of snapshots does not
+// delay the checks' clock in this one. The server runs on SQLite (--postgres: PostgreSQL).
+//
+//   npm run bench:scale [-- --flags=10000 --streams=200 --rate=500 --seconds=4 --baseline=…]
+import { fork } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { FLAG, freshDatabase, seed } from "./fixtures.mjs";
+import {
+  call,
+  cpuMicros,
+  fail,
+  MAIN,
+  onInterrupt,
+  POSTGRES_URL,
+  percentile,
+  sleep,
+  startInstance,
+  track,
+} from "./instances.mjs";
+
+const SELF = fileURLToPath(import.meta.url);
+const ADMIN = "bench-admin-key-0123456789";
+const CHECK = "bench-check-key-0123456789";
+
+/** The stream reader's side (a child process): opens `count` streams at once, reads each snapshot. */
+async function readStreams({ url, key, count }) {
+  const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
+  const started = performance.now();
+  const ms = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise((resolve, reject) => {
+          const req = request(`${url}/projects/bench/stream`, {
+            agent,
+            headers: { accept: "text/event-stream", authorization: `Bearer ${key}` },
+          });
+          req.on("error", reject);
+          req.on("response", (res) => {
+            if (res.statusCode !== 200) {
+              reject(new Error(`stream answered ${res.statusCode}`));
+              res.resume();
+              return;
+            }
+            // The snapshot is the first event; it ends at the first blank line (JSON holds no newline).
+            let tail = "";
+            res.on("data", (chunk) => {
+              tail = (tail + chunk.toString("latin1")).slice(-2);
+              if (tail === "\n\n" || chunk.includes("\n\n")) {
+                resolve(performance.now() - started);
+                req.destroy();
+              }
+            });
+            res.on("error", () => {});
+          });
+          req.end();
+        }),
+    ),
+  );
+  return {
+    allMs: Math.max(...ms),
+    p50Ms: percentile(
+      ms.sort((a, b) => a - b),
+      50,
+    ),
+  };
+}
+
+if (process.argv[2] === "--stream-reader") {
+  process.on("message", async (spec) => {
+    try {
+      process.send({ type: "result", result: await readStreams(spec) });
+    } catch (error) {
+      process.send({ type: "error", error: String(error) });
+    }
+    process.exit(0);
+  });
+} else {
+  await main().catch(fail);
+}
+
+/** Opens the streams from a child process and resolves with its figures. */
+function storm(url, count) {
+  const child = track(fork(SELF, ["--stream-reader"], { stdio: ["ignore", "inherit", "inherit", "ipc"] }));
+  return new Promise((resolve, reject) => {
+    child.on("message", (message) => (message.type === "result" ? resolve(message.result) : reject(message.error)));
+    child.on("exit", (code) => code !== 0 && reject(new Error(`stream reader exited with ${code}`)));
+    child.send({ url, key: ADMIN, count });
+  });
+}
+
+/** Checks at a steady rate until `stop()`; answers their latencies, in ms. */
+function steadyChecks(url, rate) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const latencies = [];
+  let failed = 0;
+  let i = 0;
+  const perTick = rate / 100;
+  let owed = 0;
+  const timer = setInterval(() => {
+    for (owed += perTick; owed >= 1; owed--) {
+      const started = performance.now();
+      const path = `/projects/bench/flags/${FLAG}/check?actorIds=member-${i++ % 1000}`;
+      const req = request(`${url}${path}`, { agent, headers: { authorization: `Bearer ${CHECK}` } }, (res) => {
+        res.resume();
+        res.on("end", () => {
+          latencies.push(performance.now() - started);
+          if (res.statusCode !== 200) failed++;
+        });
+      });
+      req.on("error", () => failed++);
+      req.end();
+    }
+  }, 10);
+  return async () => {
+    clearInterval(timer);
+    await sleep(300); // the last ones answer
+    agent.destroy();
+    const sorted = Float64Array.from(latencies).sort();
+    return {
+      checks: sorted.length,
+      failed,
+      p50: percentile(sorted, 50),
+      p99: percentile(sorted, 99),
+      max: sorted[sorted.length - 1],
+      over100: sorted.filter((ms) => ms > 100).length,
+    };
+  };
+}
+
+/** Moves the project's version (a flag's status), so the next snapshot is one no stream has had. */
+async function moveVersion(url, round) {
+  await call(url, ADMIN, "PATCH", "/projects/bench/flags/flag-000001", {
+    description: `round ${round}`,
+    status: round % 2 === 0 ? "enabled" : "disabled",
+  });
+  await sleep(100);
+}
+
+async function measure(label, main, databaseUrl, args) {
+  const instance = await startInstance(databaseUrl, {
+    adminKey: ADMIN,
+    main,
+    env: { STREAM_MAX_PER_KEY: String(args.streams * 2), LOG_LEVEL: "error" },
+  });
+  try {
+    // Warm up: checks, and one stream's snapshot (at a version the measured storms do not use).
+    const warm = steadyChecks(instance.url, args.rate);
+    await storm(instance.url, 2);
+    await sleep(1000);
+    await warm();
+
+    const quiet = steadyChecks(instance.url, args.rate);
+    await sleep(args.seconds * 1000);
+    const baseline = await quiet();
+
+    await moveVersion(instance.url, 1);
+    const cpuBefore = cpuMicros(instance.child.pid);
+    const alone = await storm(instance.url, args.streams);
+    const cpuPerStream = (cpuMicros(instance.child.pid) - cpuBefore) / args.streams / 1000;
+
+    await moveVersion(instance.url, 2);
+    const during = steadyChecks(instance.url, args.rate);
+    await sleep(500);
+    const withChecks = await storm(instance.url, args.streams);
+    await sleep(Math.max(0, args.seconds * 1000 - withChecks.allMs - 500));
+    const checks = await during();
+    return { label, baseline, cpuPerStream, alone, withChecks, checks };
+  } finally {
+    await instance.stop();
+  }
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      flags: { type: "string", default: "10000" },
+      streams: { type: "string", default: "200" },
+      rate: { type: "string", default: "500" },
+      seconds: { type: "string", default: "4" },
+      baseline: { type: "string" },
+      postgres: { type: "boolean", default: false },
+      out: { type: "string" },
+    },
+  });
+  const args = {
+    flags: Number(values.flags),
+    streams: Number(values.streams),
+    rate: Number(values.rate),
+    seconds: Number(values.seconds),
+  };
+  const dialect = values.postgres ? "postgres" : "sqlite";
+  const database = await freshDatabase(dialect, POSTGRES_URL);
+  onInterrupt(() => database.drop());
+  try {
+    await seed(database.url, { flags: args.flags, members: 1000, checkKey: CHECK, adminKey: ADMIN });
+    const load = loadavg()[0].toFixed(2);
+    const builds = [["this build", MAIN]];
+    if (values.baseline) builds.push(["baseline", values.baseline]);
+    const results = [];
+    // Alternating, so that drift in the machine's load hits both builds alike.
+    for (let round = 0; round < 2; round++)
+      for (const [label, main] of builds) results.push(await measure(label, main, database.url, args));
+    const ms = (n) => (n === undefined ? "–" : n.toFixed(1));
+    const lines = [
+      `Node ${process.version}, ${dialect}, ${args.flags.toLocaleString("en")} flags, ${args.streams} streams opened at once, checks at ${args.rate}/s, load average ${load} before, ${loadavg()[0].toFixed(2)} after`,
+      "",
+      "| build | server CPU ms per stream opened | all snapshots arrived, ms (alone) | checks: p50 / p99 / max ms, none opening (baseline) | checks: p50 / p99 / max ms during the storm | checks over 100 ms during it | all snapshots arrived, ms (with checks) |",
+      "|---|---:|---:|---:|---:|---:|---:|",
+      ...results.map(
+        (r) =>
+          `| ${r.label} | ${r.cpuPerStream.toFixed(2)} | ${Math.round(r.alone.allMs)} | ${ms(r.baseline.p50)} / ${ms(r.baseline.p99)} / ${ms(r.baseline.max)} | ${ms(r.checks.p50)} / ${ms(r.checks.p99)} / ${ms(r.checks.max)} | ${r.checks.over100} of ${r.checks.checks}${r.checks.failed ? ` (${r.checks.failed} failed)` : ""} | ${Math.round(r.withChecks.allMs)} |`,
+      ),
+    ];
+    console.log(lines.join("\n"));
+    if (values.out) writeFileSync(values.out, `${lines.join("\n")}\n`);
+  } finally {
+    await database.drop();
+  }
+}
