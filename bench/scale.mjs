@@ -15,11 +15,9 @@
 // delay the checks' clock in this one. The server runs on SQLite (--postgres: PostgreSQL).
 //
 //   npm run bench:scale [-- --flags=10000 --streams=200 --rate=500 --seconds=4 --baseline=…]
-import { fork } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { loadavg } from "node:os";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { FLAG, freshDatabase, seed } from "./fixtures.mjs";
 import {
@@ -32,78 +30,20 @@ import {
   percentile,
   sleep,
   startInstance,
-  track,
 } from "./instances.mjs";
+import { streamReader } from "./stream-readers.mjs";
 
-const SELF = fileURLToPath(import.meta.url);
 const ADMIN = "bench-admin-key-0123456789";
 const CHECK = "bench-check-key-0123456789";
 
-/** The stream reader's side (a child process): opens `count` streams at once, reads each snapshot. */
-async function readStreams({ url, key, count }) {
-  const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
-  const started = performance.now();
-  const ms = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise((resolve, reject) => {
-          const req = request(`${url}/projects/bench/stream`, {
-            agent,
-            headers: { accept: "text/event-stream", authorization: `Bearer ${key}` },
-          });
-          req.on("error", reject);
-          req.on("response", (res) => {
-            if (res.statusCode !== 200) {
-              reject(new Error(`stream answered ${res.statusCode}`));
-              res.resume();
-              return;
-            }
-            // The snapshot is the first event; it ends at the first blank line (JSON holds no newline).
-            let tail = "";
-            res.on("data", (chunk) => {
-              tail = (tail + chunk.toString("latin1")).slice(-2);
-              if (tail === "\n\n" || chunk.includes("\n\n")) {
-                resolve(performance.now() - started);
-                req.destroy();
-              }
-            });
-            res.on("error", () => {});
-          });
-          req.end();
-        }),
-    ),
-  );
-  return {
-    allMs: Math.max(...ms),
-    p50Ms: percentile(
-      ms.sort((a, b) => a - b),
-      50,
-    ),
-  };
-}
-
-if (process.argv[2] === "--stream-reader") {
-  process.on("message", async (spec) => {
-    try {
-      process.send({ type: "result", result: await readStreams(spec) });
-    } catch (error) {
-      process.send({ type: "error", error: String(error) });
-    }
-    process.exit(0);
-  });
-} else {
-  await main().catch(fail);
-}
-
-/** Opens the streams from a child process and resolves with its figures. */
-function storm(url, count) {
-  const child = track(fork(SELF, ["--stream-reader"], { stdio: ["ignore", "inherit", "inherit", "ipc"] }));
-  return new Promise((resolve, reject) => {
-    child.on("message", (message) => (message.type === "result" ? resolve(message.result) : reject(message.error)));
-    child.on("exit", (code) => code !== 0 && reject(new Error(`stream reader exited with ${code}`)));
-    child.send({ url, key: ADMIN, count });
-  });
+/** Opens `count` streams at once from a reader process, each closed once its snapshot is in. */
+async function storm(url, count) {
+  const reader = streamReader();
+  try {
+    return await reader.send({ cmd: "open", url, key: ADMIN, count, keep: false });
+  } finally {
+    reader.stop();
+  }
 }
 
 /** Checks at a steady rate until `stop()`; answers their latencies, in ms. */
@@ -141,6 +81,7 @@ function steadyChecks(url, rate) {
       p99: percentile(sorted, 99),
       max: sorted[sorted.length - 1],
       over100: sorted.filter((ms) => ms > 100).length,
+      over25: sorted.filter((ms) => ms > 25).length,
     };
   };
 }
@@ -154,11 +95,62 @@ async function moveVersion(url, round) {
   await sleep(100);
 }
 
+const rssKiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+
+/** Streams per reader process (each stream is a socket on both sides). */
+const STREAMS_PER_READER = 2500;
+
+/**
+ * The fan-out: FANOUT streams stay open (the server's RSS before and after gives what one holds), then
+ * one flag changes while checks run at RATE: when each stream got the change, from the write's start.
+ */
+async function fanOut(instance, args) {
+  const pid = instance.child.pid;
+  const readers = Array.from({ length: Math.ceil(args.fanout / STREAMS_PER_READER) }, () => streamReader());
+  try {
+    const rssBefore = rssKiB(pid);
+    let left = args.fanout;
+    await Promise.all(
+      readers.map((reader) => {
+        const count = Math.min(left, STREAMS_PER_READER);
+        left -= count;
+        return reader.send({ cmd: "open", url: instance.url, key: ADMIN, count, keep: true });
+      }),
+    );
+    await sleep(1000);
+    const perStreamKiB = (rssKiB(pid) - rssBefore) / args.fanout;
+    const during = steadyChecks(instance.url, args.rate);
+    await sleep(1000);
+    const wrote = performance.timeOrigin + performance.now();
+    await moveVersion(instance.url, 3);
+    const seen = await Promise.all(
+      readers.map((reader) => reader.send({ cmd: "await", first: true, timeoutMs: 10_000 })),
+    );
+    await sleep(500);
+    const checks = await during();
+    const delivery = seen.flatMap((r) => r.arrivals.map((t) => t - wrote)).sort((a, b) => a - b);
+    return {
+      perStreamKiB,
+      missing: seen.reduce((n, r) => n + r.missing, 0),
+      p50: percentile(delivery, 50),
+      p99: percentile(delivery, 99),
+      max: delivery[delivery.length - 1],
+      checks,
+    };
+  } finally {
+    for (const reader of readers) reader.stop();
+  }
+}
+
 async function measure(label, main, databaseUrl, args) {
   const instance = await startInstance(databaseUrl, {
     adminKey: ADMIN,
     main,
-    env: { STREAM_MAX_PER_KEY: String(args.streams * 2), LOG_LEVEL: "error" },
+    env: {
+      STREAM_MAX_PER_KEY: String(Math.max(args.streams, args.fanout) * 2),
+      STREAM_MAX_PER_INSTANCE: String(Math.max(args.streams, args.fanout) * 2),
+      LOG_LEVEL: "error",
+    },
   });
   try {
     // Warm up: checks, and one stream's snapshot (at a version the measured storms do not use).
@@ -182,7 +174,9 @@ async function measure(label, main, databaseUrl, args) {
     const withChecks = await storm(instance.url, args.streams);
     await sleep(Math.max(0, args.seconds * 1000 - withChecks.allMs - 500));
     const checks = await during();
-    return { label, baseline, cpuPerStream, alone, withChecks, checks };
+
+    const fanout = args.fanout > 0 ? await fanOut(instance, args) : undefined;
+    return { label, baseline, cpuPerStream, alone, withChecks, checks, fanout };
   } finally {
     await instance.stop();
   }
@@ -195,6 +189,7 @@ async function main() {
       streams: { type: "string", default: "200" },
       rate: { type: "string", default: "500" },
       seconds: { type: "string", default: "4" },
+      fanout: { type: "string", default: "5000" },
       baseline: { type: "string" },
       postgres: { type: "boolean", default: false },
       out: { type: "string" },
@@ -205,6 +200,7 @@ async function main() {
     streams: Number(values.streams),
     rate: Number(values.rate),
     seconds: Number(values.seconds),
+    fanout: Number(values.fanout),
   };
   const dialect = values.postgres ? "postgres" : "sqlite";
   const database = await freshDatabase(dialect, POSTGRES_URL);
@@ -229,9 +225,25 @@ async function main() {
           `| ${r.label} | ${r.cpuPerStream.toFixed(2)} | ${Math.round(r.alone.allMs)} | ${ms(r.baseline.p50)} / ${ms(r.baseline.p99)} / ${ms(r.baseline.max)} | ${ms(r.checks.p50)} / ${ms(r.checks.p99)} / ${ms(r.checks.max)} | ${r.checks.over100} of ${r.checks.checks}${r.checks.failed ? ` (${r.checks.failed} failed)` : ""} | ${Math.round(r.withChecks.allMs)} |`,
       ),
     ];
+    if (args.fanout > 0) {
+      lines.push(
+        "",
+        `${args.fanout.toLocaleString("en")} streams open, one flag changed while checks run at ${args.rate}/s:`,
+        "",
+        "| build | server RSS per open stream, KiB | change arrived: p50 / p99 / max ms after the write began | streams it did not reach in 10 s | checks: p50 / p99 / max ms meanwhile | checks over 25 ms |",
+        "|---|---:|---:|---:|---:|---:|",
+        ...results.map(({ label, fanout: f }) =>
+          f === undefined
+            ? `| ${label} | – | – | – | – | – |`
+            : `| ${label} | ${f.perStreamKiB.toFixed(1)} | ${ms(f.p50)} / ${ms(f.p99)} / ${ms(f.max)} | ${f.missing} | ${ms(f.checks.p50)} / ${ms(f.checks.p99)} / ${ms(f.checks.max)} | ${f.checks.over25} of ${f.checks.checks} |`,
+        ),
+      );
+    }
     console.log(lines.join("\n"));
     if (values.out) writeFileSync(values.out, `${lines.join("\n")}\n`);
   } finally {
     await database.drop();
   }
 }
+
+await main().catch(fail);

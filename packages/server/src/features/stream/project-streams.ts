@@ -8,6 +8,7 @@ import type { Snapshot } from "../evaluation/snapshot.js";
 import type { Principal } from "../../access/principal.js";
 import { isActive, roleOn } from "../../access/roles.js";
 import type { EndedSessions } from "../../access/principal.js";
+import { FanOut } from "./fan-out.js";
 import { SharedSnapshots } from "./shared-snapshot.js";
 
 /**
@@ -32,6 +33,12 @@ const MAX_UNSENT_CHARS = 1024 * 1024;
 /** A whole event (its characters or bytes count towards MAX_UNSENT_CHARS), not a snapshot's cursor. */
 const isWhole = (output: string | Buffer | Iterator<Buffer>): output is string | Buffer =>
   typeof output === "string" || Buffer.isBuffer(output);
+
+/** How long one turn of the event loop may spend writing to every stream before checks get a turn, in ms. */
+const FAN_OUT_BUDGET_MS = 4;
+
+/** The comment that shows an idle stream alive, the same bytes for every stream. */
+const HEARTBEAT = Buffer.from(": keep-alive\n\n");
 
 /** Snapshot chunks (of about 64 KiB) one stream writes before it lets the event loop take other work. */
 const CHUNKS_PER_TURN = 4;
@@ -168,6 +175,8 @@ export class ProjectStreams {
   private readonly perKey: Record<StreamKind, Map<string, number>> = { state: new Map(), refetch: new Map() };
   /** Each environment's snapshot event at its version, encoded once for every stream that opens then. */
   private readonly snapshots = new SharedSnapshots();
+  /** Deliveries and heartbeats to every stream, a few milliseconds per turn. */
+  private readonly fanOut = new FanOut<Client>(FAN_OUT_BUDGET_MS);
   private readonly heartbeat: NodeJS.Timeout;
   private readonly sessionTimer: NodeJS.Timeout | undefined;
   /** A check of the sessions is under way: the next tick does not start another. */
@@ -190,7 +199,9 @@ export class ProjectStreams {
     });
     this.heartbeat = setInterval(() => {
       // A stream with output waiting shows it is alive by that output; a comment must not split an event.
-      for (const client of this.clients) if (client.queue.length === 0) this.enqueue(client, ": keep-alive\n\n");
+      this.fanOut.add([...this.clients], (client) => {
+        if (client.queue.length === 0) this.enqueue(client, HEARTBEAT);
+      });
     }, limits.heartbeatMs);
     this.heartbeat.unref();
     if (sessions) {
@@ -283,6 +294,7 @@ export class ProjectStreams {
     clearInterval(this.heartbeat);
     clearInterval(this.sessionTimer);
     this.closed = true;
+    this.fanOut.clear();
     this.unlisten();
     for (const client of [...this.clients]) this.end(client);
   }
@@ -438,32 +450,37 @@ export class ProjectStreams {
       if (change.kind === "project.deleted") deletedProject = change.projectId;
       if (change.kind === "environment.default") defaultMoved = true;
     }
-    for (const client of this.clients) {
+    // The project's encoded snapshots are of the version before: the next stream to open encodes anew.
+    const project = this.snapshot.projects.get(set.stream);
+    if (project) for (const state of project.environments.values()) this.snapshots.forget(state);
+    // Each stream in turn, a few milliseconds per turn (FanOut): the checks on this event loop come between.
+    this.fanOut.add([...this.clients], (client) => {
+      if (client.closed) return;
       if (
         revoked.has(client.keyId) ||
         client.projectId === deletedProject ||
         (peopleChanged && !this.mayGoOn(client))
       ) {
         this.end(client);
-        continue;
+        return;
       }
-      if (client.projectId !== set.stream) continue;
+      if (client.projectId !== set.stream) return;
       const state = this.stateFor(client);
       // Its environment was deleted (its key with it, but a key bound to none follows the default).
       if (!state) {
         this.end(client);
-        continue;
+        return;
       }
       const followsDefault = client.environment === null && defaultMoved;
       if (client.kind === "refetch") {
         // The snapshot moved the environment's evaluation version to this set's iff an answer may have changed.
         if (state.evaluationVersion === set.version || followsDefault) this.sendRefetch(client, set.version);
-        continue;
+        return;
       }
       if (client.pending) client.pending.push(set);
       else if (followsDefault) this.sendSnapshot(client);
       else this.send(client, set, events);
-    }
+    });
   }
 
   /**

@@ -53,8 +53,8 @@ export class SharedSnapshot {
 
 /**
  * The snapshot event of each environment's state at its current version: one SharedSnapshot per state
- * object (a project's environment; a reread project's states are new objects), replaced when a stream
- * opens at a later version. A replaced one lives on only while streams still read it.
+ * object (a project's environment; a reread project's states are new objects), forgotten when the
+ * project's version moves. A forgotten one lives on only while streams still read it.
  */
 export class SharedSnapshots {
   private readonly byState = new WeakMap<ProjectState, SharedSnapshot>();
@@ -66,5 +66,10 @@ export class SharedSnapshots {
     const snapshot = new SharedSnapshot(version, state);
     this.byState.set(state, snapshot);
     return { snapshot, made: true };
+  }
+
+  /** Forgets a state's snapshot: its project moved on, and the next stream encodes the new state. */
+  forget(state: ProjectState): void {
+    this.byState.delete(state);
   }
 }
