@@ -18,8 +18,10 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { loadavg } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { FLAG, freshDatabase, seed } from "./fixtures.mjs";
+import { FLAG, freshDatabase } from "./fixtures.mjs";
 import {
   call,
   cpuMicros,
@@ -101,11 +103,15 @@ const rssKiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/
 const STREAMS_PER_READER = 2500;
 
 /**
- * The fan-out: FANOUT streams stay open (the server's RSS before and after gives what one holds), then
- * one flag changes while checks run at RATE: when each stream got the change, from the write's start.
+ * The fan-out: FANOUT streams of a small project (10 flags: what is measured is the change, not the
+ * snapshots) stay open (the server's RSS before and after gives what one holds), then one of its flags
+ * changes while checks run at RATE: when each stream got the change, from the write's start.
  */
 async function fanOut(instance, args) {
   const pid = instance.child.pid;
+  const project = `fanout-${Date.now()}`;
+  await call(instance.url, ADMIN, "POST", "/projects", { id: project, name: "Fan-out" });
+  for (let i = 0; i < 10; i++) await call(instance.url, ADMIN, "POST", `/projects/${project}/flags/flag-${i}`, {});
   const readers = Array.from({ length: Math.ceil(args.fanout / STREAMS_PER_READER) }, () => streamReader());
   try {
     const rssBefore = rssKiB(pid);
@@ -114,7 +120,7 @@ async function fanOut(instance, args) {
       readers.map((reader) => {
         const count = Math.min(left, STREAMS_PER_READER);
         left -= count;
-        return reader.send({ cmd: "open", url: instance.url, key: ADMIN, count, keep: true });
+        return reader.send({ cmd: "open", url: instance.url, project, key: ADMIN, count, keep: true });
       }),
     );
     await sleep(1000);
@@ -122,7 +128,7 @@ async function fanOut(instance, args) {
     const during = steadyChecks(instance.url, args.rate);
     await sleep(1000);
     const wrote = performance.timeOrigin + performance.now();
-    await moveVersion(instance.url, 3);
+    await call(instance.url, ADMIN, "PATCH", `/projects/${project}/flags/flag-1`, { status: "enabled" });
     const seen = await Promise.all(
       readers.map((reader) => reader.send({ cmd: "await", first: true, timeoutMs: 10_000 })),
     );
@@ -203,17 +209,30 @@ async function main() {
     fanout: Number(values.fanout),
   };
   const dialect = values.postgres ? "postgres" : "sqlite";
-  const database = await freshDatabase(dialect, POSTGRES_URL);
-  onInterrupt(() => database.drop());
+  const builds = [{ label: "this build", main: MAIN, fixtures: "./fixtures.mjs" }];
+  if (values.baseline) {
+    // The baseline's own fixtures seed its database: each build migrates only to its own schema.
+    const root = resolve(dirname(values.baseline), "../../../..");
+    builds.push({
+      label: "baseline",
+      main: values.baseline,
+      fixtures: pathToFileURL(join(root, "bench/fixtures.mjs")).href,
+    });
+  }
+  const databases = [];
+  onInterrupt(() => Promise.all(databases.map((d) => d.drop())));
   try {
-    await seed(database.url, { flags: args.flags, members: 1000, checkKey: CHECK, adminKey: ADMIN });
+    for (const build of builds) {
+      build.database = await freshDatabase(dialect, POSTGRES_URL);
+      databases.push(build.database);
+      const { seed } = await import(build.fixtures);
+      await seed(build.database.url, { flags: args.flags, members: 1000, checkKey: CHECK, adminKey: ADMIN });
+    }
     const load = loadavg()[0].toFixed(2);
-    const builds = [["this build", MAIN]];
-    if (values.baseline) builds.push(["baseline", values.baseline]);
     const results = [];
     // Alternating, so that drift in the machine's load hits both builds alike.
     for (let round = 0; round < 2; round++)
-      for (const [label, main] of builds) results.push(await measure(label, main, database.url, args));
+      for (const { label, main, database } of builds) results.push(await measure(label, main, database.url, args));
     const ms = (n) => (n === undefined ? "–" : n.toFixed(1));
     const lines = [
       `Node ${process.version}, ${dialect}, ${args.flags.toLocaleString("en")} flags, ${args.streams} streams opened at once, checks at ${args.rate}/s, load average ${load} before, ${loadavg()[0].toFixed(2)} after`,
@@ -222,7 +241,7 @@ async function main() {
       "|---|---:|---:|---:|---:|---:|---:|",
       ...results.map(
         (r) =>
-          `| ${r.label} | ${r.cpuPerStream.toFixed(2)} | ${Math.round(r.alone.allMs)} | ${ms(r.baseline.p50)} / ${ms(r.baseline.p99)} / ${ms(r.baseline.max)} | ${ms(r.checks.p50)} / ${ms(r.checks.p99)} / ${ms(r.checks.max)} | ${r.checks.over100} of ${r.checks.checks}${r.checks.failed ? ` (${r.checks.failed} failed)` : ""} | ${Math.round(r.withChecks.allMs)} |`,
+          `| ${r.label} | ${r.cpuPerStream.toFixed(2)} | ${Math.round(r.alone.allMs)}${r.alone.failed ? ` (${r.alone.failed} failed: ${r.alone.failures.join(", ")})` : ""} | ${ms(r.baseline.p50)} / ${ms(r.baseline.p99)} / ${ms(r.baseline.max)} | ${ms(r.checks.p50)} / ${ms(r.checks.p99)} / ${ms(r.checks.max)} | ${r.checks.over100} of ${r.checks.checks}${r.checks.failed ? ` (${r.checks.failed} failed)` : ""} | ${Math.round(r.withChecks.allMs)}${r.withChecks.failed ? ` (${r.withChecks.failed} failed: ${r.withChecks.failures.join(", ")})` : ""} |`,
       ),
     ];
     if (args.fanout > 0) {
@@ -242,7 +261,7 @@ async function main() {
     console.log(lines.join("\n"));
     if (values.out) writeFileSync(values.out, `${lines.join("\n")}\n`);
   } finally {
-    await database.drop();
+    for (const database of databases) await database.drop();
   }
 }
 

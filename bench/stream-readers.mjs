@@ -1,7 +1,8 @@
 // Project streams read by a child process of their own (bench:scale), so that reading them does not delay
 // the clock of the process that times checks and writes. The parent sends commands; each is answered once:
-//   {cmd: "open", url, key, count, keep}   opens `count` streams at once and answers when every snapshot
-//                                          has arrived: {allMs, p50Ms}. keep: false closes each stream
+//   {cmd: "open", url, project, key, count, keep}
+//                                          opens `count` streams of the project (bench) at once and answers when every snapshot
+//                                          has arrived: {allMs, p50Ms, failed, failures}. keep: false closes each stream
 //                                          once its snapshot is in; true keeps them open and reading, and
 //                                          opens them in waves of 250.
 //   {cmd: "await", first: true, timeoutMs} answers when every kept stream has received an event after its
@@ -15,8 +16,8 @@ import { percentile, track } from "./instances.mjs";
 const now = () => performance.timeOrigin + performance.now();
 
 /** Opens one stream; `onFirst` when its first event (the snapshot) is in, `onEvent(id)` for each later one. */
-function openStream(agent, url, key, onFirst, onEvent, onError) {
-  const req = request(`${url}/projects/bench/stream`, {
+function openStream(agent, url, project, key, onFirst, onEvent, onError) {
+  const req = request(`${url}/projects/${project}/stream`, {
     agent,
     headers: { accept: "text/event-stream", authorization: `Bearer ${key}` },
   });
@@ -60,22 +61,29 @@ const kept = [];
 /** Streams opened at once by a kept (fan-out) open: they come in waves, as SDKs reconnect with jitter. */
 const WAVE = 250;
 
-async function open({ url, key, count, keep }) {
+async function open({ url, project = "bench", key, count, keep }) {
   const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
   const started = performance.now();
+  const failures = [];
   const one = () =>
-    new Promise((resolve, reject) => {
+    new Promise((resolve) => {
       const stream = { arrivals: new Map() };
       stream.req = openStream(
         agent,
         url,
+        project,
         key,
         () => {
           resolve(performance.now() - started);
           if (!keep) stream.req.destroy();
         },
         (id) => stream.arrivals.set(id, now()),
-        reject,
+        (error) => {
+          // A stream refused or cut (a 408 when the server took too long to read its request) is counted.
+          failures.push(String(error.message ?? error));
+          stream.failed = true;
+          resolve(undefined);
+        },
       );
       if (keep) kept.push(stream);
     });
@@ -85,17 +93,23 @@ async function open({ url, key, count, keep }) {
   for (let opened = 0; opened < count; opened += wave) {
     ms.push(...(await Promise.all(Array.from({ length: Math.min(wave, count - opened) }, one))));
   }
-  ms.sort((a, b) => a - b);
-  return { allMs: ms[ms.length - 1], p50Ms: percentile(ms, 50) };
+  const arrived = ms.filter((m) => m !== undefined).sort((a, b) => a - b);
+  return {
+    allMs: arrived[arrived.length - 1],
+    p50Ms: percentile(arrived, 50),
+    failed: failures.length,
+    failures: [...new Set(failures)],
+  };
 }
 
 async function awaitEvent({ timeoutMs }) {
   const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline && kept.some((s) => s.arrivals.size === 0)) {
+  const open = kept.filter((s) => !s.failed);
+  while (performance.now() < deadline && open.some((s) => s.arrivals.size === 0)) {
     await new Promise((r) => setTimeout(r, 20));
   }
-  const arrivals = kept.flatMap((s) => (s.arrivals.size === 0 ? [] : [Math.min(...s.arrivals.values())]));
-  return { arrivals, missing: kept.length - arrivals.length };
+  const arrivals = open.flatMap((s) => (s.arrivals.size === 0 ? [] : [Math.min(...s.arrivals.values())]));
+  return { arrivals, missing: open.length - arrivals.length };
 }
 
 if (process.argv[2] === "--child") {

@@ -10,6 +10,7 @@ import { targetingMigration } from "./migrations/006-targeting.js";
 import { peopleMigration } from "./migrations/007-people.js";
 import { signInFailuresMigration } from "./migrations/008-sign-in-failures.js";
 import { eventCommentsMigration } from "./migrations/009-event-comments.js";
+import { flagSearchMigration } from "./migrations/010-flag-search.js";
 
 export class InCodeMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -24,6 +25,7 @@ export class InCodeMigrations implements MigrationProvider {
       "007-people": peopleMigration(this.dialect),
       "008-sign-in-failures": signInFailuresMigration(this.dialect),
       "009-event-comments": eventCommentsMigration(),
+      "010-flag-search": flagSearchMigration(this.dialect),
     };
   }
 }

@@ -260,7 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     streamMaxPerKey: integer(env, "STREAM_MAX_PER_KEY", 100, 1, 1_000_000),
     environmentsMaxPerProject: integer(env, "ENVIRONMENTS_MAX_PER_PROJECT", DEFAULT_MAX_ENVIRONMENTS, 1, 1000),
     ofrepStreamMaxPerKey: integer(env, "OFREP_STREAM_MAX_PER_KEY", 5000, 1, 1_000_000),
-    streamMaxPerInstance: integer(env, "STREAM_MAX_PER_INSTANCE", 10_000, 1, 1_000_000),
+    streamMaxPerInstance: integer(env, "STREAM_MAX_PER_INSTANCE", 20_000, 1, 1_000_000),
     streamStallTimeoutMs: integer(env, "STREAM_STALL_TIMEOUT_MS", 30_000, 100, 3_600_000),
     streamSessionCheckMs: integer(env, "STREAM_SESSION_CHECK_MS", 5000, 100, 60_000),
     streamReplayMaxVersions: integer(env, "STREAM_REPLAY_MAX_VERSIONS", 1000, 0, 1_000_000),

@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { SqliteAdapter, sql } from "kysely";
 import { beyondKey, type KeyColumn, keysetPage } from "../../db/keyset.js";
 import type { PageQuery, SortKey } from "../../kernel/pagination.js";
 import { type Executor, FLAG_COLUMNS, flagsIn, toFlag } from "./flag-rows.js";
@@ -9,15 +9,36 @@ import type { Flag, FlagFilter, FlagSort } from "./flag.schemas.js";
 /** `%`, `_` and `\` match themselves in a search, not as LIKE wildcards. */
 const likePattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/**
+ * On SQLite, a search through the flags' trigram index (migration 010): the FTS5 table's LIKE finds the
+ * substring in any case. A text of under three characters has no trigram to look up, and matches many
+ * flags, which the scan finds at once in name order: it is searched by the scan. The FTS table's LIKE takes no
+ * ESCAPE, and folds the case of ASCII letters only (the server's lower() folds all), so a text holding
+ * `%`, `_`, `\` or a character beyond printable ASCII is searched as before, by a scan: an ASCII text
+ * can only match ASCII characters, whose case both fold alike.
+ */
+function searchedOnSqlite(db: Executor, text: string, columns: readonly ("name" | "description")[]) {
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter) || text.length < 3 || /[\\%_]|[^\x20-\x7e]/.test(text)) {
+    return undefined;
+  }
+  const pattern = `%${text}%`;
+  const where = columns.map((column) => sql`${sql.ref(`flags_search.${column}`)} like ${pattern}`);
+  return sql<boolean>`flags.rowid in (select rowid from flags_search where ${sql.join(where, sql` or `)})`;
+}
+
 function flagsQuery(db: Executor, projectId: string, environment: string, filter: FlagFilter) {
   let query = flagsIn(db, projectId, environment);
   if (filter.name !== undefined) {
-    query = query.where(sql<boolean>`lower(flags.name) like ${likePattern(filter.name)} escape '\\'`);
+    query = query.where(
+      searchedOnSqlite(db, filter.name, ["name"]) ??
+        sql<boolean>`lower(flags.name) like ${likePattern(filter.name)} escape '\\'`,
+    );
   }
   if (filter.q !== undefined) {
     const pattern = likePattern(filter.q);
     query = query.where(
-      sql<boolean>`(lower(flags.name) like ${pattern} escape '\\' or lower(flags.description) like ${pattern} escape '\\')`,
+      searchedOnSqlite(db, filter.q, ["name", "description"]) ??
+        sql<boolean>`(lower(flags.name) like ${pattern} escape '\\' or lower(flags.description) like ${pattern} escape '\\')`,
     );
   }
   if (filter.status !== undefined) query = query.where("flag_configs.status", "=", filter.status);

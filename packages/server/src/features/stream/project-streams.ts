@@ -40,8 +40,12 @@ const FAN_OUT_BUDGET_MS = 4;
 /** The comment that shows an idle stream alive, the same bytes for every stream. */
 const HEARTBEAT = Buffer.from(": keep-alive\n\n");
 
-/** Snapshot chunks (of about 64 KiB) one stream writes before it lets the event loop take other work. */
-const CHUNKS_PER_TURN = 4;
+/**
+ * How long one turn of the event loop may spend writing snapshots, all streams together, in ms. 200 SDKs
+ * reconnecting to a project of 10,000 flags are sent half a gigabyte: written a slice per turn, with
+ * the checks answered between the slices.
+ */
+const SNAPSHOT_BUDGET_MS = 2;
 
 /** What one instance allows its streams; see config.ts for each setting. */
 export interface StreamLimits {
@@ -113,7 +117,7 @@ interface Client {
   queued: number;
   /** Waiting for `drain`, and the timer that closes the stream if it does not come. */
   stall: NodeJS.Timeout | undefined;
-  /** A snapshot's writing gave the event loop a turn (checks come first) and goes on in the next one. */
+  /** Its snapshot's writing waits for the next turn's budget (checks come first). */
   yielded: boolean;
   closed: boolean;
 }
@@ -175,6 +179,10 @@ export class ProjectStreams {
   private readonly perKey: Record<StreamKind, Map<string, number>> = { state: new Map(), refetch: new Map() };
   /** Each environment's snapshot event at its version, encoded once for every stream that opens then. */
   private readonly snapshots = new SharedSnapshots();
+  /** Streams whose snapshot waits for the next turn's budget, in the order they came. */
+  private readonly waiting = new Set<Client>();
+  /** When this turn's snapshot writing must stop (performance.now()); undefined before the turn's first. */
+  private turnEnds: number | undefined;
   /** Deliveries and heartbeats to every stream, a few milliseconds per turn. */
   private readonly fanOut = new FanOut<Client>(FAN_OUT_BUDGET_MS);
   private readonly heartbeat: NodeJS.Timeout;
@@ -535,7 +543,6 @@ export class ProjectStreams {
    * nothing for `stallTimeoutMs` is closed: it reconnects and resumes when it reads again.
    */
   private pump(client: Client): void {
-    let chunks = 0;
     while (!client.stall && !client.yielded && !client.closed && client.queue.length > 0) {
       const head = client.queue[0]!;
       let text: string | Buffer;
@@ -544,21 +551,19 @@ export class ProjectStreams {
         client.queued -= head.length;
         text = head;
       } else {
+        // A snapshot's chunks go out within the turn's budget, shared by every stream: a socket that takes
+        // everything (loopback, a fast reader) would otherwise have its whole snapshot written in one turn.
+        if (!this.mayWriteSnapshot()) {
+          client.yielded = true;
+          this.waiting.add(client);
+          continue;
+        }
         const next = head.next();
         if (next.done) {
           client.queue.shift();
           continue;
         }
         text = next.value;
-        // A socket that takes everything (loopback, a fast reader) would otherwise have the whole snapshot
-        // serialized in one turn of the event loop: a few chunks per turn let checks in between.
-        if (++chunks >= CHUNKS_PER_TURN) {
-          client.yielded = true;
-          setImmediate(() => {
-            client.yielded = false;
-            this.pump(client);
-          });
-        }
       }
       if (!client.response.write(text)) {
         client.stall = setTimeout(() => {
@@ -576,6 +581,36 @@ export class ProjectStreams {
         });
       }
     }
+  }
+
+  /**
+   * Whether this turn's snapshot budget has time left. The first write of a turn starts its budget and
+   * schedules the next turn, which resumes the waiting streams in the order they came.
+   */
+  private mayWriteSnapshot(): boolean {
+    const now = performance.now();
+    if (this.turnEnds === undefined) {
+      this.turnEnds = now + SNAPSHOT_BUDGET_MS;
+      setImmediate(() => {
+        this.turnEnds = undefined;
+        const waiting = [...this.waiting];
+        this.waiting.clear();
+        for (let i = 0; i < waiting.length; i++) {
+          const client = waiting[i]!;
+          client.yielded = false;
+          this.pump(client);
+          if (client.yielded) {
+            // The budget ran out on this one: those not reached go first next turn, then those served.
+            const served = [...this.waiting];
+            this.waiting.clear();
+            for (const rest of waiting.slice(i + 1)) this.waiting.add(rest);
+            for (const again of served) this.waiting.add(again);
+            return;
+          }
+        }
+      });
+    }
+    return now < this.turnEnds;
   }
 
   private end(client: Client): void {
