@@ -67,6 +67,15 @@ export async function freshDatabase(DIALECT, POSTGRES_URL) {
   };
 }
 
+/** Opens a bench database (a `file:` or `postgres://` URL) through the server's own database layer. */
+export function openBenchDatabase(url, poolSize = 2) {
+  return openDatabase(
+    url.startsWith("file:")
+      ? { dialect: "sqlite", databaseLocation: url.slice(5), databasePoolSize: poolSize }
+      : { dialect: "postgres", databaseLocation: url, databasePoolSize: poolSize },
+  );
+}
+
 /** Fills a project straight through the server's own database layer (far faster than the API for 1M rows). */
 export async function seed(
   url,
@@ -80,10 +89,7 @@ export async function seed(
     environments = ["production"],
   },
 ) {
-  const config = url.startsWith("file:")
-    ? { dialect: "sqlite", databaseLocation: url.slice(5), databasePoolSize: 4 }
-    : { dialect: "postgres", databaseLocation: url, databasePoolSize: 4 };
-  const handle = openDatabase(config);
+  const handle = openBenchDatabase(url, 4);
   await migrateToLatest(handle);
   const db = handle.db;
   const now = new Date().toISOString();

@@ -5,11 +5,10 @@
 // SQLite and PostgreSQL. The queries are compiled by the server's own repository code (Kysely), so
 // the plans are of exactly what the service runs. Usage: node bench/query-plans.mjs [--postgres]
 import { sql } from "kysely";
-import { openDatabase } from "../packages/server/dist/src/db/database.js";
 import { monotonicFactory } from "ulid";
 import { listFlags } from "../packages/server/dist/src/features/flags/flag-list.repository.js";
 import { listEvents } from "../packages/server/dist/src/features/history/event.repository.js";
-import { freshDatabase, seed } from "./fixtures.mjs";
+import { freshDatabase, openBenchDatabase, seed } from "./fixtures.mjs";
 
 const dialect = process.argv.includes("--postgres") ? "postgres" : "sqlite";
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/postgres";
@@ -22,10 +21,7 @@ try {
     checkKey: "fsk_plans_check_0000",
     adminKey: "fsk_plans_admin_0000",
   });
-  const config = database.url.startsWith("file:")
-    ? { dialect: "sqlite", databaseLocation: database.url.slice(5), databasePoolSize: 2 }
-    : { dialect: "postgres", databaseLocation: database.url, databasePoolSize: 2 };
-  const handle = openDatabase(config);
+  const handle = openBenchDatabase(database.url);
   if (dialect === "postgres") await sql`analyze`.execute(handle.db);
   // Capture the SQL the repository sends, then ask the engine how it would run it.
   // 200,000 events, interleaved in time between this project and another one: in each, a flag.updated

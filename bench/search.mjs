@@ -7,9 +7,8 @@
 //   npm run bench:search [-- --flags=50000 --postgres]
 import { sql } from "kysely";
 import { parseArgs } from "node:util";
-import { openDatabase } from "../packages/server/dist/src/db/database.js";
 import { countFlags, listFlags } from "../packages/server/dist/src/features/flags/flag-list.repository.js";
-import { freshDatabase, seed } from "./fixtures.mjs";
+import { freshDatabase, openBenchDatabase, seed } from "./fixtures.mjs";
 import { percentile, POSTGRES_URL } from "./instances.mjs";
 
 const { values } = parseArgs({
@@ -45,10 +44,7 @@ try {
     checkKey: "fsk_search_check_00",
     adminKey: "fsk_search_admin_00",
   });
-  const config = database.url.startsWith("file:")
-    ? { dialect: "sqlite", databaseLocation: database.url.slice(5), databasePoolSize: 2 }
-    : { dialect: "postgres", databaseLocation: database.url, databasePoolSize: 2 };
-  const handle = openDatabase(config);
+  const handle = openBenchDatabase(database.url);
   const db = handle.db;
   if (dialect === "postgres") await sql`analyze`.execute(db);
   const page = { direction: "first", key: [], limit: 20 };
