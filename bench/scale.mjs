@@ -14,7 +14,10 @@
 // The streams are read by a child process of their own, so that reading megabytes of snapshots does not
 // delay the checks' clock in this one. The server runs on SQLite (--postgres: PostgreSQL).
 //
-//   npm run bench:scale [-- --flags=10000 --streams=200 --rate=500 --seconds=4 --baseline=…]
+// OFREP refetch: BULK (50) bulk evaluations of the whole project at once with the check key, after a
+// change (what every browser on the page does on a refetchEvaluation), while checks run at RATE.
+//
+//   npm run bench:scale [-- --flags=10000 --streams=200 --rate=500 --seconds=4 --bulk=50 --fanout=5000 --baseline=…]
 import { readFileSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { loadavg } from "node:os";
@@ -148,6 +151,48 @@ async function fanOut(instance, args) {
   }
 }
 
+/** One OFREP bulk evaluation with the check key; resolves with its latency in ms and status. */
+function bulkEvaluation(url, agent, targetingKey) {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const req = request(`${url}/ofrep/v1/evaluate/flags`, {
+      method: "POST",
+      agent,
+      headers: { authorization: `Bearer ${CHECK}`, "content-type": "application/json" },
+    });
+    req.on("response", (res) => {
+      res.resume();
+      res.on("end", () => resolve({ ms: performance.now() - started, status: res.statusCode }));
+    });
+    req.on("error", () => resolve({ ms: performance.now() - started, status: 0 }));
+    req.end(JSON.stringify({ context: { targetingKey } }));
+  });
+}
+
+/**
+ * OFREP clients refetching after a change: BULK concurrent bulk evaluations of the whole project (what
+ * every browser does on a refetchEvaluation) while checks run at RATE.
+ */
+async function ofrepRefetch(instance, args) {
+  await moveVersion(instance.url, 4);
+  const agent = new Agent({ keepAlive: true, maxSockets: args.bulk });
+  const during = steadyChecks(instance.url, args.rate);
+  await sleep(500);
+  const answers = await Promise.all(
+    Array.from({ length: args.bulk }, (_, i) => bulkEvaluation(instance.url, agent, `member-${i}`)),
+  );
+  await sleep(500);
+  const checks = await during();
+  agent.destroy();
+  const ms = answers.map((a) => a.ms).sort((a, b) => a - b);
+  return {
+    p50: percentile(ms, 50),
+    max: ms[ms.length - 1],
+    failed: answers.filter((a) => a.status !== 200).length,
+    checks,
+  };
+}
+
 async function measure(label, main, databaseUrl, args) {
   const instance = await startInstance(databaseUrl, {
     adminKey: ADMIN,
@@ -181,8 +226,9 @@ async function measure(label, main, databaseUrl, args) {
     await sleep(Math.max(0, args.seconds * 1000 - withChecks.allMs - 500));
     const checks = await during();
 
+    const ofrep = args.bulk > 0 ? await ofrepRefetch(instance, args) : undefined;
     const fanout = args.fanout > 0 ? await fanOut(instance, args) : undefined;
-    return { label, baseline, cpuPerStream, alone, withChecks, checks, fanout };
+    return { label, baseline, cpuPerStream, alone, withChecks, checks, ofrep, fanout };
   } finally {
     await instance.stop();
   }
@@ -196,6 +242,7 @@ async function main() {
       rate: { type: "string", default: "500" },
       seconds: { type: "string", default: "4" },
       fanout: { type: "string", default: "5000" },
+      bulk: { type: "string", default: "50" },
       baseline: { type: "string" },
       postgres: { type: "boolean", default: false },
       out: { type: "string" },
@@ -207,6 +254,7 @@ async function main() {
     rate: Number(values.rate),
     seconds: Number(values.seconds),
     fanout: Number(values.fanout),
+    bulk: Number(values.bulk),
   };
   const dialect = values.postgres ? "postgres" : "sqlite";
   const builds = [{ label: "this build", main: MAIN, fixtures: "./fixtures.mjs" }];
@@ -244,6 +292,20 @@ async function main() {
           `| ${r.label} | ${r.cpuPerStream.toFixed(2)} | ${Math.round(r.alone.allMs)}${r.alone.failed ? ` (${r.alone.failed} failed: ${r.alone.failures.join(", ")})` : ""} | ${ms(r.baseline.p50)} / ${ms(r.baseline.p99)} / ${ms(r.baseline.max)} | ${ms(r.checks.p50)} / ${ms(r.checks.p99)} / ${ms(r.checks.max)} | ${r.checks.over100} of ${r.checks.checks}${r.checks.failed ? ` (${r.checks.failed} failed)` : ""} | ${Math.round(r.withChecks.allMs)}${r.withChecks.failed ? ` (${r.withChecks.failed} failed: ${r.withChecks.failures.join(", ")})` : ""} |`,
       ),
     ];
+    if (args.bulk > 0) {
+      lines.push(
+        "",
+        `${args.bulk} OFREP bulk evaluations of the whole project at once after a change (check key), checks at ${args.rate}/s:`,
+        "",
+        "| build | bulk evaluations: p50 / slowest ms | failed | checks: p50 / p99 / max ms meanwhile | checks over 25 ms |",
+        "|---|---:|---:|---:|---:|",
+        ...results.map(({ label, ofrep: o }) =>
+          o === undefined
+            ? `| ${label} | – | – | – | – |`
+            : `| ${label} | ${ms(o.p50)} / ${ms(o.max)} | ${o.failed} | ${ms(o.checks.p50)} / ${ms(o.checks.p99)} / ${ms(o.checks.max)} | ${o.checks.over25} of ${o.checks.checks} |`,
+        ),
+      );
+    }
     if (args.fanout > 0) {
       lines.push(
         "",

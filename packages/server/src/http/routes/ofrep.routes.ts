@@ -36,6 +36,7 @@ import { type AnswerOfrep, OfrepEvaluationError, type OfrepTarget } from "../../
 import { replayBufferedBody } from "../../features/ofrep/buffered-body.js";
 import { refuseOversizedContext } from "../../features/ofrep/context-limits.js";
 import { boundariesPassed } from "../../features/ofrep/time-boundaries.js";
+import { bulkBody, ofrepResultJson } from "../../features/ofrep/bulk-body.js";
 import type { StreamTokens } from "../../features/ofrep/stream-tokens.js";
 
 /** What the OFREP event stream needs besides the checker. */
@@ -255,12 +256,14 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
       .checkAll(projectId, environment, target.actors, target.attributes)
       .map(({ name, resolution }) => {
         if (resolution.reason !== "ERROR") metrics.recordCheck(resolution.enabled);
-        return ofrepResult(name, resolution);
+        return ofrepResultJson(name, resolution);
       });
+    // Written as JSON here (bulkBody), each flag's answer reused from the last request it was the same for.
+    reply.type(JSON_TYPE);
     const token = tokens.issue(keyId);
-    if (token === undefined) return reply.send({ flags });
+    if (token === undefined) return reply.send(bulkBody(flags));
     const eventStreams = [{ type: "sse", endpoint: { requestUri: `${EVENT_STREAM_PATH}?token=${token}` } }];
-    return reply.send({ flags, eventStreams });
+    return reply.send(bulkBody(flags, { eventStreams }));
   }
 
   app.get(
