@@ -30,7 +30,6 @@ import {
   OfrepFailure,
   OfrepRequest,
   OfrepServerFailure,
-  ofrepResult,
 } from "@flagstaff/core/schemas";
 import { type AnswerOfrep, OfrepEvaluationError, type OfrepTarget } from "../../features/ofrep/answer-ofrep.js";
 import { replayBufferedBody } from "../../features/ofrep/buffered-body.js";
