@@ -252,6 +252,47 @@ const LISTS_OF_ONE: typeof projectArb extends fc.Arbitrary<infer T> ? T : never 
       ],
       prerequisites: [],
     },
+    // One plain flag of each status, so that every run reaches STATIC, DISABLED and DEFAULT (the random
+    // projects reach them too, but 13 of them may by chance not).
+    {
+      type: "boolean",
+      variantCount: 2,
+      on: 0,
+      offShift: 1,
+      status: "enabled",
+      percentageActors: 0,
+      percentageCalls: 0,
+      actors: [],
+      segments: [],
+      rules: [],
+      prerequisites: [],
+    },
+    {
+      type: "boolean",
+      variantCount: 2,
+      on: 0,
+      offShift: 1,
+      status: "disabled",
+      percentageActors: 0,
+      percentageCalls: 0,
+      actors: [],
+      segments: [],
+      rules: [],
+      prerequisites: [],
+    },
+    {
+      type: "boolean",
+      variantCount: 2,
+      on: 0,
+      offShift: 1,
+      status: "conditional",
+      percentageActors: 0,
+      percentageCalls: 0,
+      actors: [],
+      segments: [],
+      rules: [],
+      prerequisites: [],
+    },
   ],
   members: [[], []],
   segmentConditions: [[], []],
@@ -434,7 +475,8 @@ for (const dialect of DIALECTS) {
       assert.ok(compared > RUNS * 2, `compared ${compared} answers`);
       // Lists of every length reached the evaluators: empty, of one, and longer.
       for (const length of [0, 1, 2]) assert.ok((lists.get(length) ?? 0) > 0, `no list of ${length}: ${[...lists]}`);
-      // The generator reaches the engine's every way of deciding, rules and prerequisites included.
+      // The runs reach the engine's every way of deciding, rules and prerequisites included (the fixed
+      // example holds a plain flag of each status).
       for (const reason of ["DISABLED", "STATIC", "TARGETING_MATCH", "DEFAULT"]) {
         assert.ok(reasons.has(reason), `no ${reason} among ${[...reasons].join(", ")}`);
       }
