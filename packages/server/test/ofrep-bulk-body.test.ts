@@ -1,5 +1,6 @@
-// The OFREP bulk answer's body is written by the server (bulk-body.ts), each flag's answer reused from the
-// last request it was the same for (issue 34). It must be the JSON the schema describes, byte for byte in
+// The OFREP bulk answer's body is written by the server (bulk-body.ts): the answers every context gets
+// alike encoded once per version, each other flag's answer JSON reused from the last request it was the
+// same for (issue 34). It must be the JSON the schema describes, byte for byte in
 // its canonical form, and never an answer of before a change.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -94,6 +95,109 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(after[1], before[1], "b-on, configured as a-on was, is unchanged");
       assert.deepEqual(after[3], { key: "d-color", value: "#0f0", reason: "STATIC", variant: "green", metadata: {} });
       assert.deepEqual(after.slice(4), before.slice(4));
+    });
+  });
+
+  describe(`OFREP bulk answers: reused answers between those a context decides [${dialect}]`, () => {
+    let server: TestServer;
+    let project: string;
+    let checkKey: string;
+    const bulk = (context: Record<string, unknown>) =>
+      server.request("POST", "/ofrep/v1/evaluate/flags", { key: checkKey, body: { context } });
+    const single = (name: string, context: Record<string, unknown>) =>
+      server.request("POST", `/ofrep/v1/evaluate/flags/${name}`, { key: checkKey, body: { context } });
+    const write = async (method: "POST" | "PATCH" | "DELETE", name: string, body?: Record<string, unknown>) => {
+      const res = await server.request(method, `/projects/${project}/flags/${name}`, body ? { body } : {});
+      assert.ok(res.status < 300, res.text);
+    };
+
+    before(async () => {
+      server = await startServer({ dialect });
+      project = await createProject(server);
+      checkKey = (await createKey(server, project, "check")).key;
+    });
+    after(() => server.close());
+
+    test("a project without flags answers an empty list", async () => {
+      const res = await bulk({ targetingKey: "alice" });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body.flags, []);
+    });
+
+    test("every flag answers in the bulk what it answers alone, wherever it stands among the others", async () => {
+      // Flags a context decides first, last and between runs of flags that answer everyone alike.
+      await write("POST", "a-actor");
+      await write("PATCH", "a-actor", { status: "conditional", addActors: ["alice"] });
+      await write("POST", "b-on");
+      await write("PATCH", "b-on", { status: "enabled" });
+      await write("POST", "c-off");
+      await write("POST", "d-rule");
+      await write("PATCH", "d-rule", {
+        status: "conditional",
+        rules: [
+          {
+            id: "gb",
+            conditions: [{ attribute: "country", operator: "in", values: ["GB"] }],
+            serve: { variant: "on" },
+          },
+        ],
+      });
+      await write("POST", "e-nothing");
+      await write("PATCH", "e-nothing", { status: "conditional" });
+      await write("POST", "f-gated");
+      await write("PATCH", "f-gated", { status: "enabled", prerequisites: [{ flag: "d-rule", variants: ["on"] }] });
+      await write("POST", "g-rollout");
+      await write("PATCH", "g-rollout", { status: "conditional", percentageActors: 50 });
+      const contexts = [
+        { targetingKey: "alice" },
+        { targetingKey: "bob", country: "GB" },
+        { targetingKey: "carol", country: "FR" },
+        {},
+      ];
+      for (const context of contexts) {
+        const res = await bulk(context);
+        assert.equal(res.status, 200, res.text);
+        const names = res.body.flags.map((f: { key: string }) => f.key);
+        assert.deepEqual(names, ["a-actor", "b-on", "c-off", "d-rule", "e-nothing", "f-gated", "g-rollout"]);
+        for (const flag of res.body.flags) {
+          const alone = await single(flag.key, context);
+          assert.equal(alone.status, 200, alone.text);
+          assert.deepEqual(flag, alone.body, `${flag.key} for ${JSON.stringify(context)}`);
+        }
+      }
+      const bob = (await bulk({ targetingKey: "bob", country: "GB" })).body.flags;
+      assert.deepEqual(
+        bob.map((f: { reason: string }) => f.reason),
+        ["DEFAULT", "STATIC", "DISABLED", "TARGETING_MATCH", "DEFAULT", "STATIC", bob[6].reason],
+      );
+    });
+
+    test("a flag created or deleted is in or out of the very next answer", async () => {
+      await write("POST", "bb-new");
+      await write("PATCH", "bb-new", { status: "enabled" });
+      let names = (await bulk({ targetingKey: "alice" })).body.flags.map((f: { key: string }) => f.key);
+      assert.ok(names.includes("bb-new"), names.join());
+      assert.deepEqual(names.slice(0, 3), ["a-actor", "b-on", "bb-new"]);
+      await write("DELETE", "bb-new");
+      names = (await bulk({ targetingKey: "alice" })).body.flags.map((f: { key: string }) => f.key);
+      assert.ok(!names.includes("bb-new"), names.join());
+    });
+
+    test("every flag of a bulk answer, reused or evaluated, is noted as checked and counted", async () => {
+      const counted = async () => {
+        const text = (await server.request("GET", "/metrics")).text;
+        let total = 0;
+        for (const match of text.matchAll(/^flagstaff_checks_total\{[^}]*\} (\d+)/gm)) total += Number(match[1]);
+        return total;
+      };
+      const before = await counted();
+      const res = await bulk({ targetingKey: "alice" });
+      assert.equal(res.status, 200, res.text);
+      assert.equal((await counted()) - before, res.body.flags.length);
+      for (const name of ["b-on", "c-off", "a-actor"]) {
+        const flag = (await server.request("GET", `/projects/${project}/flags/${name}`)).body;
+        assert.notEqual(flag.latestCheckedAt, null, name);
+      }
     });
   });
 }

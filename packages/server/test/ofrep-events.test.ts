@@ -81,11 +81,47 @@ for (const dialect of DIALECTS) {
       });
       const second = await stream.next("the refetch after the change", (e) => isRefetch(e) && e !== first);
       assert.ok(Number(second.id) > Number(first.id));
+      assert.deepEqual(second.data, { type: "refetchEvaluation", etag: second.id, flags: ["banner"] });
       // The refetch the message asks for: the ETag moved, so the answer is the new one.
       const after = await bulk(checkKey.key, { "if-none-match": before.headers.get("etag") ?? "" });
       assert.equal(after.status, 200);
       assert.equal(after.body.flags[0].value, true);
       await waitFor("a heartbeat comment", () => stream.comments, { until: (n) => n >= 1 });
+      await stream.close();
+    });
+
+    test("a change's message names the flags it changed and those gated on them; none where it cannot tell", async () => {
+      const stream = await openAdvertised();
+      let last = await stream.next("the first refetch", isRefetch);
+      const next = async (what: string) => {
+        const seen = last;
+        last = await stream.next(what, (e) => isRefetch(e) && Number(e.id) > Number(seen.id));
+        return last.data as { flags?: string[] };
+      };
+      await server.request("POST", `/projects/${project}/flags/gate`, {});
+      assert.deepEqual((await next("the new gate")).flags, ["gate"]);
+      await server.request("POST", `/projects/${project}/flags/gated`, {});
+      await next("the new gated flag");
+      const gatedOn = await server.request("PATCH", `/projects/${project}/flags/gated`, {
+        body: { status: "enabled", prerequisites: [{ flag: "gate", variants: ["on"] }] },
+      });
+      assert.equal(gatedOn.status, 200, gatedOn.text);
+      assert.deepEqual((await next("gated's prerequisite")).flags, ["gated"]);
+      await server.request("PATCH", `/projects/${project}/flags/gate`, { body: { status: "enabled" } });
+      assert.deepEqual((await next("the gate on")).flags, ["gate", "gated"], "the gated flag may answer anew");
+      // A segment may be read by any flag; a deleted flag's name is gone: the message names none.
+      const segment = await server.request("POST", `/projects/${project}/segments`, { body: { name: "beta" } });
+      assert.equal(segment.status, 201, segment.text);
+      await server.request("PATCH", `/projects/${project}/flags/gate`, {
+        body: { status: "conditional", addSegments: [segment.body.id] },
+      });
+      assert.deepEqual((await next("the gate on a segment")).flags, ["gate", "gated"]);
+      await server.request("PATCH", `/projects/${project}/segments/${segment.body.id}`, {
+        body: { addActors: ["alice"] },
+      });
+      assert.equal((await next("the segment's members")).flags, undefined);
+      await server.request("DELETE", `/projects/${project}/flags/gated`);
+      assert.equal((await next("the deletion")).flags, undefined);
       await stream.close();
     });
 

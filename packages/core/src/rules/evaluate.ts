@@ -140,6 +140,27 @@ function evaluateIn(
 }
 
 /**
+ * The answer a flag gives every context, or undefined when the context, the clock, a draw or another flag
+ * may change it: a disabled flag, an enabled one without prerequisites, a conditional one that targets
+ * nothing, and one whose configuration cannot be evaluated. It is evaluateIn's answer for any context,
+ * so a caller may reuse it for every client until the flag's configuration changes (OFREP's bulk answer).
+ */
+export function constantAnswer(flag: TargetedFlag): FlagEvaluation | undefined {
+  const c = compiled(flag);
+  if (c.error !== null) return c.error;
+  if (flag.status === "disabled") return c.answers.DISABLED;
+  if (c.prerequisitesCompiled.length > 0) return undefined;
+  if (flag.status === "enabled") return c.answers.STATIC;
+  const targets =
+    flag.actors.size > 0 ||
+    flag.segments.size > 0 ||
+    c.rulesCompiled.length > 0 ||
+    flag.percentageActors > 0 ||
+    flag.percentageCalls > 0;
+  return targets ? undefined : c.answers.DEFAULT;
+}
+
+/**
  * How an actor is targeted by a flag's attachments, in the order a decision names them: undefined when it
  * is not, null when it is attached directly, otherwise the first of the flag's attached segments (in the
  * flag's order) it is a listed member of.

@@ -3,7 +3,7 @@
 // docs/targeting.md describes the model. The server (check, explain, OFREP), the SDK's local evaluator and
 // the OpenFeature providers call `evaluateFlag` and map its answer with `resolutionOf`: a rule is written
 // once, and so is the answer.
-export { evaluateFlag, servedToActor } from "./evaluate.js";
+export { constantAnswer, evaluateFlag, servedToActor } from "./evaluate.js";
 export { failedResolution, resolutionOf } from "./resolution.js";
 export { type ConfigurationReferences, dependenciesOf, type FlagDependencies, referencesOf } from "./references.js";
 export {

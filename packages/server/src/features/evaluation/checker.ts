@@ -119,23 +119,25 @@ export class Checker {
     return this.snapshot.projects.get(projectId)?.state(environment)?.flagsByName.has(flagName) === true;
   }
 
-  /** Evaluates every flag of a project's environment, in name order (OFREP bulk evaluation). */
-  checkAll(
-    projectId: string,
-    environment: string | null,
+  /**
+   * Evaluates one flag of an environment's state (Snapshot.environmentState) for a context, noting it as
+   * checked: OFREP's bulk answer, for the flags a context decides.
+   */
+  resolve(
+    state: ProjectState,
+    environment: string,
+    flag: FlagState,
     actorIds: readonly string[],
-    attributes?: Attributes,
-  ): { name: string; resolution: Resolution }[] {
-    const { state, environment: id } = this.snapshot.environmentState(projectId, environment);
+    attributes: Attributes | undefined,
+  ): Resolution {
+    this.recorder.note(environment, flag.id, this.clock.now());
+    return this.resolution(state, flag, actorIds, attributes);
+  }
+
+  /** Notes flags as checked now whose answers were reused rather than evaluated (OFREP's bulk answer). */
+  noteChecked(environment: string, flagIds: readonly string[]): void {
     const now = this.clock.now();
-    const out: { name: string; resolution: Resolution }[] = [];
-    for (const name of state.flagNamesInOrder()) {
-      const flag = state.flagsByName.get(name);
-      if (!flag) continue;
-      this.recorder.note(id, flag.id, now);
-      out.push({ name, resolution: this.resolution(state, flag, actorIds, attributes) });
-    }
-    return out;
+    for (const id of flagIds) this.recorder.note(environment, id, now);
   }
 
   /**

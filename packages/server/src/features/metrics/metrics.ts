@@ -164,6 +164,12 @@ export class Metrics {
     else this.pendingChecks.disabled++;
   }
 
+  /** Counts many checks at once (OFREP's bulk answer). */
+  recordChecks(enabled: number, disabled: number): void {
+    this.pendingChecks.enabled += enabled;
+    this.pendingChecks.disabled += disabled;
+  }
+
   snapshotSent(encoded: boolean): void {
     this.snapshotsSent.labels(encoded ? "encoded" : "shared").inc();
   }

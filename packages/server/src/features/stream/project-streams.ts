@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import { isProjectChange, type ProjectChange, type ProjectState } from "@flagstaff/core";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
+import { changedFlags } from "./changed-flags.js";
 import type { ChangeSet } from "../../write-path/changes.js";
 import { readChangeSetsWithin } from "../evaluation/feed.repository.js";
 import type { Snapshot } from "../evaluation/snapshot.js";
@@ -394,10 +395,11 @@ export class ProjectStreams {
   }
 
   /** The OFREP message: `event: message` always, the type inside the data (ADR-0008). */
-  private sendRefetch(client: Client, version: number): void {
+  private sendRefetch(client: Client, version: number, flags?: readonly string[]): void {
     client.version = version;
     // The version doubles as `etag`, which the provider sends back as `flagConfigEtag` on the refetch.
-    const data = JSON.stringify({ type: "refetchEvaluation", etag: String(version) });
+    // `flags` (ours, which providers ignore): the flags whose answers may have changed, when known.
+    const data = JSON.stringify({ type: "refetchEvaluation", etag: String(version), flags });
     this.enqueue(client, `id: ${version}\nevent: message\ndata: ${data}\n\n`);
   }
 
@@ -448,6 +450,8 @@ export class ProjectStreams {
 
   private applied(set: ChangeSet): void {
     const events: ChangeEvents = new Map();
+    /** The flags a refetch message names, by environment (changedFlags), told once per environment. */
+    const refetchFlags = new Map<string, string[] | undefined>();
     const revoked = new Set<string>();
     let deletedProject: string | undefined;
     let defaultMoved = false;
@@ -482,7 +486,12 @@ export class ProjectStreams {
       const followsDefault = client.environment === null && defaultMoved;
       if (client.kind === "refetch") {
         // The snapshot moved the environment's evaluation version to this set's iff an answer may have changed.
-        if (state.evaluationVersion === set.version || followsDefault) this.sendRefetch(client, set.version);
+        if (followsDefault) this.sendRefetch(client, set.version);
+        else if (state.evaluationVersion === set.version) {
+          const environment = this.environmentOf(client) as string;
+          if (!refetchFlags.has(environment)) refetchFlags.set(environment, changedFlags(set, state, environment));
+          this.sendRefetch(client, set.version, refetchFlags.get(environment));
+        }
         return;
       }
       if (client.pending) client.pending.push(set);

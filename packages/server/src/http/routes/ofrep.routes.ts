@@ -35,7 +35,7 @@ import { type AnswerOfrep, OfrepEvaluationError, type OfrepTarget } from "../../
 import { replayBufferedBody } from "../../features/ofrep/buffered-body.js";
 import { refuseOversizedContext } from "../../features/ofrep/context-limits.js";
 import { boundariesPassed } from "../../features/ofrep/time-boundaries.js";
-import { bulkBody, ofrepResultJson } from "../../features/ofrep/bulk-body.js";
+import { BulkAnswers } from "../../features/ofrep/bulk-body.js";
 import type { StreamTokens } from "../../features/ofrep/stream-tokens.js";
 
 /** What the OFREP event stream needs besides the checker. */
@@ -149,6 +149,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
     app.addSchema(schema);
   }
   const { snapshot, streams, tokens, bodyLimit, answerOfrep } = streaming;
+  const bulk = new BulkAnswers(checker, metrics);
 
   app.post(
     OFREP_EVALUATE_ROUTE,
@@ -251,18 +252,14 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
     reply.header("etag", tag);
     if (matches(request.headers["if-none-match"], tag)) return reply.code(304).send(null);
     const target = targetOf(body);
-    const flags = checker
-      .checkAll(projectId, environment, target.actors, target.attributes)
-      .map(({ name, resolution }) => {
-        if (resolution.reason !== "ERROR") metrics.recordCheck(resolution.enabled);
-        return ofrepResultJson(name, resolution);
-      });
-    // Written as JSON here (bulkBody), each flag's answer reused from the last request it was the same for.
+    // Written as JSON here (BulkAnswers): what answers every context alike is encoded once per version.
     reply.type(JSON_TYPE);
     const token = tokens.issue(keyId);
-    if (token === undefined) return reply.send(bulkBody(flags));
-    const eventStreams = [{ type: "sse", endpoint: { requestUri: `${EVENT_STREAM_PATH}?token=${token}` } }];
-    return reply.send(bulkBody(flags, { eventStreams }));
+    const rest =
+      token === undefined
+        ? undefined
+        : { eventStreams: [{ type: "sse", endpoint: { requestUri: `${EVENT_STREAM_PATH}?token=${token}` } }] };
+    return reply.send(bulk.body(state, environment, target.actors, target.attributes, rest));
   }
 
   app.get(
