@@ -316,7 +316,13 @@ for (const dialect of DIALECTS) {
     const clock = new ManualClock();
 
     before(async () => {
-      server = await startServer({ dialect, random: () => DRAW, clock });
+      // Hundreds of bulk evaluations a minute with one check key from one address: past the default limit.
+      server = await startServer({
+        dialect,
+        random: () => DRAW,
+        clock,
+        env: { OFREP_BULK_RATE_LIMIT_PER_MINUTE: "0" },
+      });
       project = await createProject(server, "targeting-property");
       admin = new FlagstaffClient({ baseUrl: server.url, apiKey: ADMIN_KEY });
       checker = new FlagstaffClient({ baseUrl: server.url, apiKey: (await createKey(server, project, "check")).key });

@@ -1,10 +1,8 @@
-import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance } from "fastify";
 import { type Clock, isoTime, type RandomSource, systemClock } from "./kernel/clock.js";
 import type { Config } from "./kernel/config.js";
 import type { DatabaseHandle } from "./db/database.js";
 import { migrateToLatest } from "./db/migrate.js";
-import { AppError } from "./kernel/errors.js";
 import { actorsModule } from "./modules/actors.module.js";
 import { ActorSchema } from "./features/actors/actor.schemas.js";
 import { environmentsModule } from "./modules/environments.module.js";
@@ -56,6 +54,7 @@ import { registerConsole } from "./http/console.js";
 import { registerCors } from "./http/cors.js";
 import { NodeAdapter } from "./http/node-adapter.js";
 import { registerApiReference, registerOpenApi } from "./http/openapi.js";
+import { bulkEvaluationRateLimit, registerRateLimits } from "./http/rate-limits.js";
 import { setResponseHeaders } from "./http/response-headers.js";
 import { Membership } from "@flagstaff/core/schemas";
 import { Problem } from "./http/schemas.js";
@@ -175,18 +174,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
 
   await registerOpenApi(app, API_VERSION);
   await registerApiReference(app);
-  if (config.rateLimitPerMinute > 0) {
-    await app.register(rateLimit, {
-      max: config.rateLimitPerMinute,
-      timeWindow: 60_000,
-      // Counted after authentication, per key, so made-up Authorization headers cannot buy fresh budgets.
-      hook: "preHandler",
-      keyGenerator: (request) => request.principal?.keyId ?? request.ip,
-      allowList: (request) => request.routeOptions.config.access === "public",
-      errorResponseBuilder: (_request, context) =>
-        new AppError(429, "rate_limited", `Over ${context.max} requests per minute; retry in ${context.after}.`),
-    });
-  }
+  await registerRateLimits(app, config);
   app.addHook("onRequest", setResponseHeaders);
   // Before authentication: preflights carry no key and are answered by the CORS hook itself.
   await registerCors(app, config.corsAllowedOrigins);
@@ -277,6 +265,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     awaitVersion: (projectId, version) => feed.reach(projectId, version, OFREP_FRESHNESS_WAIT_MS),
     bodyLimit: config.ofrepBodyLimitBytes,
     answerOfrep,
+    rateLimit: bulkEvaluationRateLimit(config),
     now: () => clock.now(),
   });
   segments.routes(app);

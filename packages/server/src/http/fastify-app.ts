@@ -64,6 +64,8 @@ export function createFastifyApp(config: Config, logger: AppLogger | undefined) 
       return server;
     },
     bodyLimit: BODY_LIMIT,
+    // The client's address (request.ip) behind proxies: what rate limits and sign-in throttling count by.
+    trustProxy: config.trustProxy as FastifyServerOptions["trustProxy"],
     // One line per request, at `debug` for reads answered well (see RequestLogController). Routes that set
     // `config.requestLogging: false` (the check: logging each would cost more than answering it) are not
     // logged per request; see the onRoute hook below.

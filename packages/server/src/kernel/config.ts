@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { DEFAULT_MAX_ENVIRONMENTS, normalizeEmail } from "@flagstaff/core";
 import { resolve } from "node:path";
 
@@ -16,6 +17,13 @@ export interface Config {
   readonly logLevel: string;
   /** Requests per minute per API key (or per address without one); 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number;
+  /** OFREP bulk evaluations per minute a check key may make from one client address (0: no limit). */
+  readonly ofrepBulkRateLimitPerMinute: number;
+  /**
+   * Which proxies' X-Forwarded-For to believe for the client's address (Fastify's trustProxy): false,
+   * true (any), a number of hops, or addresses and CIDR ranges.
+   */
+  readonly trustProxy: boolean | number | string;
   /** How often coalesced `latestCheckedAt` values are written, in milliseconds. */
   readonly checkFlushIntervalMs: number;
   /** How often the snapshot compares its versions with the database, in milliseconds. */
@@ -100,6 +108,31 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+/** Named ranges proxy-addr (Fastify's trustProxy) knows. */
+const NAMED_RANGES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/**
+ * TRUST_PROXY: unset or false, true (every proxy: only when nothing reaches the server but through
+ * them), a number of hops, or comma-separated addresses, CIDR ranges and proxy-addr's named ranges.
+ */
+function trustProxyOf(env: NodeJS.ProcessEnv): boolean | number | string {
+  const raw = env.TRUST_PROXY?.trim();
+  if (raw === undefined || raw === "" || raw.toLowerCase() === "false") return false;
+  if (raw.toLowerCase() === "true") return true;
+  if (/^\d+$/.test(raw)) return integer(env, "TRUST_PROXY", 0, 0, 100);
+  const entries = raw.split(",").map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, prefix, ...more] = entry.split("/");
+    const family = isIP(address ?? "");
+    const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32));
+    if (NAMED_RANGES.has(entry) || (family !== 0 && prefixOk && more.length === 0)) continue;
+    throw new ConfigError(
+      `TRUST_PROXY must be true, false, a number of hops or comma-separated addresses and CIDR ranges, got "${entry}"`,
+    );
+  }
+  return entries.join(",");
 }
 
 function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
@@ -242,6 +275,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminApiKey,
     logLevel,
     rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 0, 0, 100_000_000),
+    ofrepBulkRateLimitPerMinute: integer(env, "OFREP_BULK_RATE_LIMIT_PER_MINUTE", 300, 0, 100_000_000),
+    trustProxy: trustProxyOf(env),
     checkFlushIntervalMs: integer(env, "CHECK_FLUSH_INTERVAL_MS", 1000, 10, 1000),
     feedPollIntervalMs: integer(env, "FEED_POLL_INTERVAL_MS", 5000, 50, 3_600_000),
     metricsPublic: boolean(env, "METRICS_PUBLIC", false),

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ResolutionErrorCode } from "@flagstaff/core";
+import type { RateLimitOptions } from "@fastify/rate-limit";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 
@@ -52,6 +53,8 @@ export interface OfrepStreaming {
   readonly bodyLimit: number;
   /** The single evaluation's answer, shared with the node:http adapter. */
   readonly answerOfrep: AnswerOfrep;
+  /** The bulk evaluation's rate limit (http/rate-limits.ts). */
+  readonly rateLimit: RateLimitOptions;
   /** The evaluation time (`$now` in rules), in ms since the epoch: the bulk ETag follows time windows. */
   now(): number;
 }
@@ -204,7 +207,8 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
       bodyLimit,
       preValidation: refuseOversizedContext,
       // Evaluations are the check's twins: not logged one by one either.
-      config: { access: "evaluate", requestLogging: false },
+      // Check keys are public: each client address gets its own budget (OFREP_BULK_RATE_LIMIT_PER_MINUTE).
+      config: { access: "evaluate", requestLogging: false, rateLimit: streaming.rateLimit },
       errorHandler: ofrepErrors(false, bodyLimit),
       schema: {
         tags: ["openfeature"],
@@ -214,7 +218,8 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
           "or the context changes. `eventStreams` advertises the event stream (OFREP ADR-0008): a provider " +
           "that follows it refetches when told to rather than polling. A refetch it sends with " +
           "`flagConfigEtag` (the message's `etag`) is answered once this instance has that version, or after " +
-          "at most a second.",
+          "at most a second. A check key's bulk evaluations are limited per client address " +
+          "(OFREP_BULK_RATE_LIMIT_PER_MINUTE, 300 by default): past it, 429 with Retry-After.",
         headers: Type.Object({ "if-none-match": Type.Optional(Type.String()) }),
         querystring: AnyQuery,
         body: OfrepRequest,
