@@ -1,10 +1,12 @@
-// Project streams read by a child process of their own (bench:scale), so that reading them does not delay
+// Project streams (and OFREP bulk answers) read by a child process of their own (bench:scale), so that reading them does not delay
 // the clock of the process that times checks and writes. The parent sends commands; each is answered once:
 //   {cmd: "open", url, project, key, count, keep}
 //                                          opens `count` streams of the project (bench) at once and answers when every snapshot
 //                                          has arrived: {allMs, p50Ms, failed, failures}. keep: false closes each stream
 //                                          once its snapshot is in; true keeps them open and reading, and
 //                                          opens them in waves of 250.
+//   {cmd: "bulk", url, key, count}         makes `count` OFREP bulk evaluations at once (targeting key member-i) and
+//                                          answers when all have arrived: {p50, max, failed} (ms).
 //   {cmd: "await", first: true, timeoutMs} answers when every kept stream has received an event after its
 //                                          snapshot: {arrivals: [wall-clock ms of each one's first], missing}.
 // Wall-clock times (performance.timeOrigin + performance.now()) compare across processes on one machine.
@@ -102,6 +104,35 @@ async function open({ url, project = "bench", key, count, keep }) {
   };
 }
 
+/** One OFREP bulk evaluation; resolves with its latency in ms and status. */
+function bulkEvaluation(url, agent, key, targetingKey) {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const req = request(`${url}/ofrep/v1/evaluate/flags`, {
+      method: "POST",
+      agent,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    });
+    req.on("response", (res) => {
+      res.resume();
+      res.on("end", () => resolve({ ms: performance.now() - started, status: res.statusCode }));
+    });
+    req.on("error", () => resolve({ ms: performance.now() - started, status: 0 }));
+    req.end(JSON.stringify({ context: { targetingKey } }));
+  });
+}
+
+/** `count` OFREP bulk evaluations at once, each for its own member: what browsers do after a change. */
+async function bulk({ url, key, count }) {
+  const agent = new Agent({ keepAlive: true, maxSockets: count });
+  const answers = await Promise.all(
+    Array.from({ length: count }, (_, i) => bulkEvaluation(url, agent, key, `member-${i}`)),
+  );
+  agent.destroy();
+  const ms = answers.map((a) => a.ms).sort((a, b) => a - b);
+  return { p50: percentile(ms, 50), max: ms[ms.length - 1], failed: answers.filter((a) => a.status !== 200).length };
+}
+
 async function awaitEvent({ timeoutMs }) {
   const deadline = performance.now() + timeoutMs;
   const open = kept.filter((s) => !s.failed);
@@ -115,7 +146,8 @@ async function awaitEvent({ timeoutMs }) {
 if (process.argv[2] === "--child") {
   process.on("message", async (message) => {
     try {
-      const result = message.cmd === "open" ? await open(message) : await awaitEvent(message);
+      const run = { open, bulk, await: awaitEvent }[message.cmd];
+      const result = await run(message);
       process.send({ type: "result", result });
     } catch (error) {
       process.send({ type: "error", error: String(error) });

@@ -4,7 +4,15 @@
 // its canonical form, and never an answer of before a change.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createKey, createProject, DIALECTS, startServer, type TestServer } from "@flagstaff/test-harness";
+import {
+  createKey,
+  createProject,
+  DIALECTS,
+  ManualClock,
+  startServer,
+  type TestServer,
+  waitFor,
+} from "@flagstaff/test-harness";
 
 for (const dialect of DIALECTS) {
   describe(`OFREP bulk answers written once per answer [${dialect}]`, () => {
@@ -198,6 +206,65 @@ for (const dialect of DIALECTS) {
         const flag = (await server.request("GET", `/projects/${project}/flags/${name}`)).body;
         assert.notEqual(flag.latestCheckedAt, null, name);
       }
+    });
+  });
+
+  describe(`OFREP bulk answers and latestCheckedAt [${dialect}]`, () => {
+    const clock = new ManualClock();
+    let server: TestServer;
+    after(() => server?.close());
+
+    test("a bulk evaluation notes every flag at once, reused answers at most once a second; all are stored", async () => {
+      server = await startServer({ dialect, clock });
+      const project = await createProject(server);
+      const checkKey = (await createKey(server, project, "check")).key;
+      const write = async (method: "POST" | "PATCH", name: string, body: Record<string, unknown> = {}) => {
+        const res = await server.request(method, `/projects/${project}/flags/${name}`, { body });
+        assert.ok(res.status < 300, res.text);
+      };
+      const names = ["f-1", "f-2", "f-3", "f-4", "f-5"];
+      for (const name of names) await write("POST", name);
+      await write("POST", "g-actor");
+      await write("PATCH", "g-actor", { status: "conditional", addActors: ["alice"] });
+      const bulk = async () => {
+        const res = await server.request("POST", "/ofrep/v1/evaluate/flags", {
+          key: checkKey,
+          body: { context: { targetingKey: "alice" } },
+        });
+        assert.equal(res.status, 200, res.text);
+      };
+      const iso = (ms: number) => new Date(ms).toISOString();
+      clock.advance(10_000);
+      const first = clock.now();
+      await bulk();
+      // Half a second later: the reused answers are not noted again; the flag the context decides is.
+      clock.advance(500);
+      await bulk();
+      const second = clock.now();
+      clock.advance(5000);
+      const check = await server.request("GET", `/projects/${project}/flags/f-3/check`, { key: checkKey });
+      assert.equal(check.status, 200, check.text);
+      const checked = clock.now();
+      await write("POST", "z-never");
+
+      // Once stored, the list sorts by the stored times (ties by name, never-checked last).
+      const list = async () => {
+        const res = await server.request("GET", `/projects/${project}/flags?sort=-latestCheckedAt`);
+        assert.equal(res.status, 200, res.text);
+        return res.body.data as { name: string; latestCheckedAt: string | null }[];
+      };
+      const stored = await waitFor("the noted times to be stored", list, {
+        until: (flags) => flags[0]?.name === "f-3" && flags[1]?.name === "g-actor",
+      });
+      assert.deepEqual(
+        stored.map((f) => [f.name, f.latestCheckedAt]),
+        [
+          ["f-3", iso(checked)],
+          ["g-actor", iso(second)],
+          ...names.filter((n) => n !== "f-3").map((n) => [n, iso(first)]),
+          ["z-never", null],
+        ],
+      );
     });
   });
 }

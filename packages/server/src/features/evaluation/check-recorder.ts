@@ -1,3 +1,4 @@
+import { setImmediate } from "node:timers/promises";
 import { type Kysely, sql } from "kysely";
 import { isoTime } from "../../kernel/clock.js";
 import type { Database } from "../../db/schema.js";
@@ -9,6 +10,28 @@ const BATCH = 400;
 type Noted = Map<string, Map<string, number>>;
 
 const timeIn = (noted: Noted, environment: string, flagId: string) => noted.get(environment)?.get(flagId);
+
+/**
+ * An environment's noted times in statements of at most BATCH: those noted at one time together first
+ * (an OFREP bulk evaluation notes thousands of flags at once; one value serves them all), then the rest,
+ * each statement naming each flag's own time.
+ */
+function statementsOf(flags: Map<string, number>): [string, number][][] {
+  const byTime = new Map<number, [string, number][]>();
+  for (const entry of flags) {
+    const same = byTime.get(entry[1]);
+    if (same === undefined) byTime.set(entry[1], [entry]);
+    else same.push(entry);
+  }
+  const statements: [string, number][][] = [];
+  const mixed: [string, number][] = [];
+  for (const entries of byTime.values()) {
+    if (entries.length === 1) mixed.push(entries[0] as [string, number]);
+    else for (let i = 0; i < entries.length; i += BATCH) statements.push(entries.slice(i, i + BATCH));
+  }
+  for (let i = 0; i < mixed.length; i += BATCH) statements.push(mixed.slice(i, i + BATCH));
+  return statements;
+}
 
 /**
  * Coalesces `latestCheckedAt`, which each environment's configuration of a flag has: a check only notes
@@ -96,14 +119,17 @@ export class CheckRecorder {
     this.flushing = batch;
     try {
       for (const [environment, flags] of batch) {
-        const entries = [...flags];
-        for (let i = 0; i < entries.length; i += BATCH) {
-          const chunk = entries.slice(i, i + BATCH);
-          const cases = sql.join(
-            chunk.map(([id, at]) => sql`when ${id} then ${isoTime(at)}`),
-            sql` `,
-          );
-          const value = sql<string>`(case flag_id ${cases} end)`;
+        for (const chunk of statementsOf(flags)) {
+          // Between statements the event loop turns: a flush of 10,000 configurations (an OFREP bulk
+          // evaluation notes every flag) is tens of statements, run synchronously on SQLite.
+          await setImmediate();
+          const at = (chunk[0] as [string, number])[1];
+          const value = chunk.every((entry) => entry[1] === at)
+            ? sql<string>`${isoTime(at)}`
+            : sql<string>`(case flag_id ${sql.join(
+                chunk.map(([id, time]) => sql`when ${id} then ${isoTime(time)}`),
+                sql` `,
+              )} end)`;
           const ids = chunk.map(([id]) => id);
           const update = this.db
             .updateTable("flag_configs")

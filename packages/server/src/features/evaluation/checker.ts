@@ -135,8 +135,7 @@ export class Checker {
   }
 
   /** Notes flags as checked now whose answers were reused rather than evaluated (OFREP's bulk answer). */
-  noteChecked(environment: string, flagIds: readonly string[]): void {
-    const now = this.clock.now();
+  noteChecked(environment: string, flagIds: readonly string[], now: number): void {
     for (const id of flagIds) this.recorder.note(environment, id, now);
   }
 

@@ -1,5 +1,6 @@
 import { constantAnswer, type FlagState, type ProjectState, type Resolution, resolutionOf } from "@flagstaff/core";
 import { ofrepResult } from "@flagstaff/core/schemas";
+import type { Clock } from "../../kernel/clock.js";
 import type { Attributes, Checker } from "../evaluation/checker.js";
 import type { Metrics } from "../metrics/metrics.js";
 
@@ -34,10 +35,19 @@ interface BulkPlan {
   readonly pieces: readonly (Buffer | FlagState)[];
   /** The ids of the flags in the runs, for `latestCheckedAt`. */
   readonly constantIds: readonly string[];
+  /** When the runs' flags were last noted as checked (NOTE_EVERY_MS). */
+  notedAt: number;
   /** How many of the runs' answers are on, and off (the checks counter). */
   readonly enabled: number;
   readonly disabled: number;
 }
+
+/**
+ * How often the flags whose answers a bulk evaluation reuses are noted as checked: at most once a second
+ * per plan, as `latestCheckedAt` is kept to the second anyway (CHECK_FLUSH_INTERVAL_MS writes it at most
+ * once a second), where noting 10,000 flags for every request cost as much as the rest of the answer.
+ */
+const NOTE_EVERY_MS = 1000;
 
 const OPEN = Buffer.from('{"flags":[');
 const COMMA = Buffer.from(",");
@@ -56,7 +66,22 @@ export class BulkAnswers {
   constructor(
     private readonly checker: Checker,
     private readonly metrics: Metrics,
+    private readonly clock: Clock,
   ) {}
+
+  /**
+   * A constant flag's result JSON, kept with the flag until its answer changes: a change of one flag
+   * rebuilds the plan of its environment, and every other flag's JSON is then taken as it was.
+   */
+  private readonly constants = new WeakMap<FlagState, { resolution: Resolution; json: string }>();
+
+  private constantJson(flag: FlagState, resolution: Resolution): string {
+    const kept = this.constants.get(flag);
+    if (kept !== undefined && kept.resolution === resolution) return kept.json;
+    const json = ofrepResultJson(flag.name, resolution);
+    this.constants.set(flag, { resolution, json });
+    return json;
+  }
 
   private planOf(state: ProjectState): BulkPlan {
     const cached = this.plans.get(state);
@@ -80,21 +105,22 @@ export class BulkAnswers {
         continue;
       }
       const resolution = resolutionOf(flag, answer);
-      run.push(ofrepResultJson(name, resolution));
+      run.push(this.constantJson(flag, resolution));
       constantIds.push(flag.id);
       if (resolution.reason === "ERROR") continue;
       if (resolution.enabled) enabled++;
       else disabled++;
     }
     endRun();
-    const plan = { version: state.evaluationVersion, pieces, constantIds, enabled, disabled };
+    const plan = { version: state.evaluationVersion, pieces, constantIds, enabled, disabled, notedAt: -Infinity };
     this.plans.set(state, plan);
     return plan;
   }
 
   /**
-   * The bulk answer of every flag of the environment's state for a context, as the bytes of OfrepBulk;
-   * `rest`: the properties after `flags` (eventStreams).
+   * The bulk answer of every flag of the environment's state for a context: the bytes of OfrepBulk in
+   * parts, most of them shared with every other answer at this version (sent as they are, never copied
+   * into one buffer per client), and their length. `rest`: the properties after `flags` (eventStreams).
    */
   body(
     state: ProjectState,
@@ -102,9 +128,13 @@ export class BulkAnswers {
     actorIds: readonly string[],
     attributes: Attributes | undefined,
     rest?: Record<string, unknown>,
-  ): Buffer {
+  ): { parts: Buffer[]; length: number } {
     const plan = this.planOf(state);
-    this.checker.noteChecked(environment, plan.constantIds);
+    const now = this.clock.now();
+    if (now - plan.notedAt >= NOTE_EVERY_MS) {
+      this.checker.noteChecked(environment, plan.constantIds, now);
+      plan.notedAt = now;
+    }
     let enabled = plan.enabled;
     let disabled = plan.disabled;
     const parts: Buffer[] = [OPEN];
@@ -124,6 +154,8 @@ export class BulkAnswers {
     this.metrics.recordChecks(enabled, disabled);
     const after = rest === undefined ? "" : `,${JSON.stringify(rest).slice(1, -1)}`;
     parts.push(Buffer.from(`]${after}}`));
-    return Buffer.concat(parts);
+    let length = 0;
+    for (const part of parts) length += part.length;
+    return { parts, length };
   }
 }

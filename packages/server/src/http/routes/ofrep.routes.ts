@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { Readable } from "node:stream";
 import type { ResolutionErrorCode } from "@flagstaff/core";
 import type { RateLimitOptions } from "@fastify/rate-limit";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -152,7 +153,7 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
     app.addSchema(schema);
   }
   const { snapshot, streams, tokens, bodyLimit, answerOfrep } = streaming;
-  const bulk = new BulkAnswers(checker, metrics);
+  const bulk = new BulkAnswers(checker, metrics, { now: streaming.now });
 
   app.post(
     OFREP_EVALUATE_ROUTE,
@@ -264,7 +265,9 @@ export function ofrepRoutes(app: TypedApp, checker: Checker, metrics: Metrics, s
       token === undefined
         ? undefined
         : { eventStreams: [{ type: "sse", endpoint: { requestUri: `${EVENT_STREAM_PATH}?token=${token}` } }] };
-    return reply.send(bulk.body(state, environment, target.actors, target.attributes, rest));
+    const { parts, length } = bulk.body(state, environment, target.actors, target.attributes, rest);
+    // Its parts as they are, the shared ones included: written as the client takes them.
+    return reply.header("content-length", length).send(Readable.from(parts));
   }
 
   app.get(
