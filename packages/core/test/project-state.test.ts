@@ -44,6 +44,41 @@ describe("project state", () => {
     assert.deepEqual(state.flagNamesInOrder(), ["beta"]);
   });
 
+  it("flags without actors or segments share one empty set, which a change never adds to", () => {
+    const json: ProjectStateJSON = {
+      format: STATE_FORMAT,
+      flags: ["a", "b", "c"].map((name) => ({
+        id: `f-${name}`,
+        name,
+        status: "conditional",
+        percentageActors: 0,
+        percentageCalls: 0,
+        actors: [],
+        segments: [],
+      })),
+      segments: {},
+    };
+    const state = ProjectState.fromJSON(json);
+    const flag = (name: string) => state.flagsByName.get(name) as FlagState;
+    const shared = flag("a").actors;
+    assert.equal(flag("b").actors, shared, "one set for every flag with none");
+    assert.equal(flag("c").segments, shared);
+    state.apply(upsert("f-a", "a", { addActors: ["alice"], addSegments: ["beta"] }));
+    assert.deepEqual([...flag("a").actors], ["alice"]);
+    assert.deepEqual([...flag("a").segments], ["beta"]);
+    assert.equal(shared.size, 0, "the shared set stays empty");
+    assert.equal(flag("b").actors.size + flag("b").segments.size + flag("c").actors.size, 0);
+    // A new flag, a copy and a removal from a flag with none leave it empty too.
+    state.apply(upsert("f-d", "d", { removeActors: ["alice"], removeSegments: ["beta"] }));
+    state.apply({ kind: "segment.deleted", segmentId: "beta" });
+    const copy = state.copy();
+    copy.apply(upsert("f-b", "b", { addActors: ["bob"] }));
+    assert.equal(shared.size, 0);
+    assert.equal(flag("b").actors.size, 0, "the copy's change is the copy's");
+    assert.deepEqual([...(copy.flagsByName.get("b") as FlagState).actors], ["bob"]);
+    assert.equal(evaluateFlag(flag("c"), { actorIds: ["alice", "bob"] }, state).reason, "DEFAULT");
+  });
+
   it("tells project changes from others", () => {
     assert.equal(isProjectChange({ kind: "flag.upserted" }), true);
     assert.equal(isProjectChange({ kind: "segment.members" }), true);

@@ -60,6 +60,35 @@ const answer = (variant: Variant, reason: FlagEvaluation["reason"], off: Variant
 export const errorAnswer = (errorCode: "PARSE_ERROR" | "GENERAL", errorMessage: string): FlagEvaluation =>
   withResolution({ variant: null, value: null, reason: "ERROR", errorCode, errorMessage }, null);
 
+const NONE: readonly never[] = Object.freeze([]);
+
+/**
+ * The answers by status and reason of flags serving `on` and `off`, made once per pair of variants: they
+ * name only the variants, so every boolean flag (whose variants are BOOLEAN_VARIANTS) shares one set, and
+ * a local evaluator holding 50,000 flags holds five answers rather than 250,000.
+ */
+const answersByVariants = new WeakMap<Variant, WeakMap<Variant, CompiledFlag["answers"]>>();
+
+function answersOf(on: Variant, off: Variant): CompiledFlag["answers"] {
+  let byOff = answersByVariants.get(on);
+  if (byOff === undefined) {
+    byOff = new WeakMap();
+    answersByVariants.set(on, byOff);
+  }
+  let answers = byOff.get(off);
+  if (answers === undefined) {
+    answers = Object.freeze({
+      STATIC: answer(on, "STATIC", off),
+      TARGETING_MATCH: answer(on, "TARGETING_MATCH", off),
+      SPLIT: answer(on, "SPLIT", off),
+      DISABLED: answer(off, "DISABLED", off),
+      DEFAULT: answer(off, "DEFAULT", off),
+    }) as CompiledFlag["answers"];
+    byOff.set(off, answers);
+  }
+  return answers;
+}
+
 function build(flag: TargetedFlag): CompiledFlag {
   const source = {
     name: flag.name,
@@ -70,7 +99,8 @@ function build(flag: TargetedFlag): CompiledFlag {
     rules: flag.rules,
     prerequisites: flag.prerequisites,
   };
-  const attributes = new Attributes();
+  // Made with the first rule: a flag without rules needs none (it holds two maps and four arrays).
+  let attributes: Attributes | undefined;
   const empty = {
     error: null,
     answers: {} as CompiledFlag["answers"],
@@ -88,16 +118,14 @@ function build(flag: TargetedFlag): CompiledFlag {
   const variant = (key: string) => byKey.get(key) as Variant;
   const on = variant(boolean ? "on" : (flag.onVariant as string));
   const off = variant(boolean ? "off" : (flag.offVariant as string));
-  const answers = {
-    STATIC: answer(on, "STATIC", off),
-    TARGETING_MATCH: answer(on, "TARGETING_MATCH", off),
-    SPLIT: answer(on, "SPLIT", off),
-    DISABLED: answer(off, "DISABLED", off),
-    DEFAULT: answer(off, "DEFAULT", off),
-  };
+  const answers = answersOf(on, off);
   let previous: Conditions | null = null;
-  const rulesCompiled = (flag.rules ?? []).map((rule): CompiledRule => {
+  const rules = flag.rules ?? NONE;
+  // Arrays of each flag's own, even when empty: the engine iterates them, and a shared frozen one beside
+  // the others' made those loops polymorphic (10–15 % fewer evaluations per second).
+  const rulesCompiled = rules.map((rule): CompiledRule => {
     const ruleId = { ruleId: rule.id };
+    attributes ??= new Attributes();
     const conditions = new Conditions(rule.conditions, attributes);
     const shared = previous === null ? 0 : conditions.sharedWith(previous);
     previous = conditions;
@@ -121,12 +149,26 @@ function build(flag: TargetedFlag): CompiledFlag {
       },
     };
   });
-  const prerequisitesCompiled = (flag.prerequisites ?? []).map((p) => ({
+  const prerequisites = flag.prerequisites ?? NONE;
+  const prerequisitesCompiled = prerequisites.map((p) => ({
     flag: p.flag,
     variants: new Set(p.variants),
     failed: answer(off, "PREREQUISITE_FAILED", off, { prerequisite: p.flag }),
   }));
-  return { ...source, error: null, answers, rulesCompiled, prerequisitesCompiled };
+  // Written out rather than spread: the object then holds every field in itself.
+  return {
+    name: source.name,
+    type: source.type,
+    variants: source.variants,
+    onVariant: source.onVariant,
+    offVariant: source.offVariant,
+    rules: source.rules,
+    prerequisites: source.prerequisites,
+    error: null,
+    answers,
+    rulesCompiled,
+    prerequisitesCompiled,
+  };
 }
 
 /** The flag's compiled targeting, built again only when a field it was built from was replaced. */
