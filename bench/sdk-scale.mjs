@@ -93,7 +93,9 @@ const f = (n) => n.toFixed(1);
 console.log(
   `Node ${process.version}, ${Number(args.flags).toLocaleString("en-US")} flags (bench:scale's fixtures), load average ${loadBefore.toFixed(2)} before, ${loadavg()[0].toFixed(2)} after\n`,
 );
-console.log("| build | flags | ready, ms | heap / RSS added once ready, MiB | heap / RSS added after evaluating each flag once, MiB |");
+console.log(
+  "| build | flags | ready, ms | heap / RSS added once ready, MiB | heap / RSS added after evaluating each flag once, MiB |",
+);
 console.log("|---|---:|---:|---:|---:|");
 for (const r of rows) {
   console.log(
