@@ -18,7 +18,9 @@
 // change (what every browser on the page does on a refetchEvaluation), while checks run at RATE. They too
 // are read by the child process (an earlier version read them here, which delayed the checks' clock).
 //
-//   npm run bench:scale [-- --flags=10000 --streams=200 --rate=500 --seconds=4 --bulk=50 --fanout=5000 --baseline=…]
+// --gzip: every stream asks for compression (each event a gzip member), as the SDK does on Node.js.
+//
+//   npm run bench:scale [-- --flags=10000 --streams=200 --rate=500 --seconds=4 --bulk=50 --fanout=5000 --gzip --baseline=…]
 import { readFileSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { loadavg } from "node:os";
@@ -39,6 +41,9 @@ import {
 } from "./instances.mjs";
 import { streamReader } from "./stream-readers.mjs";
 
+/** --gzip: the streams ask for compression (Flagstaff-Stream-Encoding: gzip), as the SDK does on Node.js. */
+const GZIP = process.argv.includes("--gzip");
+
 const ADMIN = "bench-admin-key-0123456789";
 const CHECK = "bench-check-key-0123456789";
 
@@ -46,7 +51,7 @@ const CHECK = "bench-check-key-0123456789";
 async function storm(url, count) {
   const reader = streamReader();
   try {
-    return await reader.send({ cmd: "open", url, key: ADMIN, count, keep: false });
+    return await reader.send({ cmd: "open", url, key: ADMIN, count, keep: false, gzip: GZIP });
   } finally {
     reader.stop();
   }
@@ -124,7 +129,7 @@ async function fanOut(instance, args) {
       readers.map((reader) => {
         const count = Math.min(left, STREAMS_PER_READER);
         left -= count;
-        return reader.send({ cmd: "open", url: instance.url, project, key: ADMIN, count, keep: true });
+        return reader.send({ cmd: "open", url: instance.url, project, key: ADMIN, count, keep: true, gzip: GZIP });
       }),
     );
     await sleep(1000);
@@ -225,6 +230,7 @@ async function main() {
       baseline: { type: "string" },
       postgres: { type: "boolean", default: false },
       out: { type: "string" },
+      gzip: { type: "boolean", default: false },
     },
   });
   const args = {
@@ -262,7 +268,7 @@ async function main() {
       for (const { label, main, database } of builds) results.push(await measure(label, main, database.url, args));
     const ms = (n) => (n === undefined ? "–" : n.toFixed(1));
     const lines = [
-      `Node ${process.version}, ${dialect}, ${args.flags.toLocaleString("en")} flags, ${args.streams} streams opened at once, checks at ${args.rate}/s, load average ${load} before, ${loadavg()[0].toFixed(2)} after`,
+      `Node ${process.version}, ${dialect}, ${args.flags.toLocaleString("en")} flags, ${args.streams} streams opened at once${GZIP ? " (compressed: Flagstaff-Stream-Encoding: gzip)" : ""}, checks at ${args.rate}/s, load average ${load} before, ${loadavg()[0].toFixed(2)} after`,
       "",
       "| build | server CPU ms per stream opened | all snapshots arrived, ms (alone) | checks: p50 / p99 / max ms, none opening (baseline) | checks: p50 / p99 / max ms during the storm | checks over 100 ms during it | all snapshots arrived, ms (with checks) |",
       "|---|---:|---:|---:|---:|---:|---:|",

@@ -1,6 +1,6 @@
 // Project streams (and OFREP bulk answers) read by a child process of their own (bench:scale), so that reading them does not delay
 // the clock of the process that times checks and writes. The parent sends commands; each is answered once:
-//   {cmd: "open", url, project, key, count, keep}
+//   {cmd: "open", url, project, key, count, keep, gzip}
 //                                          opens `count` streams of the project (bench) at once and answers when every snapshot
 //                                          has arrived: {allMs, p50Ms, failed, failures}. keep: false closes each stream
 //                                          once its snapshot is in; true keeps them open and reading, and
@@ -12,16 +12,22 @@
 // Wall-clock times (performance.timeOrigin + performance.now()) compare across processes on one machine.
 import { Agent, request } from "node:http";
 import { fork } from "node:child_process";
+import { createGunzip } from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { percentile, track } from "./instances.mjs";
 
 const now = () => performance.timeOrigin + performance.now();
 
 /** Opens one stream; `onFirst` when its first event (the snapshot) is in, `onEvent(id)` for each later one. */
-function openStream(agent, url, project, key, onFirst, onEvent, onError) {
+function openStream(agent, url, project, key, gzip, onFirst, onEvent, onError) {
   const req = request(`${url}/projects/${project}/stream`, {
     agent,
-    headers: { accept: "text/event-stream", authorization: `Bearer ${key}` },
+    headers: {
+      accept: "text/event-stream",
+      authorization: `Bearer ${key}`,
+      // Each event a gzip member of its own (the SDK asks for it on Node.js).
+      ...(gzip ? { "flagstaff-stream-encoding": "gzip" } : {}),
+    },
   });
   let buffered = "";
   let first = true;
@@ -32,8 +38,9 @@ function openStream(agent, url, project, key, onFirst, onEvent, onError) {
       res.resume();
       return;
     }
-    res.setEncoding("latin1");
-    res.on("data", (text) => {
+    const body = res.headers["content-encoding"] === "gzip" ? res.pipe(createGunzip()) : res;
+    body.setEncoding("latin1");
+    body.on("data", (text) => {
       if (first) {
         // The snapshot can be megabytes: look only for its end (JSON holds no newline).
         const end = (buffered.slice(-1) + text).indexOf("\n\n");
@@ -63,7 +70,7 @@ const kept = [];
 /** Streams opened at once by a kept (fan-out) open: they come in waves, as SDKs reconnect with jitter. */
 const WAVE = 250;
 
-async function open({ url, project = "bench", key, count, keep }) {
+async function open({ url, project = "bench", key, count, keep, gzip = false }) {
   const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
   const started = performance.now();
   const failures = [];
@@ -75,6 +82,7 @@ async function open({ url, project = "bench", key, count, keep }) {
         url,
         project,
         key,
+        gzip,
         () => {
           resolve(performance.now() - started);
           if (!keep) stream.req.destroy();

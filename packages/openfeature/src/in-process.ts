@@ -26,6 +26,8 @@ export interface FlagstaffInProcessProviderOptions {
   random?: () => number;
   /** The evaluation time rules read as `$now`, in milliseconds since the epoch (default `Date.now`). */
   now?: () => number;
+  /** Ask for a compressed stream (the SDK's LocalEvaluatorOptions.compressStream; default: on with the default fetch on Node.js). */
+  compressStream?: boolean;
 }
 
 const DEFAULT_READY_TIMEOUT_MS = 10_000;
@@ -65,6 +67,7 @@ export class FlagstaffInProcessProvider extends FlagstaffResolver {
       ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
       ...(this.options.random ? { random: this.options.random } : {}),
       ...(this.options.now ? { now: this.options.now } : {}),
+      ...(this.options.compressStream === undefined ? {} : { compressStream: this.options.compressStream }),
     });
     this.evaluator = evaluator;
     let stale = false;

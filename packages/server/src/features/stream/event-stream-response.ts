@@ -29,12 +29,14 @@ export function lastEventId(header: string | undefined): number | undefined {
  * the connection ends with the stream (which closes it when it ends: a revoked key, a stalled client, a
  * shutdown), so no client puts it back in its pool and sends its next request into a closing socket.
  */
-export function openEventStream(reply: FastifyReply): ServerResponse {
+export function openEventStream(reply: FastifyReply, gzip = false): ServerResponse {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
     ...(reply.getHeaders() as Record<string, string>),
     "content-type": "text/event-stream; charset=utf-8",
+    // Each event a gzip member of its own, for a client that asked (gzip-members.ts).
+    ...(gzip ? { "content-encoding": "gzip" } : {}),
     "cache-control": "no-store",
     connection: "close",
     // Proxies (nginx) must pass events on at once rather than buffer them.

@@ -10,6 +10,7 @@ import type { Principal } from "../../access/principal.js";
 import { isActive, roleOn } from "../../access/roles.js";
 import type { EndedSessions } from "../../access/principal.js";
 import { FanOut } from "./fan-out.js";
+import { gzipMember } from "./gzip-members.js";
 import { SharedSnapshots } from "./shared-snapshot.js";
 
 /**
@@ -120,6 +121,8 @@ interface Client {
   stall: NodeJS.Timeout | undefined;
   /** Its snapshot's writing waits for the next turn's budget (checks come first). */
   yielded: boolean;
+  /** It asked for its events as gzip members (gzip-members.ts). */
+  readonly gzip: boolean;
   closed: boolean;
 }
 
@@ -245,8 +248,9 @@ export class ProjectStreams {
     environment: string | null,
     holder: Principal,
     lastEventId: number | undefined,
+    gzip = false,
   ) {
-    const client = this.add("state", response, projectId, environment, holder);
+    const client = this.add("state", response, projectId, environment, holder, gzip);
     const current = this.snapshot.versions.get(projectId) ?? 0;
     // Further behind than a replay may go (`Last-Event-ID: 0` on a long log): a snapshot, without reading the log.
     if (lastEventId === undefined || lastEventId > current || current - lastEventId > this.limits.replayMaxVersions) {
@@ -356,6 +360,7 @@ export class ProjectStreams {
     projectId: string,
     environment: string | null,
     holder: Principal,
+    gzip = false,
   ): Client {
     const keyId = holder.keyId;
     const client: Client = {
@@ -371,6 +376,7 @@ export class ProjectStreams {
       queued: 0,
       stall: undefined,
       yielded: false,
+      gzip,
       closed: false,
     };
     this.clients.add(client);
@@ -417,7 +423,7 @@ export class ProjectStreams {
     client.version = this.snapshot.versions.get(client.projectId) ?? 0;
     const { snapshot, made } = this.snapshots.of(project, client.version);
     this.metrics?.snapshotSent(made);
-    this.enqueue(client, snapshot.reader());
+    this.enqueue(client, snapshot.reader(client.gzip));
   }
 
   /** The evaluation state a client follows: its environment's, or the default's; undefined once gone. */
@@ -542,8 +548,10 @@ export class ProjectStreams {
       this.end(client);
       return;
     }
-    client.queue.push(output);
-    if (isWhole(output)) client.queued += output.length;
+    // A compressed stream's events are gzip members, each shared one compressed once (gzip-members.ts).
+    const out = client.gzip && isWhole(output) ? gzipMember(output) : output;
+    client.queue.push(out);
+    if (isWhole(out)) client.queued += out.length;
     this.pump(client);
   }
 

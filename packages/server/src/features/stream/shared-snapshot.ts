@@ -1,4 +1,5 @@
 import type { ProjectState } from "@flagstaff/core";
+import { gzipMember } from "./gzip-members.js";
 import { eventChunks } from "./snapshot-event.js";
 
 /**
@@ -37,15 +38,15 @@ export class SharedSnapshot {
     return this.chunks[index];
   }
 
-  /** A cursor over the event's chunks, from the first. */
-  reader(): Iterator<Buffer> {
+  /** A cursor over the event's chunks, from the first; `gzip`: each chunk as a gzip member (gzip-members.ts). */
+  reader(gzip = false): Iterator<Buffer> {
     let index = 0;
     return {
       next: () => {
         const value = this.chunk(index);
         if (value === undefined) return { done: true, value: undefined };
         index++;
-        return { done: false, value };
+        return { done: false, value: gzip ? gzipMember(value) : value };
       },
     };
   }

@@ -1,3 +1,4 @@
+import { Type } from "typebox";
 import { environmentNotFound, projectNotFound } from "../../kernel/errors.js";
 import { requestEnvironment } from "../environment.js";
 import { EnvironmentQuery, ProjectParams } from "../../kernel/schemas.js";
@@ -11,6 +12,7 @@ import {
   lastEventId,
   openEventStream,
 } from "../../features/stream/event-stream-response.js";
+import { STREAM_ENCODING_HEADER, wantsGzip } from "../../features/stream/gzip-members.js";
 import { admitStream } from "../../features/stream/stream-admission.js";
 
 export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: Snapshot): void {
@@ -34,10 +36,17 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
           "STREAM_SESSION_CHECK_MS when it ends on another instance or by time), the project or its environment " +
           "deleted or the server stops; reconnect with Last-Event-ID (an id from before the project was created, such as " +
           "one of a deleted project of the same id, gets a fresh snapshot). A 401, 403 or 404 on reconnecting " +
-          "means the key or the project is gone: stop. See docs/streaming.md.",
+          "means the key or the project is gone: stop. With `Flagstaff-Stream-Encoding: gzip` the answer is " +
+          "`Content-Encoding: gzip`, each event a gzip member of its own (a reader must read every member: " +
+          "Node.js does, Chromium does not). See docs/streaming.md.",
         params: ProjectParams,
         querystring: EnvironmentQuery,
-        headers: LastEventIdHeaders,
+        headers: Type.Object({
+          ...LastEventIdHeaders.properties,
+          [STREAM_ENCODING_HEADER]: Type.Optional(
+            Type.String({ maxLength: 16, description: "gzip: each event as a gzip member of its own" }),
+          ),
+        }),
         response: {
           200: EventStreamAnswer,
           ...errorResponses(400, 401, 403, 404, 429, 500, 503),
@@ -54,7 +63,8 @@ export function streamRoutes(app: TypedApp, streams: ProjectStreams, snapshot: S
       const holder = request.principal as NonNullable<typeof request.principal>;
       admitStream(streams, "state", holder.keyId, reply);
       const resumeFrom = lastEventId(request.headers["last-event-id"]);
-      await streams.open(openEventStream(reply), projectId, environment, holder, resumeFrom);
+      const gzip = wantsGzip(request.headers[STREAM_ENCODING_HEADER]);
+      await streams.open(openEventStream(reply, gzip), projectId, environment, holder, resumeFrom, gzip);
     },
   );
 }
