@@ -53,7 +53,7 @@ export interface LocalEvaluatorOptions {
   timers?: Timers;
   /**
    * Ask the server for a compressed stream (`Flagstaff-Stream-Encoding: gzip`: each event a gzip member
-   * of its own, a snapshot about a tenth of its size). Default: on in Node.js with the default fetch,
+   * of its own, a snapshot a small part of its size). Default: on in Node.js with the default fetch,
    * whose decompression reads every member; off in browsers (Chromium reads only the first) and with a
    * fetch of your own, unless you set it.
    */
