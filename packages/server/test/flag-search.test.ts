@@ -156,3 +156,102 @@ describe("PostgreSQL where pg_trgm cannot be installed", { skip: !DIALECTS.inclu
     assert.deepEqual(await names(server, project, "q=blue"), ["Some-Search"]);
   });
 });
+
+// On SQLite a first page in name order reads the next 1,000 flags one by one before it asks the trigram
+// index (flag-list.repository.ts, probedPage): a common text fills its page there. Seeded straight into the
+// database (the triggers keep the index), past the probe's 1,000 rows.
+describe("flag search on SQLite: the probe in name order, and the index past it", () => {
+  let database: FreshDatabase;
+  let server: TestServer;
+  let project: string;
+  const BULK = 2500;
+  const bulkName = (i: number) => `bulk-${String(i).padStart(4, "0")}`;
+
+  before(async () => {
+    database = await freshDatabase("sqlite");
+    server = await startServer({ dialect: "sqlite", database });
+    project = await createProject(server);
+    const environment = (await server.request("GET", `/projects/${project}/environments`)).body.data[0].id;
+    const db = new Database(database.url.slice("file:".length));
+    try {
+      const now = new Date().toISOString();
+      const flag = db.prepare(
+        "insert into flags (id, project_id, name, description, created_at) values (?, ?, ?, ?, ?)",
+      );
+      const config = db.prepare(
+        "insert into flag_configs (config_id, flag_id, environment_id, status, percentage_actors, percentage_calls, updated_at, status_changed_at, revision, actors_count, segments_count) values (?, ?, ?, 'disabled', 0, 0, ?, ?, 1, 0, 0)",
+      );
+      db.transaction(() => {
+        for (let i = 0; i < BULK; i++) {
+          // Every tenth holds the common text; bulk-0005 and bulk-2401 the text found once inside the
+          // probe's rows and once past them.
+          const description = i % 10 === 0 ? "needle-common" : i === 5 || i === 2401 ? "split-pair" : "other";
+          flag.run(`flg_bulk_${i}`, project, bulkName(i), description, now);
+          config.run(`flg_bulk_${i}@${environment}`, `flg_bulk_${i}`, environment, now, now);
+        }
+      })();
+    } finally {
+      db.close();
+    }
+  });
+  after(async () => {
+    await server.close();
+    await database.drop();
+  });
+
+  /** Every page of a search in name order, following `after`. */
+  async function allPages(query: string): Promise<string[][]> {
+    const pages: string[][] = [];
+    let next = `/projects/${project}/flags?${query}`;
+    for (;;) {
+      const res = await server.request("GET", next);
+      assert.equal(res.status, 200, res.text);
+      pages.push((res.body.data as { name: string }[]).map((f) => f.name));
+      const after = res.body.pagination.after;
+      if (after === null) return pages;
+      next = `/projects/${project}/flags?${query}&after=${encodeURIComponent(after)}`;
+    }
+  }
+
+  test("a common text's pages, from the probe, are exactly the matches in name order", async () => {
+    const expected = Array.from({ length: BULK / 10 }, (_, i) => bulkName(i * 10));
+    const pages = await allPages("q=needle-common&limit=100");
+    assert.deepEqual(
+      pages.map((p) => p.length),
+      [100, 100, 50],
+    );
+    assert.deepEqual(pages.flat(), expected);
+    assert.deepEqual((await names(server, project, "q=NEEDLE-COMMON&limit=20")).slice(0, 3), expected.slice(0, 3));
+  });
+
+  test("a text matched inside the probe's rows and past them is found whole, through the index", async () => {
+    assert.deepEqual(await names(server, project, "q=split-pair"), [bulkName(5), bulkName(2401)]);
+    assert.deepEqual(await names(server, project, "q=split-pair&total=true"), [bulkName(5), bulkName(2401)]);
+    const res = await server.request("GET", `/projects/${project}/flags?q=split-pair&total=true`);
+    assert.equal(res.body.total, 2);
+  });
+
+  test("the same searches backwards (before) agree", async () => {
+    const forward = await allPages("q=needle-common&limit=100");
+    const res = await server.request(
+      "GET",
+      `/projects/${project}/flags?q=needle-common&limit=100&before=${encodeURIComponent(
+        (
+          await server.request(
+            "GET",
+            `/projects/${project}/flags?q=needle-common&limit=100&after=${encodeURIComponent(
+              (
+                await server.request("GET", `/projects/${project}/flags?q=needle-common&limit=100`)
+              ).body.pagination.after,
+            )}`,
+          )
+        ).body.pagination.before,
+      )}`,
+    );
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(
+      (res.body.data as { name: string }[]).map((f) => f.name),
+      forward[0],
+    );
+  });
+});

@@ -26,18 +26,19 @@ function searchedOnSqlite(db: Executor, text: string, columns: readonly ("name" 
   return sql<boolean>`flags.rowid in (select rowid from flags_search where ${sql.join(where, sql` or `)})`;
 }
 
-function flagsQuery(db: Executor, projectId: string, environment: string, filter: FlagFilter) {
+/** `scan`: search by reading each row (the probe below), never through the trigram index. */
+function flagsQuery(db: Executor, projectId: string, environment: string, filter: FlagFilter, scan = false) {
   let query = flagsIn(db, projectId, environment);
   if (filter.name !== undefined) {
     query = query.where(
-      searchedOnSqlite(db, filter.name, ["name"]) ??
+      (scan ? undefined : searchedOnSqlite(db, filter.name, ["name"])) ??
         sql<boolean>`lower(flags.name) like ${likePattern(filter.name)} escape '\\'`,
     );
   }
   if (filter.q !== undefined) {
     const pattern = likePattern(filter.q);
     query = query.where(
-      searchedOnSqlite(db, filter.q, ["name", "description"]) ??
+      (scan ? undefined : searchedOnSqlite(db, filter.q, ["name", "description"])) ??
         sql<boolean>`(lower(flags.name) like ${pattern} escape '\\' or lower(flags.description) like ${pattern} escape '\\')`,
     );
   }
@@ -75,6 +76,47 @@ export function flagOrder(sort: FlagSort): FlagOrder {
 
 const BY_NAME = flagOrder("name");
 
+/** Flags a probe reads in name order before it leaves a search to the trigram index (about half a millisecond). */
+const PROBE_ROWS = 1000;
+
+/**
+ * On SQLite, a page in name order of a text the trigram index would look up: first the next PROBE_ROWS
+ * flags in name order are read one by one. A text that matches many flags fills the page there (the
+ * index would find them all, thousands, and sort them: 17 ms at 50,000 flags for a text a tenth of them
+ * hold); the page is then the answer, since every match in those rows comes before any match beyond them.
+ * Otherwise (a rare text) the index answers. Undefined where the probe does not apply.
+ */
+async function probedPage(
+  db: Executor,
+  projectId: string,
+  environment: string,
+  filter: FlagFilter,
+  page: PageQuery,
+  order: FlagOrder,
+) {
+  const text = filter.q ?? filter.name;
+  const first = order.columns[0];
+  const byName =
+    order.columns.length === 1 &&
+    (first === "flags.name" || (typeof first === "object" && first.ref === "flags.name" && !first.descending));
+  if (!byName || page.direction === "before" || text === undefined) return undefined;
+  if (searchedOnSqlite(db, text, filter.q !== undefined ? ["name", "description"] : ["name"]) === undefined) {
+    return undefined;
+  }
+  // The last name of the window: the PROBE_ROWS-th after the page's start (none: the window is the rest).
+  let names = db.selectFrom("flags").select("name").where("project_id", "=", projectId);
+  if (page.direction === "after") names = names.where("name", ">", page.key[0] as string);
+  const last = await names
+    .orderBy("name")
+    .limit(1)
+    .offset(PROBE_ROWS - 1)
+    .executeTakeFirst();
+  let query = flagsQuery(db, projectId, environment, filter, true).select(FLAG_COLUMNS);
+  if (last !== undefined) query = query.where("flags.name", "<=", last.name);
+  const rows = await keysetPage(query, order.columns, page).execute();
+  return rows.length > page.limit || last === undefined ? rows : undefined;
+}
+
 export async function listFlags(
   db: Executor,
   projectId: string,
@@ -83,6 +125,8 @@ export async function listFlags(
   page: PageQuery,
   order: FlagOrder = BY_NAME,
 ): Promise<Flag[]> {
+  const probed = await probedPage(db, projectId, environment, filter, page, order);
+  if (probed !== undefined) return probed.map(toFlag);
   const query = flagsQuery(db, projectId, environment, filter).select(FLAG_COLUMNS);
   const rows = await keysetPage(query, order.columns, page).execute();
   return rows.map(toFlag);
