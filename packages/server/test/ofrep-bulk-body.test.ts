@@ -180,6 +180,23 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test("many bulk evaluations at once, answered in turn, each get their own context's answer and ETag", async () => {
+      const contexts = Array.from({ length: 30 }, (_, i) => ({ targetingKey: i % 3 === 0 ? "alice" : `user-${i}` }));
+      const answers = await Promise.all(contexts.map((context) => bulk(context)));
+      for (const [i, res] of answers.entries()) {
+        assert.equal(res.status, 200, res.text);
+        assert.match(res.headers.get("etag") ?? "", /^"[\w-]{32}"$/);
+        const actor = res.body.flags.find((f: { key: string }) => f.key === "a-actor");
+        assert.equal(actor.reason, i % 3 === 0 ? "TARGETING_MATCH" : "DEFAULT", JSON.stringify(contexts[i]));
+        const again = await server.request("POST", "/ofrep/v1/evaluate/flags", {
+          key: checkKey,
+          body: { context: contexts[i] },
+          headers: { "if-none-match": res.headers.get("etag") ?? "" },
+        });
+        assert.equal(again.status, 304, "the tag it was given still holds");
+      }
+    });
+
     test("a flag created or deleted is in or out of the very next answer", async () => {
       await write("POST", "bb-new");
       await write("PATCH", "bb-new", { status: "enabled" });
