@@ -19,6 +19,32 @@ const idsOf = (ids: Iterable<string> & { readonly length?: number; readonly size
   (ids.length ?? ids.size) === 0 ? NO_IDS : new Set(ids);
 
 /**
+ * A flag of a state, from its JSON form or another state's flag (copied; targeting is immutable data, so
+ * shared). Every field is written out, bucketCache included, so the object holds them all in itself (a
+ * spread and a field added later cost a second object per flag); what most flags have none of (actors,
+ * segments, rules, prerequisites) is shared.
+ */
+function flagStateOf(flag: FlagJSON | FlagState): FlagState {
+  const type = flag.type ?? "boolean";
+  return {
+    id: flag.id,
+    name: flag.name,
+    status: flag.status,
+    percentageActors: flag.percentageActors,
+    percentageCalls: flag.percentageCalls,
+    actors: idsOf(flag.actors),
+    segments: idsOf(flag.segments),
+    type,
+    variants: type === "boolean" ? BOOLEAN_VARIANTS : (flag.variants ?? BOOLEAN_VARIANTS),
+    onVariant: flag.onVariant ?? BOOLEAN_TARGETING.onVariant,
+    offVariant: flag.offVariant ?? BOOLEAN_TARGETING.offVariant,
+    rules: flag.rules?.length ? flag.rules : NONE,
+    prerequisites: flag.prerequisites?.length ? flag.prerequisites : NONE,
+    bucketCache: null,
+  };
+}
+
+/**
  * A project's evaluation state (flags with their attached actors and segments, segment members) and the
  * code that applies changes to it. The server's in-memory snapshot and the SDK's local evaluator hold the
  * same `ProjectState` and apply the same changes, so they cannot disagree.
@@ -209,17 +235,8 @@ export class ProjectState {
   copy(): ProjectState {
     const state = new ProjectState(this.segmentMembers, this.conditionsBySegment);
     for (const flag of this.flagsById.values()) {
-      state.putFlag({
-        id: flag.id,
-        name: flag.name,
-        status: flag.status,
-        percentageActors: flag.percentageActors,
-        percentageCalls: flag.percentageCalls,
-        actors: idsOf(flag.actors),
-        segments: idsOf(flag.segments),
-        // Targeting is immutable data, replaced whole on change: the copies may share it.
-        ...pickTargeting(flag),
-      });
+      // Targeting is immutable data, replaced whole on change: the copies may share it.
+      state.putFlag(flagStateOf(flag));
     }
     return state;
   }
@@ -397,25 +414,7 @@ export class ProjectState {
     }
     const state = new ProjectState();
     for (const flag of json.flags) {
-      const type = flag.type ?? "boolean";
-      // Every field written out, bucketCache included, so the object holds them all in itself (a spread
-      // and a field added later cost a second object per flag); what most flags have none of is shared.
-      state.putFlag({
-        id: flag.id,
-        name: flag.name,
-        status: flag.status,
-        percentageActors: flag.percentageActors,
-        percentageCalls: flag.percentageCalls,
-        actors: idsOf(flag.actors),
-        segments: idsOf(flag.segments),
-        type,
-        variants: type === "boolean" ? BOOLEAN_VARIANTS : (flag.variants ?? BOOLEAN_VARIANTS),
-        onVariant: flag.onVariant ?? BOOLEAN_TARGETING.onVariant,
-        offVariant: flag.offVariant ?? BOOLEAN_TARGETING.offVariant,
-        rules: flag.rules?.length ? flag.rules : NONE,
-        prerequisites: flag.prerequisites?.length ? flag.prerequisites : NONE,
-        bucketCache: null,
-      });
+      state.putFlag(flagStateOf(flag));
     }
     for (const [segmentId, members] of Object.entries(json.segments)) {
       state.segmentMembers.set(segmentId, new Set(members));
