@@ -223,11 +223,28 @@ function queryCarried(attributes: ContextAttributes): ContextAttributes {
   return out;
 }
 
+type GeneratedProject = typeof projectArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** A boolean flag of a status, with no targeting: what answers STATIC, DISABLED or DEFAULT. */
+const plainFlag = (status: "enabled" | "disabled" | "conditional"): GeneratedProject["flags"][number] => ({
+  type: "boolean",
+  variantCount: 2,
+  on: 0,
+  offShift: 1,
+  status,
+  percentageActors: 0,
+  percentageCalls: 0,
+  actors: [],
+  segments: [],
+  rules: [],
+  prerequisites: [],
+});
+
 /**
  * A project run first, whatever the seed: the two ways a list of one answers otherwise than its one text
  * (a negated gt on ["abc"], a split by ["beta"]), empty lists, and an attribute named __proto__.
  */
-const LISTS_OF_ONE: typeof projectArb extends fc.Arbitrary<infer T> ? T : never = {
+const LISTS_OF_ONE: GeneratedProject = {
   flags: [
     {
       type: "string",
@@ -254,45 +271,9 @@ const LISTS_OF_ONE: typeof projectArb extends fc.Arbitrary<infer T> ? T : never 
     },
     // One plain flag of each status, so that every run reaches STATIC, DISABLED and DEFAULT (the random
     // projects reach them too, but 13 of them may by chance not).
-    {
-      type: "boolean",
-      variantCount: 2,
-      on: 0,
-      offShift: 1,
-      status: "enabled",
-      percentageActors: 0,
-      percentageCalls: 0,
-      actors: [],
-      segments: [],
-      rules: [],
-      prerequisites: [],
-    },
-    {
-      type: "boolean",
-      variantCount: 2,
-      on: 0,
-      offShift: 1,
-      status: "disabled",
-      percentageActors: 0,
-      percentageCalls: 0,
-      actors: [],
-      segments: [],
-      rules: [],
-      prerequisites: [],
-    },
-    {
-      type: "boolean",
-      variantCount: 2,
-      on: 0,
-      offShift: 1,
-      status: "conditional",
-      percentageActors: 0,
-      percentageCalls: 0,
-      actors: [],
-      segments: [],
-      rules: [],
-      prerequisites: [],
-    },
+    plainFlag("enabled"),
+    plainFlag("disabled"),
+    plainFlag("conditional"),
   ],
   members: [[], []],
   segmentConditions: [[], []],
