@@ -9,6 +9,7 @@ import type { WriteContext } from "../src/write-path/domain-events.js";
 import { UnitOfWork } from "../src/write-path/unit-of-work.js";
 import { Metrics } from "../src/features/metrics/metrics.js";
 import { Snapshot } from "../src/features/evaluation/snapshot.js";
+import { JobRunner } from "../src/kernel/job-runner.js";
 import { WebhookDispatcher } from "../src/features/webhooks/dispatcher.js";
 
 const context: WriteContext = {
@@ -54,14 +55,21 @@ for (const dialect of DIALECTS) {
         .execute();
       // One slot, and leases far longer than the test waits: a slot held by a rolled-back write would
       // keep every later delivery waiting for the lease.
-      dispatcher = new WebhookDispatcher(handle.db, systemClock, quiet, new Metrics(new Snapshot()), {
-        postgres: dialect === "postgres",
-        allowPrivateNetworks: true,
-        timeoutMs: 60_000,
-        retryBaseMs: 1000,
-        retryWindowMs: 3_600_000,
-        concurrency: 1,
-      });
+      dispatcher = new WebhookDispatcher(
+        handle.db,
+        systemClock,
+        quiet,
+        new Metrics(new Snapshot()),
+        {
+          postgres: dialect === "postgres",
+          allowPrivateNetworks: true,
+          timeoutMs: 60_000,
+          retryBaseMs: 1000,
+          retryWindowMs: 3_600_000,
+          concurrency: 1,
+        },
+        new JobRunner(quiet, 1000),
+      );
       work = new UnitOfWork(handle.db, systemClock, quiet, {
         enqueue: (trx, events, hooks) => dispatcher.enqueue(trx, events, hooks),
         // Fails after the deliveries were queued: the write rolls back with them.

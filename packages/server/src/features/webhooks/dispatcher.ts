@@ -5,6 +5,7 @@ import type { Database } from "../../db/schema.js";
 import { newDeliveryId } from "../../kernel/ids.js";
 import type { StoredEvent } from "../../write-path/domain-events.js";
 import { EventBus } from "../../write-path/event-bus.js";
+import type { JobRunner, RunningJob } from "../../kernel/job-runner.js";
 import type { WriteHooks } from "../../write-path/unit-of-work.js";
 import * as deliveries from "./delivery.repository.js";
 import type { Claimed, LeasedOutcome, Outcome, WebhookQueueState } from "./delivery.repository.js";
@@ -53,7 +54,7 @@ export interface DeadWebhook {
 
 /** How long attempt outcomes are gathered before they are stored together. */
 const OUTCOME_BATCH_MS = 20;
-/** How often the dispatcher looks for work it was not told about (other instances' events, lapsed leases). */
+/** A retry due sooner than this is woken up for by a timer of its own, rather than left to the runner's poll. */
 const POLL_MS = 1000;
 
 /** Whether a webhook's patterns (`*`, `flag.*`, `flag.updated`) take an event type. */
@@ -84,7 +85,8 @@ export class WebhookDispatcher {
   private readonly abort = new AbortController();
   private readonly agents: ReturnType<typeof keepAliveAgents>;
   private readonly leaseMs: number;
-  private timer: NodeJS.Timeout | undefined;
+  /** The dispatcher's job in the service's job runner: it polls for work it was not told about. */
+  private readonly job: RunningJob;
   /** Sends and the storing of their outcomes, awaited at shutdown. */
   private readonly storing = new Set<Promise<void>>();
   /**
@@ -92,8 +94,6 @@ export class WebhookDispatcher {
    * met a webhook's cap. Only then does a freed slot look for work at once (else the poll finds it).
    */
   private backlog = true;
-  private running: Promise<void> | undefined;
-  private again = false;
   private stopped = false;
 
   constructor(
@@ -102,6 +102,7 @@ export class WebhookDispatcher {
     private readonly logger: DispatcherLogger,
     private readonly metrics: DeliveryMetrics,
     private readonly options: DispatcherOptions,
+    jobs: JobRunner,
   ) {
     this.policy = {
       retryBaseMs: options.retryBaseMs,
@@ -120,6 +121,13 @@ export class WebhookDispatcher {
     this.agents = keepAliveAgents(options.concurrency);
     metrics.watchWebhookQueue(() => deliveries.queueState(db));
     metrics.watchWebhookSends(() => this.slots.sends());
+    // Polled by the runner for work it was not told about (other instances' events, lapsed leases).
+    this.job = jobs.add({
+      name: "webhook-deliveries",
+      run: async () => {
+        if (!this.stopped) await this.claimAndSend();
+      },
+    });
   }
 
   /**
@@ -181,44 +189,20 @@ export class WebhookDispatcher {
     await insertDeliveries(trx, queued);
   }
 
-  start(): void {
-    this.timer = setInterval(() => this.kick(), POLL_MS);
-    this.timer.unref();
-    this.kick();
-  }
-
   /** Looks for work now (a write was committed, a delivery queued, a send finished). Coalesced. */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.cycle()
-      .catch((error) => this.logger.warn({ err: error }, "webhook dispatch failed; will retry"))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    if (!this.stopped) this.job.kick();
   }
 
   /** Stops claiming, aborts sends in flight and hands their deliveries back (not counted as attempts). */
   async stop(): Promise<void> {
     this.stopped = true;
     this.outcomes.hurry();
-    clearInterval(this.timer);
     this.abort.abort();
-    await this.running;
+    await this.job.stop();
     await Promise.allSettled(this.storing);
     this.agents.http.destroy();
     this.agents.https.destroy();
-  }
-
-  private async cycle(): Promise<void> {
-    if (!this.stopped) await this.claimAndSend();
   }
 
   /**
