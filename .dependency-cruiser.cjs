@@ -18,7 +18,7 @@ const readModel = `${S}features/(evaluation|stream|metrics)/`;
 const domain = [
   `${S}access/`,
   `${S}write-path/`,
-  `${S}features/(flags|segments|environments|keys|people|projects|actors|history|webhooks)/`,
+  `${S}features/(flags|segments|environments|keys|people|projects|actors|history|webhooks|change-requests)/`,
 ];
 const composition = [`${S}(app|main|admin-key-command)\\.ts$`, `${S}modules/`];
 

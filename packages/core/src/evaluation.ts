@@ -4,14 +4,13 @@ import { attachmentOf, evaluateFlag, thrown } from "./rules/evaluate.js";
 import { resolutionOf } from "./rules/resolution.js";
 import type { ActorStanding, EvaluableFlag, FlagEvaluation, SegmentMembership, TargetedFlag } from "./rules/types.js";
 import { BOOLEAN_VARIANTS } from "./rules/variants.js";
+import { ALLOWED_PERCENTAGES, type Percentage } from "./contract/limits.js";
 
 export { inActorRollout };
 
 export type { EvaluationReason, ExplainedRule, FlagStatus };
 
-/** The only percentages a flag's rollouts may take. */
-export const ALLOWED_PERCENTAGES = [0, 1, 2, 5, 10, 25, 50, 75, 100] as const;
-export type Percentage = (typeof ALLOWED_PERCENTAGES)[number];
+export { ALLOWED_PERCENTAGES, type Percentage };
 
 // What evaluation needs of a flag and of segment membership: defined with the engine's other types.
 export type { EvaluableFlag, SegmentMembership } from "./rules/types.js";
@@ -86,7 +85,8 @@ function seedFlag(flag: EvaluableFlag): TargetedFlag {
     (t.onVariant === undefined || t.onVariant === "on") &&
     (t.offVariant === undefined || t.offVariant === "off") &&
     (t.rules === undefined || t.rules.length === 0) &&
-    (t.prerequisites === undefined || t.prerequisites.length === 0)
+    (t.prerequisites === undefined || t.prerequisites.length === 0) &&
+    (t.rolloutPlan === undefined || t.rolloutPlan === null)
   ) {
     return t;
   }

@@ -1,5 +1,5 @@
 import type { FlagStatus } from "./evaluation.js";
-import type { Condition, FlagType, Prerequisite, Rule, TargetedFlag, Variant } from "./rules/types.js";
+import type { Condition, FlagType, Prerequisite, RolloutPlan, Rule, TargetedFlag, Variant } from "./rules/types.js";
 import { BOOLEAN_VARIANTS } from "./rules/variants.js";
 
 /**
@@ -40,6 +40,7 @@ function flagStateOf(flag: FlagJSON | FlagState): FlagState {
     offVariant: flag.offVariant ?? BOOLEAN_TARGETING.offVariant,
     rules: flag.rules?.length ? flag.rules : NONE,
     prerequisites: flag.prerequisites?.length ? flag.prerequisites : NONE,
+    rolloutPlan: flag.rolloutPlan ?? null,
     bucketCache: null,
   };
 }
@@ -53,8 +54,14 @@ function flagStateOf(flag: FlagJSON | FlagState): FlagState {
  * `STATE_FORMAT`, which moves only with a change a reader must understand.
  */
 export const STATE_FORMAT = 2;
-/** The formats `fromJSON` reads: 1 (before targeting: boolean flags, no rules) and 2. */
-export const READABLE_STATE_FORMATS: readonly number[] = [1, 2];
+/**
+ * The format of a state any flag of which has a timed rollout plan (issue 35): a reader that does not know
+ * plans would answer the flag's own percentage where the plan's is in force, so it must stop instead
+ * (`toJSON` answers it only then; a state without plans stays format 2, readable by older SDKs).
+ */
+export const PLANNED_STATE_FORMAT = 3;
+/** The formats `fromJSON` reads: 1 (before targeting: boolean flags, no rules), 2, and 3 (rollout plans). */
+export const READABLE_STATE_FORMATS: readonly number[] = [1, 2, 3];
 
 /** A flag's targeting: its definition's type and variants, and one environment's variants, rules and prerequisites. */
 export interface FlagTargeting {
@@ -109,7 +116,8 @@ export const variantsOf = (flag: { readonly type?: FlagType; readonly variants?:
   flag.type === undefined || flag.type === "boolean" ? BOOLEAN_VARIANTS : (flag.variants ?? NONE);
 
 /** A flag as `ProjectState.putFlag` takes it: targeting left out is a boolean flag's with no rules. */
-export type FlagInput = Omit<FlagState, keyof FlagTargeting> & Partial<FlagTargeting>;
+export type FlagInput = Omit<FlagState, keyof FlagTargeting | "rolloutPlan"> &
+  Partial<FlagTargeting> & { rolloutPlan?: RolloutPlan | null };
 
 /** A flag as evaluation sees it. Mutable only through `ProjectState`. */
 export interface FlagState extends TargetedFlag {
@@ -128,6 +136,8 @@ export interface FlagState extends TargetedFlag {
   offVariant: string;
   rules: readonly Rule[];
   prerequisites: readonly Prerequisite[];
+  /** The configuration's timed rollout; null: none. Changed by its own change kind, `flag.rollout`. */
+  rolloutPlan: RolloutPlan | null;
   /** Set to null by `ProjectState.putFlag`: the flag's bucket cache, made at its first actor rollout (flagBucket). */
   bucketCache?: Map<string, number> | null;
 }
@@ -144,6 +154,8 @@ export interface FlagJSON extends Partial<FlagTargeting> {
   /** Ids of the attached segments. */
   readonly segments: readonly string[];
   // Format 2 adds the flag's targeting (absent in format 1: a boolean flag with no rules).
+  /** Format 3: the configuration's timed rollout plan (absent: none). */
+  readonly rolloutPlan?: RolloutPlan;
 }
 
 /** The whole evaluation state of a project, as the stream's `snapshot` event carries it. */
@@ -186,7 +198,12 @@ export type ProjectChange =
   /** A flag's variants changed (they belong to its definition, so to every environment). */
   | { readonly kind: "flag.variants"; readonly id: string; readonly variants: readonly Variant[] }
   /** A segment's conditions changed (empty: listed members only). */
-  | { readonly kind: "segment.conditions"; readonly segmentId: string; readonly conditions: readonly Condition[] };
+  | { readonly kind: "segment.conditions"; readonly segmentId: string; readonly conditions: readonly Condition[] }
+  /**
+   * A configuration's timed rollout plan changed (null: removed). A kind of its own, not a field of
+   * `flag.upserted`: a reader that does not know plans stops at it rather than ignore the plan.
+   */
+  | { readonly kind: "flag.rollout"; readonly id: string; readonly rolloutPlan: RolloutPlan | null };
 
 const PROJECT_CHANGE_KINDS: ReadonlySet<string> = new Set([
   "flag.upserted",
@@ -195,6 +212,7 @@ const PROJECT_CHANGE_KINDS: ReadonlySet<string> = new Set([
   "segment.deleted",
   "flag.variants",
   "segment.conditions",
+  "flag.rollout",
 ]);
 
 /** Whether a change's targeting field differs from the flag's (compared as JSON: both are plain data). */
@@ -269,6 +287,7 @@ export class ProjectState {
     flag.offVariant ??= "off";
     flag.rules ??= NONE;
     flag.prerequisites ??= NONE;
+    flag.rolloutPlan ??= null;
     // Names never change (they are the flag's address), so only a new flag reorders the list, and a
     // flag's bucket cache stays valid for its life.
     if (!this.flagsById.has(flag.id)) this.sortedNames = undefined;
@@ -328,6 +347,7 @@ export class ProjectState {
           percentageCalls: given.percentageCalls,
           actors: NO_IDS,
           segments: NO_IDS,
+          rolloutPlan: null,
         };
         flag.status = given.status;
         flag.percentageActors = given.percentageActors;
@@ -350,6 +370,12 @@ export class ProjectState {
         for (const segmentId of change.removeSegments) flag.segments.delete(segmentId);
         this.putFlag(flag);
         return changed;
+      }
+      case "flag.rollout": {
+        const flag = this.flagsById.get(change.id);
+        if (flag === undefined || !differs(change.rolloutPlan, flag.rolloutPlan)) return false;
+        flag.rolloutPlan = change.rolloutPlan;
+        return true;
       }
       case "flag.variants": {
         const flag = this.flagsById.get(change.id);
@@ -384,6 +410,7 @@ export class ProjectState {
   /** The whole state in its JSON form, flags in name order. */
   toJSON(): ProjectStateJSON {
     const flags: FlagJSON[] = [];
+    let planned = false;
     for (const name of this.flagNamesInOrder()) {
       const flag = this.flagsByName.get(name);
       if (!flag) continue;
@@ -396,20 +423,22 @@ export class ProjectState {
         actors: [...flag.actors],
         segments: [...flag.segments],
         ...pickTargeting(flag),
+        ...(flag.rolloutPlan === null ? {} : { rolloutPlan: flag.rolloutPlan }),
       });
+      if (flag.rolloutPlan !== null) planned = true;
     }
     const segments: Record<string, string[]> = {};
     for (const [segmentId, members] of this.segmentMembers) if (members.size > 0) segments[segmentId] = [...members];
     const segmentConditions: Record<string, readonly Condition[]> = {};
     for (const [segmentId, conditions] of this.conditionsBySegment) segmentConditions[segmentId] = conditions;
-    return { format: STATE_FORMAT, flags, segments, segmentConditions };
+    return { format: planned ? PLANNED_STATE_FORMAT : STATE_FORMAT, flags, segments, segmentConditions };
   }
 
-  /** A state from its JSON form (format 1 or 2); throws on a format this code does not know. */
+  /** A state from its JSON form (format 1, 2 or 3); throws on a format this code does not know. */
   static fromJSON(json: ProjectStateJSON): ProjectState {
     if (!READABLE_STATE_FORMATS.includes(json.format)) {
       throw new Error(
-        `unknown project state format ${String(json.format)}: this code reads formats ${READABLE_STATE_FORMATS.join(" and ")}; upgrade it to read a newer server's state`,
+        `unknown project state format ${String(json.format)}: this code reads formats ${READABLE_STATE_FORMATS.join(", ")}; upgrade it to read a newer server's state`,
       );
     }
     const state = new ProjectState();

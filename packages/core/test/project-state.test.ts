@@ -93,7 +93,7 @@ describe("project state", () => {
     const json = JSON.parse(JSON.stringify(state.toJSON())) as ProjectStateJSON;
     assert.equal(json.format, STATE_FORMAT);
     assert.deepEqual(ProjectState.fromJSON(json).toJSON(), state.toJSON());
-    assert.throws(() => ProjectState.fromJSON({ ...json, format: 3 }), /unknown project state format 3.*upgrade/);
+    assert.throws(() => ProjectState.fromJSON({ ...json, format: 4 }), /unknown project state format 4.*upgrade/);
   });
 
   it("reads a state of format 1 as boolean flags with no rules", () => {

@@ -105,6 +105,8 @@ for (const dialect of DIALECTS) {
           description: "Laptops",
           default: false,
           protected: false,
+          requiredApprovals: 0,
+          allowSelfApproval: false,
           createdAt: undefined,
           updatedAt: undefined,
         },

@@ -12,6 +12,7 @@ import { keysModule } from "./modules/keys.module.js";
 import { peopleModule } from "./modules/people.module.js";
 import { projectsModule } from "./modules/projects.module.js";
 import { segmentsModule } from "./modules/segments.module.js";
+import { changeRequestsModule } from "./modules/change-requests.module.js";
 import { webhooksModule } from "./modules/webhooks.module.js";
 import { ChangeFeed } from "./features/evaluation/change-feed.js";
 import { pruneChangeSets } from "./features/evaluation/feed.repository.js";
@@ -36,6 +37,7 @@ import { ApiKeySchema, CreatedApiKeySchema } from "./features/keys/key.schemas.j
 import { ProjectSchema } from "./features/projects/project.schemas.js";
 import { SegmentSchema } from "./features/segments/segment.schemas.js";
 import { WebhookDispatcher } from "./features/webhooks/dispatcher.js";
+import { JobRunner } from "./kernel/job-runner.js";
 import { pruneDeliveries } from "./features/webhooks/webhook.repository.js";
 import {
   CreatedWebhookSchema,
@@ -89,6 +91,8 @@ export interface Service {
   readonly work: UnitOfWork;
   /** Sends webhooks; tests stop it to leave deliveries queued. */
   readonly dispatcher: WebhookDispatcher;
+  /** Runs what is done later (webhook deliveries, scheduled changes); tests run its jobs at once. */
+  readonly jobs: JobRunner;
   /** Prunes the change log and (with HISTORY_RETENTION_DAYS) the history now; the periodic timer calls it. */
   prune(): Promise<void>;
   readonly recorder: CheckRecorder;
@@ -126,15 +130,24 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       if (set.at !== undefined && set.origin !== work.instanceId) metrics.recordFeedLag((Date.now() - set.at) / 1000);
     },
   });
-  const dispatcher = new WebhookDispatcher(db, clock, app.log, metrics, {
-    postgres,
-    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
-    timeoutMs: config.webhookTimeoutMs,
-    retryBaseMs: config.webhookRetryBaseMs,
-    retryWindowMs: config.webhookRetryWindowMs,
-    concurrency: config.webhookConcurrency,
-    random,
-  });
+  // Everything done later rather than in a request: webhook deliveries, scheduled changes.
+  const jobs = new JobRunner(app.log, config.jobsPollIntervalMs);
+  const dispatcher = new WebhookDispatcher(
+    db,
+    clock,
+    app.log,
+    metrics,
+    {
+      postgres,
+      allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+      timeoutMs: config.webhookTimeoutMs,
+      retryBaseMs: config.webhookRetryBaseMs,
+      retryWindowMs: config.webhookRetryWindowMs,
+      concurrency: config.webhookConcurrency,
+      random,
+    },
+    jobs,
+  );
   const work = createUnitOfWork(database, clock, app.log, {
     // The outbox: a write's events become webhook deliveries in its own transaction.
     enqueue: (trx, events, hooks) => dispatcher.enqueue(trx, events, hooks),
@@ -157,6 +170,15 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   const keys = keysModule(featureDeps, feed.snapshot.people);
   const flags = flagsModule({ ...featureDeps, recorder, snapshot: feed.snapshot });
   const segments = segmentsModule(featureDeps);
+  const changeRequests = changeRequestsModule({
+    ...featureDeps,
+    flags: flags.services.flags,
+    people: feed.snapshot.people,
+    jobs,
+    log: app.log,
+    postgres,
+    scheduledChangeMaxAttempts: config.scheduledChangeMaxAttempts,
+  });
   const actors = actorsModule(featureDeps);
   const history = historyModule(db);
   const webhooks = webhooksModule({
@@ -215,6 +237,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   people.routes(app);
   environments.routes(app);
   flags.routes(app);
+  changeRequests.routes(app);
   // The check's and the single OFREP evaluation's answers, one each, called by their Fastify routes and
   // by the node:http adapter alike.
   const answerCheck = checkAnswers(checker, metrics);
@@ -320,6 +343,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       await app.close();
       clearTimeout(cut);
       await dispatcher.stop();
+      await jobs.stop();
       await listener?.stop();
       try {
         await recorder.flush();
@@ -332,6 +356,6 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   };
 
   await app.ready();
-  dispatcher.start();
-  return { app, feed, work, dispatcher, prune, recorder, generatedAdminKey, close };
+  jobs.start();
+  return { app, feed, work, dispatcher, jobs, prune, recorder, generatedAdminKey, close };
 }

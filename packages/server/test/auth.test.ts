@@ -59,6 +59,7 @@ const DEFAULT_PARAMS: Params = {
   deliveryId: "dlv_doesnotexist00000000",
   environmentId: "no-such-environment",
   userId: "usr_doesnotexist00000000",
+  changeRequestId: "cr_doesnotexist00000000",
 };
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString("hex")}`;
@@ -98,6 +99,16 @@ const withDelivery = async (server: TestServer, projectId: string): Promise<Para
 const withEnvironment = async (server: TestServer, projectId: string): Promise<Params> => {
   const res = await admin(server, "POST", `/projects/${projectId}/environments`, { id: unique("env"), name: "Env" });
   return { environmentId: res.body.id as string };
+};
+/** A change request the admin key made (so it is its author), approved at once (no approvals required). */
+const withChangeRequest = async (server: TestServer, projectId: string): Promise<Params> => {
+  await withFlag(server, projectId);
+  const res = await admin(server, "POST", `/projects/${projectId}/change-requests`, {
+    environment: "production",
+    title: "On",
+    changes: [{ flag: "some-flag", patch: { status: "enabled" } }],
+  });
+  return { changeRequestId: res.body.id as string };
 };
 /** A flag, and a second environment (staging) to copy its configuration into. */
 const withFlagAndStaging = async (server: TestServer, projectId: string): Promise<Params> => {
@@ -461,6 +472,57 @@ const OPERATIONS: readonly Operation[] = [
     setup: withSegment,
     probe: (p) => `/projects/${p.projectId}/segments/${p.segmentId}`,
   },
+  // Change requests (extension). Reviews are people's only (no key may): change-requests.test.ts covers them.
+  { method: "GET", route: "/projects/:projectId/change-requests", roles: READERS, success: 200 },
+  {
+    method: "POST",
+    route: "/projects/:projectId/change-requests",
+    roles: WRITERS,
+    success: 201,
+    setup: withFlag,
+    body: () => ({
+      environment: "production",
+      title: "On",
+      changes: [{ flag: "some-flag", patch: { status: "enabled" } }],
+    }),
+    probe: (p) => `/projects/${p.projectId}/change-requests`,
+  },
+  {
+    method: "GET",
+    route: "/projects/:projectId/change-requests/:changeRequestId",
+    roles: READERS,
+    success: 200,
+    setup: withChangeRequest,
+  },
+  // Only its author changes a request (here the admin key, which made it).
+  {
+    method: "PATCH",
+    route: "/projects/:projectId/change-requests/:changeRequestId",
+    roles: ADMIN_ONLY,
+    success: 200,
+    setup: withChangeRequest,
+    body: () => ({ title: "On, now" }),
+    probe: (p) => `/projects/${p.projectId}/change-requests/${p.changeRequestId}`,
+  },
+  {
+    method: "POST",
+    route: "/projects/:projectId/change-requests/:changeRequestId/apply",
+    roles: WRITERS,
+    success: 200,
+    setup: withChangeRequest,
+    body: () => ({}),
+    probe: (p) => `/projects/${p.projectId}/change-requests/${p.changeRequestId}`,
+  },
+  // Its author or a project admin.
+  {
+    method: "POST",
+    route: "/projects/:projectId/change-requests/:changeRequestId/cancel",
+    roles: ADMIN_ONLY,
+    success: 200,
+    setup: withChangeRequest,
+    probe: (p) => `/projects/${p.projectId}/change-requests/${p.changeRequestId}`,
+  },
+  { method: "GET", route: "/projects/:projectId/schedule", roles: READERS, success: 200 },
 ];
 
 /** Fastify answers HEAD for every GET route; HEAD must be guarded exactly like its GET. */
@@ -516,6 +578,8 @@ for (const dialect of DIALECTS) {
         // A person's own routes (no key may use them) and sign-in (no key at all): people.test.ts and
         // sessions.test.ts cover them; below, every key is refused them.
         if (path === "/users/me" || path.startsWith("/users/me/") || path.startsWith("/auth/")) continue;
+        // A change request's reviews are people's (no key may review): change-requests.test.ts covers them.
+        if (path.endsWith("/change-requests/{changeRequestId}/reviews")) continue;
         for (const method of Object.keys(item)) {
           if (["get", "put", "post", "delete", "patch", "head", "options"].includes(method)) {
             documented.push(`${method.toUpperCase()} ${path}`);
@@ -855,8 +919,10 @@ for (const dialect of DIALECTS) {
           if (op.route === "/whoami" || listing) return op.success;
           return caller === "admin" ? op.success : 403;
         }
-        if (caller === "admin" || caller === "project admin") return op.success;
         if (caller === "member without a grant") return 404;
+        // Only its author changes a change request, and the matrix's are the admin key's.
+        if (op.method === "PATCH" && op.route.includes("/change-requests/")) return 403;
+        if (caller === "admin" || caller === "project admin") return op.success;
         const role = caller === "reader" || caller === "admin's read key" ? "read" : "write";
         // A copy writes another environment than the one a project key is bound to, so it needs an
         // unbound key; people and their keys of no project are bound to no environment.

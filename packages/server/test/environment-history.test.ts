@@ -86,7 +86,14 @@ for (const dialect of DIALECTS) {
       ]);
       const [, renamed, stagingUpdate, , , unboundCreated, , , , created] = events;
       assert.deepEqual(renamed.target, { kind: "environment", id: "staging", name: "Pre-production" });
-      const state = { id: "staging", description: "", default: false, protected: false };
+      const state = {
+        id: "staging",
+        description: "",
+        default: false,
+        protected: false,
+        requiredApprovals: 0,
+        allowSelfApproval: false,
+      };
       assert.deepEqual(renamed.before, { ...state, name: "Staging" });
       assert.deepEqual(renamed.after, { ...state, name: "Pre-production" });
       assert.deepEqual(created.after, {
@@ -95,6 +102,8 @@ for (const dialect of DIALECTS) {
         description: "",
         default: false,
         protected: false,
+        requiredApprovals: 0,
+        allowSelfApproval: false,
         copyFrom: "production",
       });
       assert.equal(created.before, null);

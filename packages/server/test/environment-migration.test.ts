@@ -428,6 +428,8 @@ for (const dialect of DIALECTS) {
             description: "",
             default: true,
             protected: false,
+            requiredApprovals: 0,
+            allowSelfApproval: false,
             createdAt: AT,
             updatedAt: AT,
           },

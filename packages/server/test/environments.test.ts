@@ -57,6 +57,8 @@ for (const dialect of DIALECTS) {
         description: "",
         default: true,
         protected: false,
+        requiredApprovals: 0,
+        allowSelfApproval: false,
         createdAt: iso(clock),
         updatedAt: iso(clock),
       };
@@ -90,6 +92,8 @@ for (const dialect of DIALECTS) {
         description: "Pre-production",
         default: false,
         protected: false,
+        requiredApprovals: 0,
+        allowSelfApproval: false,
         createdAt: iso(clock),
         updatedAt: iso(clock),
       });
@@ -320,6 +324,8 @@ for (const dialect of DIALECTS) {
         description: "",
         default: false,
         protected: false,
+        requiredApprovals: 0,
+        allowSelfApproval: false,
       });
       assert.equal(first.after, null);
       assert.equal(first.createdAt, iso(clock));

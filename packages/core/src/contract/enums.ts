@@ -64,6 +64,14 @@ export const EVENT_TYPES = [
   "user.deleted",
   "access.granted",
   "access.revoked",
+  "change_request.created",
+  "change_request.updated",
+  "change_request.reviewed",
+  "change_request.applied",
+  "change_request.overridden",
+  "change_request.cancelled",
+  "change_request.conflict",
+  "change_request.failed",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -78,6 +86,7 @@ export const TARGET_KINDS = [
   "environment",
   "user",
   "access",
+  "change_request",
 ] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 
@@ -154,3 +163,20 @@ export const RESOLUTION_ERROR_CODES = [
   ...TARGETING_ERROR_CODES,
 ] as const;
 export type ResolutionErrorCode = (typeof RESOLUTION_ERROR_CODES)[number];
+
+/** A change request's states (docs/change-requests.md). */
+export const CHANGE_REQUEST_STATES = [
+  "open",
+  "approved",
+  "rejected",
+  "scheduled",
+  "applied",
+  "cancelled",
+  "conflict",
+  "failed",
+] as const;
+export type ChangeRequestState = (typeof CHANGE_REQUEST_STATES)[number];
+
+/** What a reviewer decides of a change request. */
+export const REVIEW_DECISIONS = ["approve", "reject"] as const;
+export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];

@@ -109,3 +109,16 @@ export const MATCHED_CHARACTERS_MAX = 200_000;
 
 /** What one pattern tried on a value counts toward MATCHED_CHARACTERS_MAX at least (the call's own cost). */
 export const MATCHED_CHARACTERS_PER_TEST = 100;
+
+/** The most flags one change request changes. */
+export const CHANGE_REQUEST_CHANGES_MAX = 100;
+/** The most approvals an environment may require. */
+export const REQUIRED_APPROVALS_MAX = 5;
+
+/** The only percentages a flag's rollouts may take. */
+export const ALLOWED_PERCENTAGES = [0, 1, 2, 5, 10, 25, 50, 75, 100] as const;
+export type Percentage = (typeof ALLOWED_PERCENTAGES)[number];
+/** The same, as a set: whether a number is one. */
+export const ALLOWED_PERCENTAGES_SET: ReadonlySet<number> = new Set(ALLOWED_PERCENTAGES);
+/** The most steps a timed rollout plan holds. */
+export const ROLLOUT_STEPS_MAX = 50;

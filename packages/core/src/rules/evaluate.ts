@@ -5,6 +5,7 @@ import { inSegment } from "./conditions.js";
 import { ConfigurationError, MatchingBudgetExceeded, nextEvaluation, type Scope } from "./scope.js";
 import { resolutionOf, resolvedAs } from "./resolution.js";
 import { bucketingValue, splitBucket, weightIndex } from "./split.js";
+import { planView } from "./rollout-plan.js";
 import type {
   ActorStanding,
   DecisionOptions,
@@ -74,13 +75,21 @@ function prerequisiteAnswer(
   return result;
 }
 
+/** The evaluation's time (`$now`): read from the resolver's clock once per evaluation, when first needed. */
+function nowOf(scope: EvaluationScope): number {
+  if (Number.isNaN(scope.now)) scope.now = scope.resolver.now ? scope.resolver.now() : Date.now();
+  return scope.now;
+}
+
 /** Evaluates one flag within an evaluation (`depth` counts the prerequisites walked to reach it). */
 function evaluateIn(
-  flag: TargetedFlag,
+  planned: TargetedFlag,
   scope: EvaluationScope,
   resolver: TargetingResolver,
   depth: number,
 ): FlagEvaluation {
+  // A timed rollout's steps in force at this evaluation's time (the flag itself when it has no plan).
+  const flag = planned.rolloutPlan == null ? planned : planView(planned, nowOf(scope));
   const c = compiled(flag);
   if (c.error !== null) return c.error;
   // Nothing turns a disabled flag on, so its prerequisites are not even evaluated (as LaunchDarkly's "off").
@@ -149,6 +158,8 @@ export function constantAnswer(flag: TargetedFlag): FlagEvaluation | undefined {
   const c = compiled(flag);
   if (c.error !== null) return c.error;
   if (flag.status === "disabled") return c.answers.DISABLED;
+  // Its steps change the answer as time passes.
+  if (flag.rolloutPlan != null && flag.rolloutPlan.steps.length > 0 && flag.status === "conditional") return undefined;
   if (c.prerequisitesCompiled.length > 0) return undefined;
   if (flag.status === "enabled") return c.answers.STATIC;
   const targets =
@@ -321,7 +332,8 @@ export function evaluateFlag(
     } catch (error) {
       answer = errorFor(error);
     }
-    return detail ? decisionOf(flag, answer, scope) : answer;
+    if (!detail) return answer;
+    return decisionOf(flag.rolloutPlan == null ? flag : planView(flag, nowOf(scope)), answer, scope);
   } finally {
     // Nothing of the context is kept past the evaluation.
     scope.attributes = undefined;

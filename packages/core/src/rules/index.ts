@@ -18,6 +18,17 @@ export { validateSegmentConditions } from "./validate-conditions.js";
 export type { PrerequisiteNode } from "./prerequisites.js";
 export { compareSemver, parseSemver, type SemVer } from "./semver.js";
 export { parseInstant } from "./values.js";
+export {
+  isWeightsStep,
+  nextPlan,
+  planInstants,
+  planStanding,
+  type PlanStanding,
+  planTime,
+  planView,
+  stepsInForce,
+  type StepsInForce,
+} from "./rollout-plan.js";
 export { splitBucket } from "./split.js";
 export { BOOLEAN_VARIANTS } from "./variants.js";
 export { OPERATOR_KIND, type OperatorKind } from "./operators.js";

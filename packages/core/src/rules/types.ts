@@ -90,6 +90,30 @@ export interface Prerequisite {
   readonly variants: readonly string[];
 }
 
+/** A step of a timed rollout's actor percentage: from `at` (ISO 8601), the actor rollout is `percentage`. */
+export interface PercentageStep {
+  readonly at: string;
+  readonly percentage: number;
+}
+
+/** A step of a timed rollout's rule split: from `at`, the rule `ruleId` splits by these weights. */
+export interface WeightsStep {
+  readonly at: string;
+  readonly ruleId: string;
+  readonly weights: readonly SplitWeight[];
+}
+
+export type RolloutStep = PercentageStep | WeightsStep;
+
+/**
+ * A configuration's timed rollout (rollout-plan.ts): its steps in time order, and when it was paused
+ * (absent or null: it runs). The step in force is the last whose time has passed, at evaluation time.
+ */
+export interface RolloutPlan {
+  readonly steps: readonly RolloutStep[];
+  readonly pausedAt?: string | null;
+}
+
 /**
  * A flag in one environment, as `evaluateFlag` evaluates it: the seed's fields (status, rollouts, attached
  * actors and segments) plus the targeting ones. Every targeting field may be left out, so a seed flag is
@@ -106,6 +130,8 @@ export interface TargetedFlag extends EvaluableFlag {
   readonly offVariant?: string;
   readonly rules?: readonly Rule[];
   readonly prerequisites?: readonly Prerequisite[];
+  /** A timed rollout of its actor percentage and rules' weights; absent or null: none. */
+  readonly rolloutPlan?: RolloutPlan | null;
 }
 
 /** A context attribute: a string, a number, a boolean or a list of strings. */

@@ -1,7 +1,9 @@
 import { FLAG_TYPES, type FlagType } from "../contract/enums.js";
 import { isAttributeName, isFlagName, isTargetingKey, NOW_ATTRIBUTE } from "../contract/ids.js";
 import {
+  ALLOWED_PERCENTAGES,
   PREREQUISITES_MAX,
+  ROLLOUT_STEPS_MAX,
   RULES_MAX,
   SPLIT_BUCKETS,
   VARIANT_VALUE_MAX_BYTES,
@@ -22,6 +24,8 @@ import {
   type ValidationProject,
 } from "./problems.js";
 import { checkConditions, checkPatternTotals } from "./validate-conditions.js";
+import { isAllowedPercentage } from "./rollout-plan.js";
+import { parseInstant } from "./values.js";
 import { BOOLEAN_VARIANTS } from "./variants.js";
 
 // Validation on write: everything about a flag's targeting that a schema cannot say (values against their
@@ -41,6 +45,8 @@ export interface TargetingInput {
   readonly offVariant?: unknown;
   readonly rules?: unknown;
   readonly prerequisites?: unknown;
+  /** A timed rollout plan (rollout-plan.ts); absent or null: none. */
+  readonly rolloutPlan?: unknown;
 }
 
 /** Whether a value is plain JSON: no undefined, functions, class instances, non-finite numbers or cycles. */
@@ -325,6 +331,85 @@ function variantKeys(flag: PrerequisiteNode): Set<string> {
 }
 
 /**
+ * A timed rollout plan: at most ROLLOUT_STEPS_MAX steps, each at an instant (ISO 8601), in time order,
+ * each a percentage among the allowed ones, or the weights of a rule that serves a split (checked as that
+ * split's weights are); a percentage or a rule's weights stepped twice at one instant is a contradiction.
+ */
+function checkRolloutPlan(plan: unknown, rules: unknown, keys: ReadonlySet<string>, problems: Problems): void {
+  if (plan === undefined || plan === null) return;
+  const place = top("rolloutPlan");
+  if (!isObject(plan)) {
+    problems.add("invalid", place, "must be an object {steps, pausedAt?} or null");
+    return;
+  }
+  problems.fields(plan, ["steps", "pausedAt"], place);
+  if (plan.pausedAt !== undefined && plan.pausedAt !== null) {
+    if (typeof plan.pausedAt !== "string" || Number.isNaN(parseInstant(plan.pausedAt))) {
+      problems.add("invalid", at(place, "pausedAt"), "must be an ISO 8601 instant or null");
+    }
+  }
+  const sp = at(place, "steps");
+  const steps = plan.steps;
+  if (!Array.isArray(steps) || steps.length === 0) {
+    problems.add("invalid", sp, "must list at least one step {at, percentage} or {at, ruleId, weights}");
+    return;
+  }
+  if (steps.length > ROLLOUT_STEPS_MAX) problems.add("limit", sp, `holds more than ${ROLLOUT_STEPS_MAX} steps`);
+  const splitRules = new Map<string, unknown>();
+  if (Array.isArray(rules)) {
+    for (const rule of rules) {
+      if (isObject(rule) && typeof rule.id === "string" && isObject(rule.serve) && "split" in rule.serve) {
+        splitRules.set(rule.id, rule.serve.split);
+      }
+    }
+  }
+  let previous = Number.NEGATIVE_INFINITY;
+  /** The last instant each series (the percentage, each rule's weights) stepped at. */
+  const lastOf = new Map<string, number>();
+  for (const [i, step] of steps.entries()) {
+    const ep = at(sp, i);
+    if (!isObject(step)) {
+      problems.add("invalid", ep, "must be an object {at, percentage} or {at, ruleId, weights}");
+      continue;
+    }
+    const time = typeof step.at === "string" ? parseInstant(step.at) : Number.NaN;
+    if (Number.isNaN(time)) {
+      problems.add("invalid", at(ep, "at"), "must be an ISO 8601 instant, such as 2026-12-01T09:00:00Z");
+    } else if (time < previous) {
+      problems.add("invalid", at(ep, "at"), "is before the step above it: steps are in time order");
+    } else {
+      previous = time;
+    }
+    let series: string;
+    if ("ruleId" in step) {
+      problems.fields(step, ["at", "ruleId", "weights"], ep);
+      series = `rule:${String(step.ruleId)}`;
+      if (!splitRules.has(step.ruleId as string)) {
+        problems.add("invalid", at(ep, "ruleId"), `names no rule that serves a split (${show(step.ruleId)})`);
+      } else {
+        checkSplit({ weights: step.weights }, keys, ep, problems);
+      }
+    } else {
+      problems.fields(step, ["at", "percentage"], ep);
+      series = "percentage";
+      if (!isAllowedPercentage(step.percentage)) {
+        problems.add("invalid", at(ep, "percentage"), `must be one of ${ALLOWED_PERCENTAGES.join(", ")}`);
+      }
+    }
+    if (!Number.isNaN(time)) {
+      if (lastOf.get(series) === time) {
+        problems.add(
+          "duplicate",
+          at(ep, "at"),
+          `another step sets the same ${series === "percentage" ? "percentage" : "rule's weights"} at this instant`,
+        );
+      }
+      lastOf.set(series, time);
+    }
+  }
+}
+
+/**
  * Everything wrong with a flag's targeting: its type and variants, and one environment's configuration
  * (onVariant, offVariant, rules, prerequisites). Empty when it may be written. With `project`, segment
  * and flag references are checked too, and prerequisite cycles and chains deeper than 5.
@@ -354,6 +439,7 @@ export function validateConfiguration(
   checkRules(input.rules, keys, project, problems);
   checkPatternTotals(top("rules"), problems);
   checkPrerequisites(input, project, problems);
+  checkRolloutPlan(input.rolloutPlan, input.rules, keys, problems);
   return problems.list;
 }
 

@@ -1,5 +1,5 @@
 import { type Static, Type } from "typebox";
-import { NAME_MAX_LENGTH } from "../contract/limits.js";
+import { NAME_MAX_LENGTH, REQUIRED_APPROVALS_MAX } from "../contract/limits.js";
 import { Limits, Timestamp } from "./common.js";
 
 export const EnvironmentSchema = Type.Object(
@@ -14,6 +14,15 @@ export const EnvironmentSchema = Type.Object(
     protected: Type.Boolean({
       description: "Only the project's admins change its configurations. Extension.",
     }),
+    requiredApprovals: Type.Integer({
+      minimum: 0,
+      maximum: REQUIRED_APPROVALS_MAX,
+      description:
+        "Approvals a change request needs before its changes are applied here; above 0, a direct change to a flag's configuration here is refused (409 approval_required). Extension.",
+    }),
+    allowSelfApproval: Type.Boolean({
+      description: "Whether a change request's author may approve it themselves. Extension.",
+    }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -23,6 +32,13 @@ export const EnvironmentSchema = Type.Object(
 export type Environment = Static<typeof EnvironmentSchema>;
 
 const EnvironmentName = Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH });
+const RequiredApprovals = Type.Integer({
+  minimum: 0,
+  maximum: REQUIRED_APPROVALS_MAX,
+  description:
+    "0 to 5: approvals a change request needs here; above 0, direct changes to flags' configurations are refused",
+});
+const AllowSelfApproval = Type.Boolean({ description: "Whether a change request's author may approve it themselves" });
 
 export const CreateEnvironmentBody = Type.Object(
   {
@@ -30,6 +46,8 @@ export const CreateEnvironmentBody = Type.Object(
     name: EnvironmentName,
     description: Type.Optional(Limits.description),
     protected: Type.Optional(Type.Boolean({ description: "Only the project's admins change its configurations" })),
+    requiredApprovals: Type.Optional(RequiredApprovals),
+    allowSelfApproval: Type.Optional(AllowSelfApproval),
     copyFrom: Type.Optional(
       Type.String({
         minLength: 1,
@@ -51,6 +69,8 @@ export const UpdateEnvironmentBody = Type.Object(
       Type.Literal(true, { description: "true makes this the project's default environment (there is always one)" }),
     ),
     protected: Type.Optional(Type.Boolean({ description: "Only the project's admins change its configurations" })),
+    requiredApprovals: Type.Optional(RequiredApprovals),
+    allowSelfApproval: Type.Optional(AllowSelfApproval),
     position: Type.Optional(
       Type.Integer({
         minimum: 1,

@@ -65,6 +65,12 @@ export const EventSchema = Type.Object(
           "Why the write was made, as its caller said (a flag's PATCH `comment`); absent without one. Extension.",
       }),
     ),
+    changeRequest: Type.Optional(
+      Type.String({
+        description:
+          "The change request the write applied (its id): the flag events of an applied request, and the request's own events. Extension.",
+      }),
+    ),
   },
   { $id: "Event" },
 );

@@ -11,7 +11,13 @@ import {
   VariantSchema,
   VariantsSchema,
 } from "./targeting.js";
-import { COMMENT_MAX_LENGTH, PREREQUISITES_MAX, RULES_MAX } from "../contract/limits.js";
+import {
+  COMMENT_MAX_LENGTH,
+  PREREQUISITES_MAX,
+  ROLLOUT_STEPS_MAX,
+  RULES_MAX,
+  VARIANTS_MAX,
+} from "../contract/limits.js";
 
 export const FlagStatusSchema = oneOf(FLAG_STATUSES, {
   description: "enabled: on for everyone; disabled: off for everyone; conditional: on by the targeting rules",
@@ -31,6 +37,75 @@ const EnvironmentConfiguration = Type.Object({
 });
 /** A flag's configuration in one environment, as the flag's `environments` shows it. */
 export type FlagEnvironmentConfiguration = Static<typeof EnvironmentConfiguration>;
+
+const StepTime = { ...Timestamp, description: "When the step takes effect (ISO 8601)" };
+
+/** A timed rollout's step: the actor percentage from a time, or a rule's split weights from a time. */
+export const RolloutStepSchema = Type.Union(
+  [
+    Type.Object({ at: StepTime, percentage: Percentage }, { additionalProperties: false }),
+    Type.Object(
+      {
+        at: StepTime,
+        ruleId: TargetingKey,
+        weights: Type.Array(
+          Type.Object(
+            {
+              variant: TargetingKey,
+              weight: Type.Number({ minimum: 0, maximum: 100, description: "Percent, at most three decimals" }),
+            },
+            { additionalProperties: false },
+          ),
+          { minItems: 1, maxItems: VARIANTS_MAX, description: "The rule's split weights from then on, summing to 100" },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  {
+    description: "{at, percentage}: the actor rollout from then on; {at, ruleId, weights}: a rule's split from then on",
+  },
+);
+export type RolloutStepInput = Static<typeof RolloutStepSchema>;
+
+const RolloutSteps = Type.Array(RolloutStepSchema, {
+  minItems: 1,
+  maxItems: ROLLOUT_STEPS_MAX,
+  description: "In time order; the step in force is the last whose time has passed",
+});
+
+/** A timed rollout as a PATCH sets it. */
+export const RolloutPlanBody = Type.Object(
+  {
+    steps: RolloutSteps,
+    paused: Type.Optional(
+      Type.Boolean({
+        description:
+          "true freezes the step in force now; false resumes, moving the steps still to come later by the time it was paused. Left out: as it is",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RolloutPlanInput = Static<typeof RolloutPlanBody>;
+
+/** A timed rollout as a flag answers it: its steps, whether it is paused, and what is in force now. */
+export const RolloutPlanSchema = Type.Object({
+  steps: RolloutSteps,
+  paused: Type.Boolean(),
+  pausedAt: NullableTimestamp,
+  current: Type.Integer({
+    minimum: -1,
+    description: "The index of the last step whose time has passed (of the paused time, when paused); -1: none yet",
+  }),
+  percentageActors: Type.Integer({
+    description: "The actor percentage in force now (the configuration's own percentageActors until a step sets one)",
+  }),
+  nextAt: Type.Union([Timestamp, Type.Null()], {
+    description: "When the next step takes effect; null: none to come, or paused",
+  }),
+});
+export type RolloutPlanView = Static<typeof RolloutPlanSchema>;
 
 export const FlagSchema = Type.Object(
   {
@@ -66,6 +141,11 @@ export const FlagSchema = Type.Object(
     }),
     rules: Type.Array(RuleSchema, { description: "In `environment`: the ordered rules. Extension." }),
     prerequisites: Type.Array(PrerequisiteSchema, { description: "In `environment`: the prerequisites. Extension." }),
+    rolloutPlan: Type.Optional({
+      ...RolloutPlanSchema,
+      description:
+        "In `environment`: the timed rollout of the actor percentage and of rules' split weights; absent: none. Extension.",
+    }),
   },
   {
     $id: "Flag",
@@ -121,6 +201,12 @@ export const UpdateFlagBody = Type.Object(
     ),
     prerequisites: Type.Optional(
       Type.Array(PrerequisiteSchema, { maxItems: PREREQUISITES_MAX, description: "Replaces the prerequisites" }),
+    ),
+    rolloutPlan: Type.Optional(
+      Type.Union([RolloutPlanBody, Type.Null()], {
+        description:
+          "Sets the configuration's timed rollout (its steps replace the plan's), pauses or resumes it; null removes it. Extension.",
+      }),
     ),
     comment: Type.Optional(
       Type.String({

@@ -12,3 +12,4 @@ export * from "./webhooks.js";
 export * from "./targeting.js";
 export * from "./people.js";
 export * from "./ofrep.js";
+export * from "./change-requests.js";

@@ -56,3 +56,14 @@ export function roleOn(principal: Principal, projectId: string, people: PeopleDi
   if (principal.projectId !== null && principal.projectId !== projectId) return undefined;
   return lesser(principal.role, held);
 }
+
+/**
+ * What a person holds on a project now, whoever asks: admin for an admin of everything, otherwise their
+ * grant; undefined when they hold nothing, are disabled or are gone (a change request's approvals are
+ * counted so: by what each reviewer may do now, not when they reviewed).
+ */
+export function personRankOn(people: PeopleDirectory, userId: string, projectId: string): ProjectRank | undefined {
+  const person = people.person(userId);
+  if (!person || person.disabled) return undefined;
+  return person.role === "admin" ? "admin" : people.grant(userId, projectId);
+}

@@ -11,6 +11,9 @@ export const TARGETING_COLUMNS = [
   "flag_configs.prerequisites",
 ] as const;
 
+/** A configuration's timed rollout plan (JSON), read with its targeting but kept apart from it (planOf). */
+export const PLAN_COLUMN = "flag_configs.rollout_plan";
+
 /** What evaluating a flag in one environment reads: which flag and configuration, its status, rollouts and targeting. */
 export const FLAG_EVALUATION_COLUMNS = [
   "flags.id",
@@ -22,4 +25,5 @@ export const FLAG_EVALUATION_COLUMNS = [
   "flag_configs.percentage_actors",
   "flag_configs.percentage_calls",
   ...TARGETING_COLUMNS,
+  PLAN_COLUMN,
 ] as const;

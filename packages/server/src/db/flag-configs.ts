@@ -21,6 +21,7 @@ const CONFIG_COLUMNS = [
   "off_variant",
   "rules",
   "prerequisites",
+  "rollout_plan",
 ] as const;
 
 /**
@@ -61,6 +62,7 @@ export async function insertEnvironmentConfigurations(
             sql<null>`null`.as("off_variant"),
             sql<null>`null`.as("rules"),
             sql<null>`null`.as("prerequisites"),
+            sql<null>`null`.as("rollout_plan"),
           ])
           .where("flags.project_id", "=", projectId),
       )
@@ -94,6 +96,7 @@ export async function insertEnvironmentConfigurations(
         "source.off_variant",
         "source.rules",
         "source.prerequisites",
+        "source.rollout_plan",
       ]),
     )
     .execute();

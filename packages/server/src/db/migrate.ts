@@ -11,6 +11,7 @@ import { peopleMigration } from "./migrations/007-people.js";
 import { signInFailuresMigration } from "./migrations/008-sign-in-failures.js";
 import { eventCommentsMigration } from "./migrations/009-event-comments.js";
 import { flagSearchMigration } from "./migrations/010-flag-search.js";
+import { releaseSafetyMigration } from "./migrations/011-release-safety.js";
 
 export class InCodeMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -26,6 +27,7 @@ export class InCodeMigrations implements MigrationProvider {
       "008-sign-in-failures": signInFailuresMigration(this.dialect),
       "009-event-comments": eventCommentsMigration(),
       "010-flag-search": flagSearchMigration(this.dialect),
+      "011-release-safety": releaseSafetyMigration(this.dialect),
     };
   }
 }

@@ -118,6 +118,10 @@ export interface EnvironmentsTable {
   protected: Generated<number>;
   /** The list's order. */
   position: number;
+  /** Approvals a change request needs here; above 0, direct configuration changes are refused. */
+  required_approvals: Generated<number>;
+  /** 1: a change request's author may approve it. */
+  allow_self_approval: Generated<number>;
   created_at: string;
   updated_at: string;
 }
@@ -146,6 +150,8 @@ export interface FlagConfigsTable {
   /** JSON arrays; null: none. */
   rules: string | null;
   prerequisites: string | null;
+  /** JSON: the timed rollout plan (steps, pausedAt); null: none. */
+  rollout_plan: Generated<string | null>;
 }
 
 export interface SegmentsTable {
@@ -213,6 +219,41 @@ export interface EventsTable {
   actor_id: Generated<string | null>;
   /** Why the write was made, as its caller said (a flag's PATCH `comment`); null without one. */
   comment: Generated<string | null>;
+  /** The change request a write applied; null for every other write. */
+  change_request_id: Generated<string | null>;
+}
+
+/** A change request (see migration 011); JSON as text. */
+export interface ChangeRequestsTable {
+  id: string;
+  project_id: string;
+  environment_id: string;
+  title: string;
+  description: string;
+  state: string;
+  author: string;
+  author_id: string | null;
+  changes: string;
+  scheduled_at: string | null;
+  applied_at: string | null;
+  applied_by: string | null;
+  override_reason: string | null;
+  failure_reason: string | null;
+  attempts: Generated<number>;
+  next_attempt_at: string | null;
+  lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A person's review of a change request: their latest decision. */
+export interface ChangeRequestReviewsTable {
+  change_request_id: string;
+  reviewer_id: string;
+  reviewer: string;
+  decision: string;
+  comment: string | null;
+  created_at: string;
 }
 
 export interface WebhooksTable {
@@ -267,4 +308,6 @@ export interface Database {
   sessions: SessionsTable;
   sign_in_tokens: SignInTokensTable;
   sign_in_failures: SignInFailuresTable;
+  change_requests: ChangeRequestsTable;
+  change_request_reviews: ChangeRequestReviewsTable;
 }

@@ -5,6 +5,7 @@ import {
   type FlagTargeting,
   type FlagType,
   type Prerequisite,
+  type RolloutPlan,
   type PrerequisiteNode,
   type Rule,
   type Variant,
@@ -52,6 +53,12 @@ export function targetingOf(row: {
   };
 }
 
+/** A configuration's timed rollout plan from its column (null: none). */
+export const planOf = (text: string | null | undefined): RolloutPlan | null =>
+  text === null || text === undefined ? null : (JSON.parse(text) as RolloutPlan);
+/** A timed rollout plan to its column. */
+export const planColumn = (plan: RolloutPlan | null): string | null => (plan === null ? null : JSON.stringify(plan));
+
 /** A configuration's rules from their column. */
 export const rulesOf = (text: string | null): readonly Rule[] => parsed<Rule>(text);
 
@@ -92,7 +99,7 @@ export function refuseProblems(problems: readonly ConfigurationProblem[], what: 
 /** Validates a flag's targeting in one environment against its project (segments, the environment's flags). */
 export function checkConfiguration(
   name: string,
-  targeting: FlagTargeting,
+  targeting: FlagTargeting & { readonly rolloutPlan?: RolloutPlan | null },
   project: { segmentExists(id: string): boolean; flags: Iterable<PrerequisiteNode> },
 ): void {
   refuseProblems(validateConfiguration({ name, ...targeting }, project), `Flag "${name}" cannot be configured so`);

@@ -28,6 +28,10 @@ export interface Config {
   readonly checkFlushIntervalMs: number;
   /** How often the snapshot compares its versions with the database, in milliseconds. */
   readonly feedPollIntervalMs: number;
+  /** How often the job runner looks for due work (webhook deliveries, scheduled changes), in milliseconds. */
+  readonly jobsPollIntervalMs: number;
+  /** How many times a scheduled change is tried when the database fails it, before it is marked failed. */
+  readonly scheduledChangeMaxAttempts: number;
   readonly metricsPublic: boolean;
   /** Longest time a request may take to arrive whole, headers and body, in milliseconds. */
   readonly requestTimeoutMs: number;
@@ -279,6 +283,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxyOf(env),
     checkFlushIntervalMs: integer(env, "CHECK_FLUSH_INTERVAL_MS", 1000, 10, 1000),
     feedPollIntervalMs: integer(env, "FEED_POLL_INTERVAL_MS", 5000, 50, 3_600_000),
+    jobsPollIntervalMs: integer(env, "JOBS_POLL_INTERVAL_MS", 1000, 20, 60_000),
+    scheduledChangeMaxAttempts: integer(env, "SCHEDULED_CHANGE_MAX_ATTEMPTS", 5, 1, 100),
     metricsPublic: boolean(env, "METRICS_PUBLIC", false),
     requestTimeoutMs,
     headersTimeoutMs,

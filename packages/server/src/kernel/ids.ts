@@ -56,3 +56,8 @@ export function newSecretToken(): string {
 
 /** SHA-256 of a session id or one-time token, hex (the same digest as keys). */
 export const hashToken = hashApiKey;
+
+/** A change request's id such as `cr_01JD3…`: requests list newest first by it. */
+export function newChangeRequestId(now: number): string {
+  return `cr_${nextUlid(now)}`;
+}

@@ -24,7 +24,7 @@ export function flagsModule({ db, work, clock, recorder, snapshot }: FlagsModule
   const flags = new FlagService(db, work, recorder, clock);
   const copier = new FlagCopier(work, recorder, clock);
   const explainer = new FlagExplainer((projectId, ids) => segmentNames(db, projectId, ids), snapshot, clock);
-  const presenter = new FlagPresenter(recorder);
+  const presenter = new FlagPresenter(recorder, clock);
   const rows: FlagRows<Flag> = {
     resolveEnvironment: (projectId, environment) => resolveEnvironment(db, projectId, environment),
     segmentExists: async (projectId, id) => (await findSegment(db, projectId, id)) !== undefined,

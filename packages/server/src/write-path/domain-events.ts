@@ -1,8 +1,11 @@
 import type {
+  ChangeRequestState,
+  ReviewDecision,
   Condition,
   EVENT_TYPES as CONTRACT_EVENT_TYPES,
   FlagStatus,
   FlagTargeting,
+  RolloutPlan,
   TargetKind,
 } from "@flagstaff/core";
 import type { Role } from "../access/principal.js";
@@ -29,7 +32,7 @@ export type EventActor =
   | { readonly type: "system"; readonly system: SystemActor };
 
 /** The service's own writers: start-up, the admin-key command, the webhook dispatcher, single sign-on. */
-type SystemActor = "startup" | "admin-key-command" | "webhook-dispatcher" | "sign-in";
+type SystemActor = "startup" | "admin-key-command" | "webhook-dispatcher" | "sign-in" | "scheduler";
 
 /** The caller and request a write is made for; routes build it from the request, system callers name themselves. */
 export interface WriteContext {
@@ -48,6 +51,12 @@ export interface WriteContext {
   readonly boundTo: string | null;
   /** Why the write is made, in the caller's words (a flag's PATCH `comment`); recorded with its events. */
   readonly comment?: string;
+  /**
+   * The change request the write applies or acts on (its id): recorded with its events. A write that
+   * applies one passes the environment's approval gate (see refuseUnapproved), its approvals having been
+   * counted.
+   */
+  readonly changeRequest?: string;
 }
 
 const system = (name: SystemActor): WriteContext => ({
@@ -61,6 +70,8 @@ export const ADMIN_KEY_COMMAND = system("admin-key-command");
 export const WEBHOOK_DISPATCHER = system("webhook-dispatcher");
 /** Single sign-on adding a person at their first sign-in, or setting their role from the provider's claim. */
 export const SIGN_IN = system("sign-in");
+/** The job that applies scheduled change requests at their time. */
+export const SCHEDULER = system("scheduler");
 
 // What the history records of each kind of target, before and after a write (never a secret). Type
 // aliases, not interfaces: a published event's states are plain JSON records.
@@ -84,6 +95,8 @@ export type FlagRecord = {
   readonly status: FlagStatus;
   readonly percentageActors: number;
   readonly percentageCalls: number;
+  /** The configuration's timed rollout plan (absent: none). */
+  readonly rolloutPlan?: RolloutPlan;
 } & Partial<FlagTargeting>;
 /** A flag after an update: its fields, and the actors and segments the update attached and detached. */
 export type FlagUpdate = FlagRecord & {
@@ -101,6 +114,9 @@ export type EnvironmentRecord = {
   readonly default: boolean;
   /** Only project admins change its configurations (absent in events recorded before it: false). */
   readonly protected?: boolean;
+  /** Approvals a change request needs there (absent in events recorded before change requests: 0). */
+  readonly requiredApprovals?: number;
+  readonly allowSelfApproval?: boolean;
   /** Its place in the project's order, from 1: in the records of an update that moved it only. */
   readonly position?: number;
 };
@@ -136,6 +152,21 @@ export type WebhookRecord = {
   readonly description: string;
   readonly enabled: boolean;
   readonly disabledReason: string | null;
+};
+
+/**
+ * A change request as the history records it: its title, state, the flags it changes and when it is
+ * scheduled; a review's decision, an override's reason, a failure's reason where the event is one.
+ */
+export type ChangeRequestRecord = {
+  readonly title: string;
+  readonly state: ChangeRequestState;
+  readonly flags: readonly string[];
+  readonly scheduledAt: string | null;
+  readonly approvals: number;
+  readonly review?: { readonly decision: ReviewDecision; readonly comment: string | null };
+  readonly overrideReason?: string;
+  readonly failureReason?: string;
 };
 
 /** One kind of event: its type, the kind of its target, and the shapes of its before and after. */
@@ -187,7 +218,19 @@ export type DomainEvent =
   | EventOf<"user.updated", "user", UserRecord, UserRecord, null>
   | EventOf<"user.deleted", "user", UserRecord, null, null>
   | EventOf<"access.granted", "access", AccessRecord | null, AccessRecord>
-  | EventOf<"access.revoked", "access", AccessRecord, null>;
+  | EventOf<"access.revoked", "access", AccessRecord, null>
+  | EventOf<"change_request.created", "change_request", null, ChangeRequestRecord>
+  | EventOf<ChangeRequestEventType, "change_request", ChangeRequestRecord, ChangeRequestRecord>;
+
+/** The events of a change request's life after its creation. */
+export type ChangeRequestEventType =
+  | "change_request.updated"
+  | "change_request.reviewed"
+  | "change_request.applied"
+  | "change_request.overridden"
+  | "change_request.cancelled"
+  | "change_request.conflict"
+  | "change_request.failed";
 
 export type EventType = DomainEvent["type"];
 
@@ -217,6 +260,8 @@ export interface StoredEvent {
   readonly requestId: string | null;
   /** Why the write was made, when its caller said (absent otherwise). */
   readonly comment?: string;
+  /** The change request the write applied or acted on (absent otherwise). */
+  readonly changeRequest?: string;
 }
 
 /**
@@ -239,6 +284,7 @@ export function publishedEvent(
     actor: stored.context.actor,
     requestId: stored.context.requestId,
     ...(stored.context.comment === undefined ? {} : { comment: stored.context.comment }),
+    ...(stored.context.changeRequest === undefined ? {} : { changeRequest: stored.context.changeRequest }),
   };
 }
 

@@ -80,6 +80,18 @@ export function evaluationChanges(event: DomainEvent): Change[] {
           addSegments: event.after.addedSegments,
           removeSegments: event.after.removedSegments,
         },
+        // A timed rollout is a change kind of its own (readers that do not know plans stop at it).
+        ...(JSON.stringify(event.after.rolloutPlan ?? null) !== JSON.stringify(event.before.rolloutPlan ?? null)
+          ? [
+              {
+                kind: "flag.rollout",
+                projectId: event.projectId,
+                ...(event.environment === undefined ? {} : { environment: event.environment }),
+                id: event.target.id,
+                rolloutPlan: event.after.rolloutPlan ?? null,
+              } as const,
+            ]
+          : []),
       ];
     case "flag.deleted":
       return [{ kind: "flag.deleted", projectId: event.projectId, id: event.target.id }];
@@ -137,6 +149,14 @@ export function evaluationChanges(event: DomainEvent): Change[] {
     case "webhook.created":
     case "webhook.updated":
     case "webhook.deleted":
+    case "change_request.created":
+    case "change_request.updated":
+    case "change_request.reviewed":
+    case "change_request.applied":
+    case "change_request.overridden":
+    case "change_request.cancelled":
+    case "change_request.conflict":
+    case "change_request.failed":
       return [];
   }
 }

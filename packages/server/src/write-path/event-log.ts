@@ -26,6 +26,7 @@ export async function insertEvents(trx: Transaction<Database>, events: readonly 
         created_at: e.createdAt,
         actor_id: actorIdOf(e.actor),
         comment: e.comment ?? null,
+        change_request_id: e.changeRequest ?? null,
       })),
     )
     .execute();

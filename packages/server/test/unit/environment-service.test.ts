@@ -53,6 +53,8 @@ describe("environment service on fakes: create", () => {
       description: "",
       default: false,
       protected: false,
+      requiredApprovals: 0,
+      allowSelfApproval: false,
       copyFrom: null,
     });
   });

@@ -104,6 +104,8 @@ const environment = (projectId: string, id: string, isDefault = false, protect =
   description: "",
   default: isDefault,
   protected: protect,
+  requiredApprovals: 0,
+  allowSelfApproval: false,
   createdAt: AT,
   updatedAt: AT,
 });
@@ -129,6 +131,7 @@ function newFlag(projectId: string, name: string, environment: string, createdAt
     environments: {},
     revision: 1,
     configId: configIdOf(id, environment),
+    plan: null,
     type: "boolean",
     variants: [
       { key: "on", value: true },

@@ -33,3 +33,26 @@ export async function refuseProtected(
       : `${change} changes what protected ${which} ${guarded.length === 1 ? "serves" : "serve"}: only the project's admins may.`,
   );
 }
+
+/**
+ * Refuses a direct change to a flag's configuration in an environment that requires approvals (409
+ * approval_required): there, changes go through a change request (docs/change-requests.md), and a write
+ * that applies one (`context.changeRequest`) passes. Nobody is exempt, not even an admin: an emergency
+ * goes through a request applied with an override, which the history and webhooks name as such.
+ */
+export async function refuseUnapproved(
+  environments: Pick<EnvironmentReads, "requiredApprovals">,
+  db: Kysely<Database> | Transaction<Database>,
+  context: WriteContext,
+  projectId: string,
+  environment: string,
+): Promise<void> {
+  if (context.changeRequest !== undefined) return;
+  const required = await environments.requiredApprovals(db, projectId, environment);
+  if (required === 0) return;
+  throw new AppError(
+    409,
+    "approval_required",
+    `Environment "${environment}" requires ${required} approval${required === 1 ? "" : "s"} for changes to flags: open a change request (POST /projects/${projectId}/change-requests) with this change instead.`,
+  );
+}

@@ -17,6 +17,8 @@ export const toEnvironment = (row: Selectable<EnvironmentsTable>): Environment =
   description: row.description,
   default: Number(row.is_default) === 1,
   protected: Number(row.protected) === 1,
+  requiredApprovals: Number(row.required_approvals ?? 0),
+  allowSelfApproval: Number(row.allow_self_approval ?? 0) === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -80,6 +82,8 @@ export async function insertEnvironment(trx: Transaction<Database>, environment:
       description: environment.description,
       is_default: environment.default ? 1 : 0,
       protected: environment.protected ? 1 : 0,
+      required_approvals: environment.requiredApprovals,
+      allow_self_approval: environment.allowSelfApproval ? 1 : 0,
       position: Number(next?.last ?? 0) + 1,
       created_at: environment.createdAt,
       updated_at: environment.updatedAt,
@@ -95,6 +99,8 @@ export async function saveEnvironment(trx: Transaction<Database>, environment: E
       description: environment.description,
       is_default: environment.default ? 1 : 0,
       protected: environment.protected ? 1 : 0,
+      required_approvals: environment.requiredApprovals,
+      allow_self_approval: environment.allowSelfApproval ? 1 : 0,
       updated_at: environment.updatedAt,
     })
     .where("project_id", "=", environment.projectId)
@@ -144,6 +150,12 @@ export async function deleteEnvironment(trx: Transaction<Database>, projectId: s
     .where("environment_id", "=", id)
     .where("flag_id", "in", (eb) => eb.selectFrom("flags").select("id").where("project_id", "=", projectId))
     .execute();
+  // Its change requests go with it (their events stay in the history); their reviews with them.
+  await trx
+    .deleteFrom("change_requests")
+    .where("project_id", "=", projectId)
+    .where("environment_id", "=", id)
+    .execute();
   await trx.deleteFrom("environments").where("project_id", "=", projectId).where("id", "=", id).execute();
 }
 
@@ -175,6 +187,17 @@ export async function deleteKeysOf(trx: Transaction<Database>, projectId: string
     .execute();
 }
 
+/** The approvals a change request needs in an environment (0 for an unknown one). */
+export async function requiredApprovals(db: Executor, projectId: string, environment: string): Promise<number> {
+  const row = await db
+    .selectFrom("environments")
+    .select("required_approvals")
+    .where("project_id", "=", projectId)
+    .where("id", "=", environment)
+    .executeTakeFirst();
+  return Number(row?.required_approvals ?? 0);
+}
+
 /** Which of these environments of the project are protected, in id order. */
 export async function protectedAmong(db: Executor, projectId: string, ids: readonly string[]): Promise<string[]> {
   if (ids.length === 0) return [];
@@ -197,6 +220,7 @@ export const environmentRepository: EnvironmentStore = {
   resolveEnvironment,
   countEnvironments,
   protectedAmong,
+  requiredApprovals,
   insertEnvironment,
   insertEnvironmentConfigurations,
   saveEnvironment,

@@ -21,6 +21,8 @@ const record = (environment: Environment): EnvironmentRecord => ({
   description: environment.description,
   default: environment.default,
   protected: environment.protected,
+  requiredApprovals: environment.requiredApprovals,
+  allowSelfApproval: environment.allowSelfApproval,
 });
 
 const target = (environment: Environment) =>
@@ -75,6 +77,8 @@ export class EnvironmentService {
           description: input.description ?? "",
           default: false,
           protected: input.protected ?? false,
+          requiredApprovals: input.requiredApprovals ?? 0,
+          allowSelfApproval: input.allowSelfApproval ?? false,
           createdAt: now,
           updatedAt: now,
         };
@@ -124,6 +128,8 @@ export class EnvironmentService {
         description: input.description ?? current.description,
         default: current.default || input.default === true,
         protected: input.protected ?? current.protected,
+        requiredApprovals: input.requiredApprovals ?? current.requiredApprovals,
+        allowSelfApproval: input.allowSelfApproval ?? current.allowSelfApproval,
       };
       // A move: its place in the project's order, from 1, before and after.
       let moved: { from: number; to: number; order: string[] } | undefined;
@@ -149,6 +155,8 @@ export class EnvironmentService {
         next.description !== current.description ||
         next.default !== current.default ||
         next.protected !== current.protected ||
+        next.requiredApprovals !== current.requiredApprovals ||
+        next.allowSelfApproval !== current.allowSelfApproval ||
         moved !== undefined;
       if (!changed) return { result: current, events: [] };
       const now = isoTime(this.clock.now());

@@ -30,6 +30,8 @@ export interface EnvironmentReads {
   countEnvironments(db: Executor, projectId: string): Promise<number>;
   /** Which of these environments of the project are protected, in id order. */
   protectedAmong(db: Executor, projectId: string, ids: readonly string[]): Promise<string[]>;
+  /** The approvals a change request needs in an environment (0 for an unknown one). */
+  requiredApprovals(db: Executor, projectId: string, environment: string): Promise<number>;
 }
 
 export interface EnvironmentStore extends EnvironmentReads {

@@ -12,7 +12,7 @@ import {
   readStreamVersions,
 } from "./feed.repository.js";
 import { type FlagState, ProjectEnvironments, Snapshot } from "./snapshot.js";
-import { conditionsOf, targetingOf } from "../../db/targeting.js";
+import { conditionsOf, planOf, targetingOf } from "../../db/targeting.js";
 
 export interface FeedLogger {
   warn(obj: object, msg: string): void;
@@ -297,6 +297,7 @@ export class ChangeFeed {
         actors: new Set(),
         segments: new Set(),
         ...targetingOf(row),
+        rolloutPlan: planOf(row.rollout_plan),
       };
       state.putFlag(flag);
       flagsByConfig.set(row.config_id, flag);

@@ -113,6 +113,7 @@ export interface EvaluationRows {
     off_variant: string | null;
     rules: string | null;
     prerequisites: string | null;
+    rollout_plan: string | null;
   }[];
   flagActors: { config_id: string; actor_id: string }[];
   flagSegments: { config_id: string; segment_id: string }[];

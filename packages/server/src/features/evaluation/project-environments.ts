@@ -72,6 +72,11 @@ export class ProjectEnvironments {
         }
         return [...this.environments.values()].filter((state) => state.apply(change));
       }
+      case "flag.rollout": {
+        // A configuration's: of one environment.
+        const state = change.environment === undefined ? undefined : this.environments.get(change.environment);
+        return state?.apply(change) ? [state] : [];
+      }
       case "flag.deleted":
       case "flag.variants":
         return [...this.environments.values()].filter((state) => state.apply(change));

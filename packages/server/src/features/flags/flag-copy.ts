@@ -3,7 +3,7 @@ import { flagNotFound, invalid } from "../../kernel/errors.js";
 import type { EnvironmentScope } from "../../access/environment-scope.js";
 import type { Writes } from "../../write-path/unit-of-work.js";
 import { requireMatch } from "../../write-path/preconditions.js";
-import { refuseProtected } from "../environments/environment-guard.js";
+import { refuseProtected, refuseUnapproved } from "../environments/environment-guard.js";
 import type { FlagUpdate, WriteContext } from "../../write-path/domain-events.js";
 import { FlagPresenter, flagTag, type PendingChecks } from "./flag-presenter.js";
 import { checkTargeting, flagState, saveLinks, servingChanged, target, updateRecord } from "./flag-writes.js";
@@ -21,7 +21,7 @@ export class FlagCopier {
     private readonly clock: Clock,
     private readonly store: FlagStore = flagRepository,
   ) {
-    this.presenter = new FlagPresenter(checks, store);
+    this.presenter = new FlagPresenter(checks, clock, store);
   }
 
   /**
@@ -68,6 +68,7 @@ export class FlagCopier {
         offVariant: source.offVariant,
         rules: source.rules,
         prerequisites: source.prerequisites,
+        plan: source.plan,
       };
       const targetingChanged = servingChanged(next, flag);
       // The target's other flags may chain differently: its prerequisites are checked there.
@@ -81,6 +82,7 @@ export class FlagCopier {
         return { result: await this.presenter.presentOne(trx, flag, scope.ownOnly), events: [] };
       }
       await refuseProtected(this.store, trx, context, projectId, to);
+      await refuseUnapproved(this.store, trx, context, projectId, to);
       const now = isoTime(this.clock.now());
       next.updatedAt = now;
       if (next.status !== flag.status) next.statusChangedAt = now;

@@ -1,5 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
-import { isoTime } from "../../kernel/clock.js";
+import { planStanding } from "@flagstaff/core";
+import type { RolloutPlanView } from "@flagstaff/core/schemas";
+import { type Clock, isoTime } from "../../kernel/clock.js";
 import type { Database } from "../../db/schema.js";
 import { entityTag } from "../../write-path/preconditions.js";
 import { flagRepository } from "./flag.repository.js";
@@ -24,8 +26,25 @@ export interface PendingChecks {
 export class FlagPresenter {
   constructor(
     private readonly checks: PendingChecks,
+    private readonly clock: Clock,
     private readonly store: Pick<FlagStore, "configurationsOf"> = flagRepository,
   ) {}
+
+  /** A flag's timed rollout as answered: its steps, and where it stands now (core's planStanding). */
+  private withPlan(flag: Flag): Flag {
+    const plan = flag.plan;
+    if (plan === null) return flag;
+    const standing = planStanding(plan, flag.percentageActors, this.clock.now());
+    const rolloutPlan: RolloutPlanView = {
+      steps: plan.steps as RolloutPlanView["steps"],
+      paused: plan.pausedAt !== undefined && plan.pausedAt !== null,
+      pausedAt: plan.pausedAt ?? null,
+      current: standing.current,
+      percentageActors: standing.percentageActors,
+      nextAt: standing.nextAt === null ? null : isoTime(standing.nextAt),
+    };
+    return { ...flag, rolloutPlan };
+  }
 
   /** A flag as answered: with a check noted on this instance but not yet flushed. */
   private withPendingCheck(flag: Flag): Flag {
@@ -48,7 +67,7 @@ export class FlagPresenter {
       const all = configurations.get(f.id) ?? {};
       const own = all[f.environment];
       const environments = ownOnly ? (own ? { [f.environment]: own } : {}) : all;
-      return { ...this.withPendingCheck(f), environments };
+      return { ...this.withPlan(this.withPendingCheck(f)), environments };
     });
   }
 

@@ -2,7 +2,7 @@ import type { Kysely, Selectable, Transaction } from "kysely";
 import { FLAG_EVALUATION_COLUMNS } from "../../db/flag-columns.js";
 import type { Database, FlagConfigsTable, FlagsTable } from "../../db/schema.js";
 import type { Flag } from "./flag.schemas.js";
-import { targetingOf } from "../../db/targeting.js";
+import { planOf, targetingOf } from "../../db/targeting.js";
 
 // A flag as its repositories read it: its definition joined with one environment's configuration.
 
@@ -49,6 +49,7 @@ export const toFlag = (row: FlagRow): Flag => ({
   revision: Number(row.revision),
   configId: row.config_id,
   ...(targetingOf(row) as Pick<Flag, "type" | "variants" | "onVariant" | "offVariant" | "rules" | "prerequisites">),
+  plan: planOf(row.rollout_plan),
 });
 
 /** A project's flags joined with their configuration in one environment. */

@@ -18,6 +18,7 @@ export const flagState = (flag: Flag): FlagRecord => ({
   percentageActors: flag.percentageActors,
   percentageCalls: flag.percentageCalls,
   ...pickTargeting(flag),
+  ...(flag.plan === null ? {} : { rolloutPlan: flag.plan }),
 });
 
 export const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -30,7 +31,8 @@ export const servingChanged = (next: Flag, flag: Flag): boolean =>
   next.onVariant !== flag.onVariant ||
   next.offVariant !== flag.offVariant ||
   !sameJSON(next.rules, flag.rules) ||
-  !sameJSON(next.prerequisites, flag.prerequisites);
+  !sameJSON(next.prerequisites, flag.prerequisites) ||
+  !sameJSON(next.plan, flag.plan);
 
 /** The actors and segments a write attaches to and detaches from a configuration. */
 export interface LinkDelta {
@@ -103,5 +105,9 @@ export async function checkTargeting(
   const named = referencesOf(flag).segments;
   const segments = named.length === 0 ? new Set<string>() : await store.existingSegmentIds(trx, projectId, named);
   const flags = flag.prerequisites.length === 0 ? [] : await store.targetingIn(trx, projectId, environment);
-  checkConfiguration(flag.name, pickTargeting(flag), { segmentExists: (id) => segments.has(id), flags });
+  checkConfiguration(
+    flag.name,
+    { ...pickTargeting(flag), rolloutPlan: flag.plan },
+    { segmentExists: (id) => segments.has(id), flags },
+  );
 }

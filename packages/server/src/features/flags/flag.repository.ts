@@ -1,4 +1,4 @@
-import type { FlagTargeting } from "@flagstaff/core";
+import type { FlagTargeting, RolloutPlan } from "@flagstaff/core";
 import type { Transaction } from "kysely";
 import { TARGETING_COLUMNS } from "../../db/flag-columns.js";
 import { linkedNow, unlink } from "../../db/link-tables.js";
@@ -11,7 +11,7 @@ import { countFlags, flagsBeyond, listFlags } from "./flag-list.repository.js";
 import { configIdOf, type Executor, FLAG_COLUMNS, flagsIn, toFlag } from "./flag-rows.js";
 import type { Flag, FlagEnvironmentConfiguration } from "./flag.schemas.js";
 import type { FlagStore } from "./flag.store.js";
-import { configurationColumns, targetingOf, variantsColumn } from "../../db/targeting.js";
+import { configurationColumns, planColumn, planOf, targetingOf, variantsColumn } from "../../db/targeting.js";
 
 export { configIdOf };
 
@@ -296,6 +296,7 @@ export async function saveConfiguration(trx: Transaction<Database>, flag: Flag):
       actors_count: flag.actorsCount,
       segments_count: flag.segmentsCount,
       ...configurationColumns(flag),
+      rollout_plan: planColumn(flag.plan),
     })
     .where("config_id", "=", flag.configId)
     .execute();
@@ -400,9 +401,31 @@ export const flagRepository: FlagStore = {
   resolveEnvironment: environmentRepository.resolveEnvironment,
   countEnvironments: environmentRepository.countEnvironments,
   protectedAmong: environmentRepository.protectedAmong,
+  requiredApprovals: environmentRepository.requiredApprovals,
   existingSegmentIds,
   segmentExists: async (db, projectId, id) => (await findSegment(db, projectId, id)) !== undefined,
   segmentNames,
   ensureActors,
   listFlagActors: (db, configId, q, page) => listMembers(db, "flag", configId, q, page),
 };
+
+/** The configurations of a project's flags that have a timed rollout plan (for the schedule). */
+export async function plannedConfigurations(
+  db: Executor,
+  projectId: string,
+  environment?: string,
+): Promise<{ flag: string; environment: string; plan: RolloutPlan }[]> {
+  let q = db
+    .selectFrom("flags")
+    .innerJoin("flag_configs", "flag_configs.flag_id", "flags.id")
+    .select(["flags.name", "flag_configs.environment_id", "flag_configs.rollout_plan"])
+    .where("flags.project_id", "=", projectId)
+    .where("flag_configs.rollout_plan", "is not", null);
+  if (environment !== undefined) q = q.where("flag_configs.environment_id", "=", environment);
+  const rows = await q.execute();
+  return rows.map((row) => ({
+    flag: row.name,
+    environment: row.environment_id,
+    plan: planOf(row.rollout_plan) as RolloutPlan,
+  }));
+}

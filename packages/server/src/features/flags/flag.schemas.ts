@@ -1,4 +1,10 @@
-import { DESCRIPTION_MAX_LENGTH, FLAG_NAME_MAX_LENGTH, FLAG_SORTS, FLAG_STATUSES } from "@flagstaff/core";
+import {
+  DESCRIPTION_MAX_LENGTH,
+  FLAG_NAME_MAX_LENGTH,
+  FLAG_SORTS,
+  FLAG_STATUSES,
+  type RolloutPlan,
+} from "@flagstaff/core";
 import { oneOf } from "@flagstaff/core/schemas";
 import type { Flag as FlagShape } from "@flagstaff/core/schemas";
 import { Type } from "typebox";
@@ -22,10 +28,11 @@ export {
 } from "@flagstaff/core/schemas";
 
 /**
- * A flag in one environment as the API shows it, plus the revision its ETag is made of and the id of its
- * configuration there (neither serialised).
+ * A flag in one environment as the API shows it, plus the revision its ETag is made of, the id of its
+ * configuration there and its timed rollout plan as stored (none of them serialised: the presenter shows
+ * the plan as `rolloutPlan`, with where it stands now).
  */
-export type Flag = FlagShape & { revision: number; configId: string };
+export type Flag = FlagShape & { revision: number; configId: string; plan: RolloutPlan | null };
 
 export const FlagParams = Type.Object({ projectId: Type.String(), flagName: Type.String() });
 export const CreateFlagParams = Type.Object({ projectId: Type.String(), flagName: Limits.flagName });

@@ -1,11 +1,12 @@
 import {
   defaultVariants,
+  nextPlan,
   type FlagTargeting,
   validateConfiguration,
   validateVariants,
   variantsOf,
 } from "@flagstaff/core";
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type { EnvironmentScope } from "../../access/environment-scope.js";
 import { type Clock, isoTime } from "../../kernel/clock.js";
 import { isUniqueViolation } from "../../db/database.js";
@@ -22,9 +23,9 @@ import {
 import { newId } from "../../kernel/ids.js";
 import { assemblePage, type Page, type PageQuery, toPageQuery } from "../../kernel/pagination.js";
 import { requireMatch } from "../../write-path/preconditions.js";
-import type { Writes } from "../../write-path/unit-of-work.js";
+import type { WorkOutcome, Writes } from "../../write-path/unit-of-work.js";
 import type { Membership } from "../actors/member-lists.js";
-import { refuseProtected } from "../environments/environment-guard.js";
+import { refuseProtected, refuseUnapproved } from "../environments/environment-guard.js";
 import type { WriteContext } from "../../write-path/domain-events.js";
 import { FlagPresenter, flagTag, type PendingChecks } from "./flag-presenter.js";
 import { checkTargeting, flagState, sameJSON, saveLinks, servingChanged, target, updateRecord } from "./flag-writes.js";
@@ -84,7 +85,7 @@ export class FlagService {
     private readonly clock: Clock,
     private readonly store: FlagStore = flagRepository,
   ) {
-    this.presenter = new FlagPresenter(checks, store);
+    this.presenter = new FlagPresenter(checks, clock, store);
   }
 
   /**
@@ -128,6 +129,7 @@ export class FlagService {
           environments: {},
           revision: 1,
           configId: configIdOf(id, shown),
+          plan: null,
           ...(targeting as Pick<Flag, keyof FlagTargeting>),
         };
         await this.store.insertFlag(
@@ -162,7 +164,28 @@ export class FlagService {
     input: UpdateFlagInput,
     ifMatch?: string,
   ): Promise<Flag> {
-    const { environment, ownOnly } = scope;
+    // The caller's comment says why: it rides on the write's events into the history and webhooks.
+    const commented = input.comment === undefined ? context : { ...context, comment: input.comment };
+    return this.work.write(commented, projectId, (trx) =>
+      this.patchIn(trx, context, projectId, scope.environment, name, input, { ifMatch, ownOnly: scope.ownOnly }),
+    );
+  }
+
+  /**
+   * A flag's PATCH inside a write's transaction (the flag's own route, or an applied change request, which
+   * makes several in one write): its result and its events, none when it changes nothing. The environment
+   * (null: the project's default) must exist; the flag too.
+   */
+  async patchIn(
+    trx: Transaction<Database>,
+    context: WriteContext,
+    projectId: string,
+    environment: string | null,
+    name: string,
+    input: UpdateFlagInput,
+    options: { readonly ifMatch?: string; readonly ownOnly: boolean },
+  ): Promise<WorkOutcome<Flag>> {
+    const { ifMatch, ownOnly } = options;
     const addActors = unique(input.addActors);
     const removeActors = unique(input.removeActors);
     const addSegments = unique(input.addSegments);
@@ -172,118 +195,122 @@ export class FlagService {
       ...contradictions(addSegments, removeSegments, "addSegments"),
     ];
     if (problems.length > 0) throw invalid("An id cannot be added and removed in the same request.", problems);
-    // The caller's comment says why: it rides on the write's events into the history and webhooks.
-    const commented = input.comment === undefined ? context : { ...context, comment: input.comment };
+    const environmentId = await this.store.resolveEnvironment(trx, projectId, environment);
+    const flag = await this.store.findFlag(trx, projectId, environmentId, name);
+    if (!flag) throw flagNotFound(name);
+    requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
+    if (addSegments.length > 0) {
+      const found = await this.store.existingSegmentIds(trx, projectId, addSegments);
+      const missing = addSegments.find((id) => !found.has(id));
+      if (missing !== undefined) throw segmentNotFound(missing);
+    }
 
-    return this.work.write(commented, projectId, async (trx) => {
-      const environmentId = await this.store.resolveEnvironment(trx, projectId, environment);
-      const flag = await this.store.findFlag(trx, projectId, environmentId, name);
-      if (!flag) throw flagNotFound(name);
-      requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
-      if (addSegments.length > 0) {
-        const found = await this.store.existingSegmentIds(trx, projectId, addSegments);
-        const missing = addSegments.find((id) => !found.has(id));
-        if (missing !== undefined) throw segmentNotFound(missing);
-      }
+    const actorsNow = await this.store.attachedActors(trx, flag.configId, [...addActors, ...removeActors]);
+    const segmentsNow = await this.store.attachedSegments(trx, flag.configId, [...addSegments, ...removeSegments]);
+    const delta = {
+      addActors: addActors.filter((id) => !actorsNow.has(id)),
+      removeActors: removeActors.filter((id) => actorsNow.has(id)),
+      addSegments: addSegments.filter((id) => !segmentsNow.has(id)),
+      removeSegments: removeSegments.filter((id) => segmentsNow.has(id)),
+    };
+    const next: Flag = {
+      ...flag,
+      description: input.description ?? flag.description,
+      status: input.status ?? flag.status,
+      percentageActors: input.percentageActors ?? flag.percentageActors,
+      percentageCalls: input.percentageCalls ?? flag.percentageCalls,
+      variants: (input.variants as Flag["variants"] | undefined) ?? flag.variants,
+      onVariant: input.onVariant ?? flag.onVariant,
+      offVariant: input.offVariant ?? flag.offVariant,
+      rules: (input.rules as Flag["rules"] | undefined) ?? flag.rules,
+      prerequisites: (input.prerequisites as Flag["prerequisites"] | undefined) ?? flag.prerequisites,
+      plan:
+        input.rolloutPlan === undefined
+          ? flag.plan
+          : input.rolloutPlan === null
+            ? null
+            : nextPlan(input.rolloutPlan, flag.plan, this.clock.now()),
+    };
+    const variantsChanged = !sameJSON(next.variants, flag.variants);
+    // Decided once: whether the targeting changes (to check it) and whether this configuration does.
+    const servingChanges = servingChanged(next, flag);
+    const targetingChanged = variantsChanged || servingChanges;
+    // Configurations that serve the default variants go on serving the same keys whatever the new list's order.
+    if (variantsChanged) await this.store.pinDefaultVariants(trx, flag.id, defaultVariants(flag.type, flag.variants));
+    if (targetingChanged) {
+      await checkTargeting(
+        this.store,
+        trx,
+        projectId,
+        environmentId,
+        next,
+        variantsChanged ? flag.variants : undefined,
+      );
+    }
+    const fieldsChanged =
+      targetingChanged ||
+      next.description !== flag.description ||
+      next.status !== flag.status ||
+      next.percentageActors !== flag.percentageActors ||
+      next.percentageCalls !== flag.percentageCalls;
+    const membershipChanged = Object.values(delta).some((ids) => ids.length > 0);
+    // A request that changes nothing writes nothing: no event, updatedAt and the version stay.
+    if (!fieldsChanged && !membershipChanged)
+      return { result: await this.presenter.presentOne(trx, flag, ownOnly), events: [] };
+    // The definition (description, variants) is every environment's; the rest is this one's configuration.
+    const configurationChanged =
+      membershipChanged ||
+      next.status !== flag.status ||
+      next.percentageActors !== flag.percentageActors ||
+      next.percentageCalls !== flag.percentageCalls ||
+      servingChanges;
+    if (configurationChanged) {
+      await refuseProtected(this.store, trx, context, projectId, environmentId);
+      await refuseUnapproved(this.store, trx, context, projectId, environmentId);
+    }
+    if (variantsChanged) {
+      // A variant's value is served wherever a configuration names it: changing it changes what those
+      // environments serve (a key dropped is served nowhere: checkTargeting refused it otherwise).
+      const before = new Map(flag.variants.map((v) => [v.key, JSON.stringify(v.value)]));
+      const changed = next.variants.filter((v) => before.has(v.key) && before.get(v.key) !== JSON.stringify(v.value));
+      const keys = new Set(changed.map((v) => v.key));
+      const serving = await this.store.environmentsServing(trx, flag.id, keys);
+      const what = [...keys].map((key) => `"${key}"`).join(", ");
+      await refuseProtected(
+        this.store,
+        trx,
+        context,
+        projectId,
+        serving,
+        `Changing the value of ${keys.size === 1 ? "variant" : "variants"} ${what}`,
+      );
+    }
 
-      const actorsNow = await this.store.attachedActors(trx, flag.configId, [...addActors, ...removeActors]);
-      const segmentsNow = await this.store.attachedSegments(trx, flag.configId, [...addSegments, ...removeSegments]);
-      const delta = {
-        addActors: addActors.filter((id) => !actorsNow.has(id)),
-        removeActors: removeActors.filter((id) => actorsNow.has(id)),
-        addSegments: addSegments.filter((id) => !segmentsNow.has(id)),
-        removeSegments: removeSegments.filter((id) => segmentsNow.has(id)),
-      };
-      const next: Flag = {
-        ...flag,
-        description: input.description ?? flag.description,
-        status: input.status ?? flag.status,
-        percentageActors: input.percentageActors ?? flag.percentageActors,
-        percentageCalls: input.percentageCalls ?? flag.percentageCalls,
-        variants: (input.variants as Flag["variants"] | undefined) ?? flag.variants,
-        onVariant: input.onVariant ?? flag.onVariant,
-        offVariant: input.offVariant ?? flag.offVariant,
-        rules: (input.rules as Flag["rules"] | undefined) ?? flag.rules,
-        prerequisites: (input.prerequisites as Flag["prerequisites"] | undefined) ?? flag.prerequisites,
-      };
-      const variantsChanged = !sameJSON(next.variants, flag.variants);
-      // Decided once: whether the targeting changes (to check it) and whether this configuration does.
-      const servingChanges = servingChanged(next, flag);
-      const targetingChanged = variantsChanged || servingChanges;
-      // Configurations that serve the default variants go on serving the same keys whatever the new list's order.
-      if (variantsChanged) await this.store.pinDefaultVariants(trx, flag.id, defaultVariants(flag.type, flag.variants));
-      if (targetingChanged) {
-        await checkTargeting(
-          this.store,
-          trx,
+    const now = isoTime(this.clock.now());
+    next.updatedAt = now;
+    if (next.status !== flag.status) next.statusChangedAt = now;
+    next.revision = flag.revision + 1;
+    next.actorsCount = flag.actorsCount + delta.addActors.length - delta.removeActors.length;
+    next.segmentsCount = flag.segmentsCount + delta.addSegments.length - delta.removeSegments.length;
+    await this.store.saveConfiguration(trx, next);
+    if (next.description !== flag.description) await this.store.saveDescription(trx, next);
+    if (variantsChanged) await this.store.saveVariants(trx, next);
+    await this.store.ensureActors(trx, projectId, delta.addActors, now);
+    await saveLinks(this.store, trx, next, delta, now);
+    const after = updateRecord(next, delta);
+    return {
+      result: await this.presenter.presentOne(trx, next, ownOnly),
+      events: [
+        {
+          type: "flag.updated",
           projectId,
-          environmentId,
-          next,
-          variantsChanged ? flag.variants : undefined,
-        );
-      }
-      const fieldsChanged =
-        targetingChanged ||
-        next.description !== flag.description ||
-        next.status !== flag.status ||
-        next.percentageActors !== flag.percentageActors ||
-        next.percentageCalls !== flag.percentageCalls;
-      const membershipChanged = Object.values(delta).some((ids) => ids.length > 0);
-      // A request that changes nothing writes nothing: no event, updatedAt and the version stay.
-      if (!fieldsChanged && !membershipChanged)
-        return { result: await this.presenter.presentOne(trx, flag, ownOnly), events: [] };
-      // The definition (description, variants) is every environment's; the rest is this one's configuration.
-      const configurationChanged =
-        membershipChanged ||
-        next.status !== flag.status ||
-        next.percentageActors !== flag.percentageActors ||
-        next.percentageCalls !== flag.percentageCalls ||
-        servingChanges;
-      if (configurationChanged) await refuseProtected(this.store, trx, context, projectId, environmentId);
-      if (variantsChanged) {
-        // A variant's value is served wherever a configuration names it: changing it changes what those
-        // environments serve (a key dropped is served nowhere: checkTargeting refused it otherwise).
-        const before = new Map(flag.variants.map((v) => [v.key, JSON.stringify(v.value)]));
-        const changed = next.variants.filter((v) => before.has(v.key) && before.get(v.key) !== JSON.stringify(v.value));
-        const keys = new Set(changed.map((v) => v.key));
-        const serving = await this.store.environmentsServing(trx, flag.id, keys);
-        const what = [...keys].map((key) => `"${key}"`).join(", ");
-        await refuseProtected(
-          this.store,
-          trx,
-          context,
-          projectId,
-          serving,
-          `Changing the value of ${keys.size === 1 ? "variant" : "variants"} ${what}`,
-        );
-      }
-
-      const now = isoTime(this.clock.now());
-      next.updatedAt = now;
-      if (next.status !== flag.status) next.statusChangedAt = now;
-      next.revision = flag.revision + 1;
-      next.actorsCount = flag.actorsCount + delta.addActors.length - delta.removeActors.length;
-      next.segmentsCount = flag.segmentsCount + delta.addSegments.length - delta.removeSegments.length;
-      await this.store.saveConfiguration(trx, next);
-      if (next.description !== flag.description) await this.store.saveDescription(trx, next);
-      if (variantsChanged) await this.store.saveVariants(trx, next);
-      await this.store.ensureActors(trx, projectId, delta.addActors, now);
-      await saveLinks(this.store, trx, next, delta, now);
-      const after = updateRecord(next, delta);
-      return {
-        result: await this.presenter.presentOne(trx, next, ownOnly),
-        events: [
-          {
-            type: "flag.updated",
-            projectId,
-            environment: environmentId,
-            target: target(next),
-            before: flagState(flag),
-            after,
-          },
-        ],
-      };
-    });
+          environment: environmentId,
+          target: target(next),
+          before: flagState(flag),
+          after,
+        },
+      ],
+    };
   }
 
   /**

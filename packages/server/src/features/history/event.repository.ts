@@ -66,6 +66,7 @@ function readEvent(row: Selectable<EventsTable>): StoredEvent {
     after: parse(row.after),
     requestId: row.request_id,
     ...(row.comment === null ? {} : { comment: row.comment }),
+    ...(row.change_request_id === null ? {} : { changeRequest: row.change_request_id }),
   };
 }
 

@@ -1,8 +1,9 @@
-import { type Condition, type ProjectState, parseInstant } from "@flagstaff/core";
+import { type Condition, type ProjectState, parseInstant, planInstants } from "@flagstaff/core";
 
 /**
  * The instants at which a rule on `$now` (a time window: `$now after X`, `$now before Y`) starts or stops
- * holding, in an environment's state: its flags' rules and the project's segment conditions. An answer can
+ * holding, in an environment's state: its flags' rules and the project's segment conditions; and the
+ * times of its flags' timed rollout steps. An answer can
  * change with time alone only as the clock crosses one of them, so the OFREP bulk answer's ETag counts how
  * many have passed: a client revalidating with If-None-Match gets a fresh answer once one passes, and 304s
  * otherwise. `before X` stops holding at X; `after X` starts holding just after X (X + 1 ms).
@@ -18,7 +19,11 @@ function boundariesOf(state: ProjectState): readonly number[] {
       }
     }
   };
-  for (const flag of state.flagsById.values()) for (const rule of flag.rules) read(rule.conditions);
+  for (const flag of state.flagsById.values()) {
+    for (const rule of flag.rules) read(rule.conditions);
+    // A timed rollout's steps: its answers change as each step's time passes.
+    for (const t of planInstants(flag.rolloutPlan)) instants.push(t);
+  }
   for (const conditions of state.conditionsBySegment.values()) read(conditions);
   return instants.sort((a, b) => a - b);
 }

@@ -66,6 +66,8 @@ export class ProjectService {
             description: environment.description ?? "",
             default: index === 0,
             protected: environment.protected ?? false,
+            requiredApprovals: 0,
+            allowSelfApproval: false,
             createdAt: now,
             updatedAt: now,
           });

@@ -7,7 +7,7 @@ import { configIdOf, type FlagRow, toFlag } from "../../../src/features/flags/fl
 import { serves, variantUsesIn } from "../../../src/features/flags/flag.repository.js";
 import type { Flag, FlagEnvironmentConfiguration, FlagFilter } from "../../../src/features/flags/flag.schemas.js";
 import type { FlagStore } from "../../../src/features/flags/flag.store.js";
-import { configurationColumns, targetingOf, variantsColumn } from "../../../src/db/targeting.js";
+import { configurationColumns, planColumn, targetingOf, variantsColumn } from "../../../src/db/targeting.js";
 import type { PeopleStore } from "../../../src/features/people/people.store.js";
 import { environmentNotFound, projectNotFound } from "../../../src/kernel/errors.js";
 import { assemblePage, type PageQuery } from "../../../src/kernel/pagination.js";
@@ -55,6 +55,8 @@ export class MemoryStores {
         description: "",
         is_default: index === 0 ? 1 : 0,
         protected: e.protected ? 1 : 0,
+        required_approvals: 0,
+        allow_self_approval: 0,
         position: index + 1,
         created_at: at,
         updated_at: at,
@@ -160,6 +162,8 @@ export class MemoryStores {
         .filter((e) => ids.includes(e.id) && e.protected === 1)
         .map((e) => e.id)
         .sort(compare),
+    requiredApprovals: async (_db: Executor, projectId: string, environment: string) =>
+      Number(this.environmentRows(projectId).find((e) => e.id === environment)?.required_approvals ?? 0),
     insertEnvironment: async (_trx: Trx, environment: Environment) => {
       const rows = this.environmentRows(environment.projectId);
       if (rows.some((e) => e.id === environment.id)) throw uniqueViolation("environments.project_id, environments.id");
@@ -170,6 +174,8 @@ export class MemoryStores {
         description: environment.description,
         is_default: environment.default ? 1 : 0,
         protected: environment.protected ? 1 : 0,
+        required_approvals: environment.requiredApprovals,
+        allow_self_approval: environment.allowSelfApproval ? 1 : 0,
         position: Math.max(0, ...rows.map((e) => Number(e.position))) + 1,
         created_at: environment.createdAt,
         updated_at: environment.updatedAt,
@@ -199,6 +205,7 @@ export class MemoryStores {
             off_variant: null,
             rules: null,
             prerequisites: null,
+            rollout_plan: null,
           });
           continue;
         }
@@ -219,6 +226,8 @@ export class MemoryStores {
         description: environment.description,
         is_default: environment.default ? 1 : 0,
         protected: environment.protected ? 1 : 0,
+        required_approvals: environment.requiredApprovals,
+        allow_self_approval: environment.allowSelfApproval ? 1 : 0,
         updated_at: environment.updatedAt,
       });
     },
@@ -260,6 +269,7 @@ export class MemoryStores {
     resolveEnvironment: this.environments.resolveEnvironment,
     countEnvironments: this.environments.countEnvironments,
     protectedAmong: this.environments.protectedAmong,
+    requiredApprovals: this.environments.requiredApprovals,
     findFlag: async (_db: Executor, projectId: string, environment: string, name: string) => {
       const row = this.rowsIn(projectId, environment).find((r) => r.name === name);
       return row && toFlag(row);
@@ -318,6 +328,7 @@ export class MemoryStores {
           actors_count: 0,
           segments_count: 0,
           ...configurationColumns(flag),
+          rollout_plan: planColumn(flag.plan),
         });
       }
     },
@@ -334,6 +345,7 @@ export class MemoryStores {
         actors_count: flag.actorsCount,
         segments_count: flag.segmentsCount,
         ...configurationColumns(flag),
+        rollout_plan: planColumn(flag.plan),
       });
     },
     saveDescription: async (_trx: Trx, flag: Flag) => {
