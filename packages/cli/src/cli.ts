@@ -4,6 +4,7 @@ import { type Command, Context, GLOBAL_OPTIONS, type Noun, type Options } from "
 import { access } from "./commands/access.js";
 import { check } from "./commands/check.js";
 import { environments } from "./commands/environments.js";
+import { changeRequests } from "./commands/change-requests.js";
 import { events } from "./commands/events.js";
 import { flags } from "./commands/flags.js";
 import { keys } from "./commands/keys.js";
@@ -24,6 +25,7 @@ export const NOUNS: readonly Noun[] = [
   keys,
   environments,
   flags,
+  changeRequests,
   segments,
   check,
   events,

@@ -85,6 +85,10 @@ function problemOf(error: unknown): Record<string, unknown> {
 const HINTS: Readonly<Record<string, string>> = {
   environment_not_found: 'Run "flagstaff environments list" to see the project\'s environments.',
   environment_is_default: 'Make another environment the default first: "flagstaff environments update <id> --default".',
+  approval_required:
+    'Open a change request: "flagstaff change-requests create --environment <id> --flag <name> --patch <json> --title <text>".',
+  change_request_conflict:
+    'Run "flagstaff change-requests get <id>" to see which flag changed, and open a new request.',
 };
 
 /** Writes the error to `stderr` (problem JSON with `json`) and answers its exit code. */

@@ -30,6 +30,7 @@ import {
 import { PAGE_MAX } from "./contract.js";
 import { EnvironmentSwitcher } from "./environment-switcher.js";
 import { AccessPage } from "./pages/access.js";
+import { ChangeRequestPage, ChangeRequestsPage } from "./pages/change-requests.js";
 import { ActorsPage } from "./pages/actors.js";
 import { EnvironmentsPage } from "./pages/environments.js";
 import { FlagPage } from "./pages/flag.js";
@@ -285,6 +286,8 @@ export function App() {
         ["segments", "Segments", true],
         ["actors", "Actors", true],
         ["history", "History", true],
+        // Change requests and the schedule: every environment's.
+        ["changes", "Changes", true],
         // Everyone sees a project's environments; its admins change them (the page says so to the others).
         ["environments", "Environments", true],
         ["keys", "Keys", navRole === "admin"],
@@ -354,6 +357,8 @@ export function App() {
   else if (section === "segments") page = <SegmentsPage />;
   else if (section === "actors") page = <ActorsPage actorId={item} />;
   else if (section === "history") page = <HistoryPage />;
+  else if (section === "changes" && item) page = <ChangeRequestPage id={item} />;
+  else if (section === "changes") page = <ChangeRequestsPage />;
   else if (section === "environments") page = <EnvironmentsPage />;
   else if (["keys", "webhooks", "access"].includes(section) && !isProjectAdmin) {
     page = <p role="alert">{notProjectAdminReason(session, project)}</p>;
@@ -453,7 +458,7 @@ export function App() {
       )}
       <main id="main" tabIndex={-1}>
         {/* The history is the project's, every environment's: it filters by environment instead (HistoryPage). */}
-        {project && selected && visible && inProject && section !== "history" && (
+        {project && selected && visible && inProject && section !== "history" && section !== "changes" && (
           <EnvironmentSwitcher
             environments={visible}
             selected={selected}

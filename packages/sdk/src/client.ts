@@ -4,6 +4,7 @@
 import { ActorsApi } from "./actors.js";
 import { CheckCache } from "./check-cache.js";
 import { EnvironmentsApi } from "./environments.js";
+import { ChangeRequestsApi } from "./change-requests.js";
 import { EventsApi } from "./events.js";
 import { FlagsApi } from "./flags.js";
 import { type FetchLike, Transport } from "./http.js";
@@ -53,6 +54,8 @@ export class FlagstaffClient {
   readonly keys: KeysApi;
   /** Environments: list, get, create, update, delete. */
   readonly environments: EnvironmentsApi;
+  /** Change requests: list, create, get, update, review, apply, cancel; the schedule. */
+  readonly changeRequests: ChangeRequestsApi;
   /** Flags: create, get, getWithETag, update, updateWithETag, delete, copy, copyWithETag, list, actors, explain, check, evaluate, listForActor, listForSegment. */
   readonly flags: FlagsApi;
   /** Segments: create, get, getWithETag, update, updateWithETag, delete, list, actors, listForFlag, listForActor. */
@@ -101,6 +104,7 @@ export class FlagstaffClient {
     this.projects = new ProjectsApi(this.http);
     this.keys = new KeysApi(this.http);
     this.environments = new EnvironmentsApi(this.http);
+    this.changeRequests = new ChangeRequestsApi(this.http);
     this.flags = new FlagsApi(this.http, this.checkCache, environment);
     this.segments = new SegmentsApi(this.http, environment);
     this.actors = new ActorsApi(this.http);

@@ -59,6 +59,7 @@ export {
 export { ActorsApi } from "./actors.js";
 export { FlagstaffClient, type FlagstaffClientOptions } from "./client.js";
 export { EnvironmentsApi } from "./environments.js";
+export { ChangeRequestsApi } from "./change-requests.js";
 export { EventsApi } from "./events.js";
 export { FlagsApi } from "./flags.js";
 export { KeysApi } from "./keys.js";
@@ -174,6 +175,20 @@ export type {
   OfrepEvaluationRequest,
   OfrepEvaluationSuccess,
   OfrepEventStreamLink,
+  ChangeRequest,
+  ChangeRequestListOptions,
+  ChangeRequestPerson,
+  ChangeRequestState,
+  CreateChangeRequestInput,
+  NewChange,
+  Review,
+  ReviewDecision,
+  ReviewInput,
+  ScheduleEntry,
+  UpdateChangeRequestInput,
+  RolloutPlanInput,
+  RolloutPlanView,
+  RolloutStepInput,
 } from "./types.js";
 export {
   createLocalEvaluator,

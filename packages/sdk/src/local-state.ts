@@ -63,6 +63,10 @@ function parseData(message: StreamMessage): Record<string, unknown> {
   return data as Record<string, unknown>;
 }
 
+/** A list in words: "1, 2 and 3". */
+const inWords = (items: readonly number[]): string =>
+  items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+
 /** A snapshot event read: the project's state and its version. Throws FatalStreamError on a format this SDK cannot read. */
 export function readSnapshot(message: StreamMessage): { state: ProjectState; version: number } {
   const data = parseData(message);
@@ -71,7 +75,7 @@ export function readSnapshot(message: StreamMessage): { state: ProjectState; ver
   if (typeof format !== "number" || !READABLE_STATE_FORMATS.includes(format)) {
     throw new FatalStreamError(
       `The stream sent a project state of format ${JSON.stringify(format)}; this @flagstaff/sdk reads formats ` +
-        `${READABLE_STATE_FORMATS.join(" and ")} only. Upgrade @flagstaff/sdk to a version that reads format ${JSON.stringify(format)}.`,
+        `${inWords(READABLE_STATE_FORMATS)} only. Upgrade @flagstaff/sdk to a version that reads format ${JSON.stringify(format)}.`,
     );
   }
   let state: ProjectState;
@@ -120,7 +124,8 @@ function flagsTouched(state: ProjectState, change: ProjectChange): string[] {
     case "flag.upserted":
       return withDependents(state, [change.flag.name]);
     case "flag.deleted":
-    case "flag.variants": {
+    case "flag.variants":
+    case "flag.rollout": {
       const name = state.flagsById.get(change.id)?.name;
       return name === undefined ? [] : withDependents(state, [name]);
     }

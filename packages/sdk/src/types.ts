@@ -2,11 +2,20 @@
 // and serialises with (@flagstaff/core/schemas, the same that make /openapi.json), so a change to one is a
 // change to both. Imported as types only: no schema library reaches a browser bundle. What is written
 // here is the client's own: options, pages as the client walks them, and answers outside the schemas.
-import type { DeliveryStatus, EventType, FlagSort, FlagStatus, VariantValue } from "@flagstaff/core";
+import type {
+  ChangeRequestState,
+  DeliveryStatus,
+  EventType,
+  FlagSort,
+  FlagStatus,
+  VariantValue,
+} from "@flagstaff/core";
 import type { CreatedApiKey, FlagstaffEvent, Pagination, WebhookDelivery, WhoAmI } from "@flagstaff/core/schemas";
 
 export type {
   AttributeValue,
+  ChangeRequestState,
+  ReviewDecision,
   Condition,
   ConditionOperator,
   DeliveryStatus as WebhookDeliveryStatus,
@@ -84,6 +93,17 @@ export type {
   OfrepEvaluationRequest,
   OfrepEvaluationSuccess,
   OfrepEventStreamLink,
+  ChangeRequest,
+  ChangeRequestPerson,
+  CreateChangeRequestInput,
+  NewChange,
+  Review,
+  ReviewInput,
+  ScheduleEntry,
+  UpdateChangeRequestInput,
+  RolloutPlanInput,
+  RolloutPlanView,
+  RolloutStepInput,
 } from "@flagstaff/core/schemas";
 
 /** A person's grant as whoami names it: a project and the role there. */
@@ -127,6 +147,16 @@ export interface PageOptions {
   limit?: number;
   before?: string;
   after?: string;
+}
+
+/** Options of the change requests list: filters and the page size. */
+export interface ChangeRequestListOptions extends ListOptions {
+  /** Only requests in this state, or these states. */
+  state?: ChangeRequestState | readonly ChangeRequestState[];
+  /** Only requests of this environment. */
+  environment?: string;
+  /** Only requests by this person (usr_…) or key (key_…). */
+  author?: string;
 }
 
 /** Options of a list that takes no filter: the page size used while iterating. */

@@ -27,15 +27,13 @@ for (const dialect of DIALECTS) {
     test("it asks for it with compressStream, not with a fetch of its own by default; the default fetch asks with its default fetch, and not with a fetch of its own", async () => {
       const asked: (string | null)[] = [];
       const encodings: (string | null)[] = [];
-      const recording =
-        (compressStream: boolean | undefined): FetchLike =>
-        async (url, init) => {
-          const headers = new Headers(init?.headers as Record<string, string>);
-          asked.push(headers.get("flagstaff-stream-encoding"));
-          const res = await globalThis.fetch(url, init);
-          encodings.push(res.headers.get("content-encoding"));
-          return res;
-        };
+      const recording: FetchLike = async (url, init) => {
+        const headers = new Headers(init?.headers as Record<string, string>);
+        asked.push(headers.get("flagstaff-stream-encoding"));
+        const res = await globalThis.fetch(url, init);
+        encodings.push(res.headers.get("content-encoding"));
+        return res;
+      };
       for (const [compressStream, expected] of [
         [undefined, null],
         [true, "gzip"],
@@ -46,7 +44,7 @@ for (const dialect of DIALECTS) {
           url: server.url,
           key: readKey,
           projectId: project,
-          fetch: recording(compressStream),
+          fetch: recording,
           ...(compressStream === undefined ? {} : { compressStream }),
         });
         try {

@@ -478,15 +478,15 @@ async function fakeStreamServer(state: unknown): Promise<{ url: string; close():
 
 describe("a stream state format this SDK cannot read", () => {
   test("stops the local evaluator with unsupported_format, naming the format and telling to upgrade", async () => {
-    const stream = await fakeStreamServer({ format: 3, flags: [], segments: {} });
+    const stream = await fakeStreamServer({ format: 4, flags: [], segments: {} });
     try {
       const evaluator = createLocalEvaluator({ url: stream.url, key: "k", projectId: "p" });
       const errors: LocalEvaluatorError[] = [];
       evaluator.on("error", (error) => errors.push(error));
       await assert.rejects(evaluator.ready(10_000), (error: FlagstaffError) => {
         assert.equal(error.code, "unsupported_format");
-        assert.match(error.message, /format 3/);
-        assert.match(error.message, /reads formats 1 and 2/);
+        assert.match(error.message, /format 4/);
+        assert.match(error.message, /reads formats 1, 2 and 3/);
         assert.match(error.message, /Upgrade @flagstaff\/sdk/);
         assert.ok(error.cause instanceof FatalStreamError);
         return true;

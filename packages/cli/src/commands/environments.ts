@@ -8,6 +8,7 @@ const COLUMNS: Column<Environment>[] = [
   ["NAME", (e) => e.name],
   ["DEFAULT", (e) => (e.default ? "yes" : "")],
   ["PROTECTED", (e) => (e.protected ? "yes" : "")],
+  ["APPROVALS", (e) => (e.requiredApprovals > 0 ? String(e.requiredApprovals) : "")],
   ["DESCRIPTION", (e) => clip(e.description)],
   ["CREATED", (e) => e.createdAt],
 ];
@@ -19,6 +20,8 @@ const show = (e: Environment) =>
     description: e.description,
     default: e.default,
     protected: e.protected,
+    requiredApprovals: e.requiredApprovals,
+    allowSelfApproval: e.allowSelfApproval,
     projectId: e.projectId,
     createdAt: e.createdAt,
     updatedAt: e.updatedAt,
@@ -76,6 +79,15 @@ export const environments: Noun = {
         description: { type: "string", value: "<text>", description: "New description" },
         default: { type: "boolean", description: "Make it the default (the previous default stops being it)" },
         protected: { type: "boolean", description: `${PROTECTED}; --no-protected: anyone who may write` },
+        approvals: {
+          type: "string",
+          value: "<0-5>",
+          description: "Approvals a change request needs here; above 0, direct changes to flags are refused",
+        },
+        "self-approval": {
+          type: "boolean",
+          description: "Authors may approve their own change requests (--no-self-approval: they may not)",
+        },
       },
       async run(ctx) {
         const input: UpdateEnvironmentInput = {
@@ -83,9 +95,13 @@ export const environments: Noun = {
           description: ctx.string("description"),
           default: ctx.boolean("default") ? true : undefined,
           protected: ctx.toggle("protected"),
+          requiredApprovals: ctx.integer("approvals"),
+          allowSelfApproval: ctx.toggle("self-approval"),
         };
         if (Object.values(input).every((v) => v === undefined)) {
-          throw ctx.usage("Nothing to change: pass --name, --description, --default, --protected or --no-protected.");
+          throw ctx.usage(
+            "Nothing to change: pass --name, --description, --default, --protected, --no-protected, --approvals or --(no-)self-approval.",
+          );
         }
         ctx.print(await ctx.client().environments.update(ctx.project(), ctx.arg(0), input), show);
       },

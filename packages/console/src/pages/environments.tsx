@@ -118,6 +118,11 @@ export function EnvironmentsPage() {
                 <h2 id={`environment-${e.id}-name`}>{e.name}</h2>
                 {e.default && <span className="badge">default</span>}
                 {e.protected && <span className="badge">protected</span>}
+                {e.requiredApprovals > 0 && (
+                  <span className="badge">
+                    {e.requiredApprovals} approval{e.requiredApprovals === 1 ? "" : "s"}
+                  </span>
+                )}
               </div>
               <p className="muted">
                 Id <code>{e.id}</code>
@@ -170,6 +175,41 @@ export function EnvironmentsPage() {
                   >
                     {e.protected ? "Unprotect" : "Protect"}
                   </button>
+                  <label className="inline-control">
+                    Approvals{" "}
+                    <select
+                      aria-label={`Approvals required in ${e.name}`}
+                      value={e.requiredApprovals}
+                      onChange={(event) =>
+                        void run(() =>
+                          conn.client.environments.update(project, e.id, {
+                            requiredApprovals: Number(event.target.value),
+                          }),
+                        )
+                      }
+                    >
+                      {[0, 1, 2, 3, 4, 5].map((n) => (
+                        <option key={n} value={n}>
+                          {n === 0 ? "none" : n}
+                        </option>
+                      ))}
+                    </select>
+                  </label>
+                  {e.requiredApprovals > 0 && (
+                    <label className="check">
+                      <input
+                        type="checkbox"
+                        checked={e.allowSelfApproval}
+                        aria-label={`Authors may approve their own requests in ${e.name}`}
+                        onChange={(event) =>
+                          void run(() =>
+                            conn.client.environments.update(project, e.id, { allowSelfApproval: event.target.checked }),
+                          )
+                        }
+                      />{" "}
+                      Authors may approve their own
+                    </label>
+                  )}
                   <button
                     type="button"
                     className="danger"
@@ -193,7 +233,8 @@ export function EnvironmentsPage() {
       </fieldset>
       <p className="help">
         <strong>Protected</strong>: only admins of this project change its configurations; writers still change a flag's
-        description and variants, which every environment shares.
+        description and variants, which every environment shares. <strong>Approvals</strong>: changes to its
+        configurations go through a change request that many people approve (see Changes).
       </p>
       <Confirm
         open={defaulting !== undefined}

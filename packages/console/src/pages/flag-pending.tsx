@@ -3,12 +3,14 @@
 // bar at the foot of the page counts them, reviews them all in one dialog with a comment for the history,
 // and saves them as one PATCH with one If-Match: the version the first edit started from. A flag changed
 // elsewhere meanwhile (412) keeps every edit and offers "Save mine" (on the latest version) or "Use theirs".
+// Where the environment requires approvals the same edits become a change request instead (docs/
+// change-requests.md), and anywhere they can be scheduled for a later time (a change request with a time).
 import type { Flag, FlagStatus, UpdateFlagInput } from "@flagstaff/sdk";
 import { COMMENT_MAX_LENGTH } from "@flagstaff/sdk";
 import { createContext, type ReactNode, useContext, useEffect, useRef, useState } from "react";
 import { ChangeList, type ChangeGroup, listChanges, useSegmentNames } from "../targeting-diff.js";
 import { type Change, ruleSegmentIds } from "../targeting-text.js";
-import { Confirm, ErrorText, guardLeaving, TextField, useAction, useApp } from "../ui.js";
+import { Confirm, ErrorText, guardLeaving, navigate, TextField, useAction, useApp } from "../ui.js";
 import { isConflict } from "../format.js";
 
 /** The flag page's tabs, in their order; the URL's `tab` names the one shown. */
@@ -65,6 +67,15 @@ export function PendingChanges(props: {
   etag: () => string | undefined;
   patch: (input: UpdateFlagInput, basis?: string) => Promise<void>;
   /**
+   * Opens a change request with the edits (a flag's PATCH without its comment) made on version `basis`
+   * (where the environment requires approvals, or for a change at a later time); answers the console's
+   * path of the request, shown once the edits are handed over.
+   */
+  request: (
+    input: UpdateFlagInput,
+    options: { title: string; description: string; scheduledAt?: string; basis?: string },
+  ) => Promise<string>;
+  /**
    * The page's forms, given the tabs with pending edits and `atOnce`, which saves a list's edit (an actor
    * or segment attached) right away: the page's own write does not make its pending edits a conflict.
    */
@@ -92,6 +103,14 @@ export function PendingChanges(props: {
   const action = useAction();
   const [reviewing, setReviewing] = useState(false);
   const [comment, setComment] = useState("");
+  const { environment } = useApp();
+  const approvals = environment?.requiredApprovals ?? 0;
+  const [later, setLater] = useState(false);
+  const [at, setAt] = useState("");
+  const [title, setTitle] = useState("");
+  const defaultTitle = `Change ${props.flag.name} in ${environment?.name ?? "this environment"}`;
+  // Through a change request: approvals required here, or a change at a time.
+  const requesting = approvals > 0 || later;
   const conflict = isConflict(action.error);
 
   useEffect(() => {
@@ -115,6 +134,28 @@ export function PendingChanges(props: {
     setRefusal(undefined);
     setComment("");
     setGeneration((g) => g + 1);
+  };
+  const requestIt = async (on: string | undefined) => {
+    setReviewing(false);
+    setRefusal(undefined);
+    let shown: string | undefined;
+    const ok = await action.run(async () => {
+      shown = await props.request(input, {
+        title: title.trim() || defaultTitle,
+        description: comment.trim(),
+        ...(later && at ? { scheduledAt: new Date(at).toISOString() } : {}),
+        basis: on,
+      });
+    });
+    if (ok) {
+      setLater(false);
+      setAt("");
+      setTitle("");
+      done();
+      // The edits are the request's now: nothing is lost by leaving for it.
+      guardLeaving(undefined);
+      if (shown !== undefined) navigate(shown);
+    }
   };
   const save = async (on: string | undefined) => {
     setReviewing(false);
@@ -202,7 +243,7 @@ export function PendingChanges(props: {
                   aria-describedby={blocked ? "pending-blocked" : undefined}
                   onClick={() => setReviewing(true)}
                 >
-                  Review and save
+                  {approvals > 0 ? "Request approval…" : "Review and save"}
                 </button>
                 <button
                   type="button"
@@ -221,22 +262,71 @@ export function PendingChanges(props: {
       )}
       <Confirm
         open={reviewing}
-        title={`Save ${count === 1 ? "this change" : `these ${count} changes`} to ${props.flag.name}?`}
-        confirmLabel="Save changes"
-        onConfirm={() => void save(basis.current)}
+        title={
+          approvals > 0
+            ? `Request approval for ${count === 1 ? "this change" : `these ${count} changes`} to ${props.flag.name}?`
+            : `Save ${count === 1 ? "this change" : `these ${count} changes`} to ${props.flag.name}?`
+        }
+        confirmLabel={approvals > 0 ? "Request approval" : later ? "Schedule changes" : "Save changes"}
+        confirmDisabled={later && at === ""}
+        onConfirm={() => void (requesting ? requestIt(basis.current) : save(basis.current))}
         onCancel={() => setReviewing(false)}
       >
         {reviewing && <Review flag={props.flag} input={input} />}
+        {approvals > 0 && (
+          <>
+            <p className="help" data-testid="approval-note">
+              {environment?.name} requires {approvals} approval{approvals === 1 ? "" : "s"}: these changes become a
+              change request, applied once approved.
+            </p>
+            <TextField
+              id="request-title"
+              label="Title"
+              field="title"
+              maxLength={128}
+              value={title}
+              onChange={setTitle}
+              help={`Default: ${defaultTitle}`}
+            />
+          </>
+        )}
         <TextField
           id="pending-comment"
-          label="Comment (optional)"
+          label={approvals > 0 ? "Description (optional)" : "Comment (optional)"}
           field="comment"
           multiline
           maxLength={COMMENT_MAX_LENGTH}
           value={comment}
           onChange={setComment}
-          help="Why: shown with the change in the history and sent with its webhook."
+          help={
+            requesting
+              ? "Why: shown to the reviewers and with the request in the history."
+              : "Why: shown with the change in the history and sent with its webhook."
+          }
         />
+        <div className="field">
+          <label className="check">
+            <input type="checkbox" checked={later} onChange={(e) => setLater(e.target.checked)} /> Schedule for a later
+            time
+          </label>
+          {later && (
+            <>
+              <label htmlFor="schedule-at">Apply at</label>
+              <input
+                id="schedule-at"
+                type="datetime-local"
+                value={at}
+                required
+                onChange={(e) => setAt(e.target.value)}
+                aria-describedby="schedule-at-help"
+              />
+              <span id="schedule-at-help" className="help">
+                Your local time. The service applies the changes then{approvals > 0 ? ", once approved" : ""}; they wait
+                in Changes until then.
+              </span>
+            </>
+          )}
+        </div>
       </Confirm>
     </PendingCtx.Provider>
   );

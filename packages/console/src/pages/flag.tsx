@@ -29,6 +29,7 @@ import { attachedSummary, staleReason } from "./flags.js";
 import { MembersPanel } from "./members.js";
 import { AttributeSuggestions } from "./conditions-editor.js";
 import { TargetingPanel } from "./targeting.js";
+import { RolloutPlan } from "./rollout-plan.js";
 import { VariantsPanel } from "./variants-editor.js";
 
 const TAB_LABELS: Record<FlagTab, string> = {
@@ -103,6 +104,16 @@ export function FlagPage(props: { name: string }) {
               project change its configurations.
             </>
           )}
+          {(environment?.requiredApprovals ?? 0) > 0 && (
+            <>
+              {" "}
+              <strong data-testid="approvals-note">
+                {environment?.name} requires {environment?.requiredApprovals} approval
+                {environment?.requiredApprovals === 1 ? "" : "s"}
+              </strong>
+              : saving opens a change request.
+            </>
+          )}
         </p>
         <CopyTo flag={f} changed={() => void flag.reload()} />
       </div>
@@ -123,7 +134,23 @@ export function FlagPage(props: { name: string }) {
       </p>
       {/* The attribute names offered by the rules' and the Evaluate tab's attribute boxes. */}
       <AttributeSuggestions />
-      <PendingChanges flag={f} etag={etag} patch={patch} onShowTab={showTab}>
+      <PendingChanges
+        flag={f}
+        etag={etag}
+        patch={patch}
+        request={async (input, options) => {
+          const { comment: _comment, ...change } = input;
+          const created = await conn.client.changeRequests.create(project, {
+            environment: environment?.id ?? f.environment,
+            title: options.title,
+            ...(options.description ? { description: options.description } : {}),
+            ...(options.scheduledAt ? { scheduledAt: options.scheduledAt } : {}),
+            changes: [{ flag: f.name, patch: change, ...(options.basis ? { ifMatch: options.basis } : {}) }],
+          });
+          return `/p/${enc(project)}/changes/${enc(created.id)}`;
+        }}
+        onShowTab={showTab}
+      >
         {(changed, atOnce) => (
           <>
             <Tabs selected={tab} changed={changed} onSelect={showTab} />
@@ -131,6 +158,7 @@ export function FlagPage(props: { name: string }) {
               <ConfigurationRights>
                 <StatusControl flag={f} />
                 <Percentages flag={f} />
+                <RolloutPlan flag={f} />
                 <TargetingPanel flag={f} />
                 <MembersPanel
                   id="flag-actors"
