@@ -68,7 +68,7 @@ for (const dialect of DIALECTS) {
       const p = await project();
       const projectId = p[1] as string;
       const listed = expectExit(await admin(["environments", "list", ...p]), 0).stdout;
-      assert.match(listed, /│ ID +│ NAME +│ DEFAULT +│ PROTECTED +│ DESCRIPTION +│ CREATED +│/);
+      assert.match(listed, /│ ID +│ NAME +│ DEFAULT +│ PROTECTED +│ APPROVALS +│ DESCRIPTION +│ CREATED +│/);
       assert.match(listed, /│ production +│ Production +│ yes +│ +│ +│ \d{4}-\d\d-\d\dT/);
       assert.match(listed, /│ staging +│ Staging +│ +│ +│ +│ \d{4}-/);
       assert.deepEqual(

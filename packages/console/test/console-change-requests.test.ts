@@ -164,10 +164,10 @@ describe(`change requests in the web console in Chromium [${dialect}]`, { skip: 
       await plan
         .getByLabel("Time of the new step")
         .fill(new Date(hourAgo.getTime() - hourAgo.getTimezoneOffset() * 60_000).toISOString().slice(0, 16));
-      await plan.getByLabel("Percentage of actors from then").selectOption("10");
+      await plan.getByLabel("New step's percentage").selectOption("10");
       await plan.getByRole("button", { name: "Add step" }).click();
       await plan.getByLabel("Time of the new step").fill(local);
-      await plan.getByLabel("Percentage of actors from then").selectOption("50");
+      await plan.getByLabel("New step's percentage").selectOption("50");
       await plan.getByRole("button", { name: "Add step" }).click();
       await page.getByTestId("pending-bar").getByRole("button", { name: "Review and save" }).click();
       await page.getByRole("dialog").getByRole("button", { name: "Save changes" }).click();

@@ -131,7 +131,7 @@ export function RolloutPlan(props: { flag: Flag }) {
               Percentage{" "}
               <select
                 value={percentage}
-                aria-label="Percentage of actors from then"
+                aria-label="New step's percentage"
                 onChange={(e) => setPercentage(Number(e.target.value) as Percentage)}
               >
                 {ALLOWED_PERCENTAGES.map((p) => (

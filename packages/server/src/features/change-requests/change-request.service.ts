@@ -245,6 +245,7 @@ export class ChangeRequestService {
     }
     await this.work.write({ ...context, changeRequest: id }, projectId, async (trx) => {
       const request = await this.find(trx, projectId, id);
+      refuseBeyond(context.boundTo, request.environment);
       if (!PENDING_STATES.includes(request.state)) throw wrongState(request, "be reviewed");
       const environment = await this.environmentOf(trx, projectId, request.environment);
       const policy = policyOf(environment);
