@@ -7,17 +7,12 @@ import {
   FlagTypeSchema,
   PrerequisiteSchema,
   RuleSchema,
+  SplitWeightsSchema,
   TargetingKey,
   VariantSchema,
   VariantsSchema,
 } from "./targeting.js";
-import {
-  COMMENT_MAX_LENGTH,
-  PREREQUISITES_MAX,
-  ROLLOUT_STEPS_MAX,
-  RULES_MAX,
-  VARIANTS_MAX,
-} from "../contract/limits.js";
+import { COMMENT_MAX_LENGTH, PREREQUISITES_MAX, ROLLOUT_STEPS_MAX, RULES_MAX } from "../contract/limits.js";
 
 export const FlagStatusSchema = oneOf(FLAG_STATUSES, {
   description: "enabled: on for everyone; disabled: off for everyone; conditional: on by the targeting rules",
@@ -48,16 +43,7 @@ export const RolloutStepSchema = Type.Union(
       {
         at: StepTime,
         ruleId: TargetingKey,
-        weights: Type.Array(
-          Type.Object(
-            {
-              variant: TargetingKey,
-              weight: Type.Number({ minimum: 0, maximum: 100, description: "Percent, at most three decimals" }),
-            },
-            { additionalProperties: false },
-          ),
-          { minItems: 1, maxItems: VARIANTS_MAX, description: "The rule's split weights from then on, summing to 100" },
-        ),
+        weights: { ...SplitWeightsSchema, description: "The rule's split weights from then on, summing to 100" },
       },
       { additionalProperties: false },
     ),

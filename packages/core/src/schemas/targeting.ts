@@ -89,19 +89,22 @@ export const ConditionsSchema = Type.Array(ConditionSchema, {
   description: "All must hold; at most 20",
 });
 
+/** A split's weights: one per variant, summing to 100 (a rule's split, a timed rollout's step of one). */
+export const SplitWeightsSchema = Type.Array(
+  Type.Object(
+    {
+      variant: TargetingKey,
+      weight: Type.Number({ minimum: 0, maximum: 100, description: "Percent, at most three decimals" }),
+    },
+    { additionalProperties: false },
+  ),
+  { minItems: 1, maxItems: VARIANTS_MAX, description: "Weights summing to 100" },
+);
+
 const SplitSchema = Type.Object(
   {
     bucketBy: Type.Optional({ ...AttributeName, description: "The attribute bucketed on; default the first actor id" }),
-    weights: Type.Array(
-      Type.Object(
-        {
-          variant: TargetingKey,
-          weight: Type.Number({ minimum: 0, maximum: 100, description: "Percent, at most three decimals" }),
-        },
-        { additionalProperties: false },
-      ),
-      { minItems: 1, maxItems: VARIANTS_MAX, description: "Weights summing to 100" },
-    ),
+    weights: SplitWeightsSchema,
   },
   { additionalProperties: false },
 );

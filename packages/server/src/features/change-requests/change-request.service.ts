@@ -29,6 +29,7 @@ import type { Environment } from "../environments/environment.schemas.js";
 import type { EnvironmentStore } from "../environments/environment.store.js";
 import { flagTag } from "../flags/flag-presenter.js";
 import type { Flag, UpdateFlagInput } from "../flags/flag.schemas.js";
+import type { FlagService } from "../flags/flag.service.js";
 import {
   type ApprovalPolicy,
   approvalRefusal,
@@ -45,23 +46,14 @@ import type {
   StoredReview,
 } from "./change-request.repository.js";
 
-/** What change requests need of flags: read one in an environment, and PATCH one inside a write. */
-export interface FlagChanges {
+/** What change requests need of flags: read one in an environment, and PATCH one inside a write (FlagService's). */
+export interface FlagChanges extends Pick<FlagService, "patchIn"> {
   find(
     db: Kysely<Database> | Transaction<Database>,
     projectId: string,
     environment: string,
     name: string,
   ): Promise<Flag | undefined>;
-  patchIn(
-    trx: Transaction<Database>,
-    context: WriteContext,
-    projectId: string,
-    environment: string | null,
-    name: string,
-    input: UpdateFlagInput,
-    options: { readonly ifMatch?: string; readonly ownOnly: boolean },
-  ): Promise<WorkOutcome<Flag>>;
 }
 
 export const changeRequestNotFound = (id: string) =>
