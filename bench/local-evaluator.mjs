@@ -5,14 +5,22 @@
 // the worst case), on its first (12 read), and the same flag without rules. The state comes from a
 // snapshot served by a fake fetch, as the stream would send it. Issue 33 asks for ≥ 5,000,000 evaluations
 // per second. Evaluations per second on one core, by CPU time and by the wall clock, in alternating rounds;
-// beside them, `engine`: core's evaluateFlag and resolutionOf alone on the same state (the floor).
+// beside them, `engine`: core's evaluateFlag and resolutionOf alone on the same state (the floor). And a
+// flag without rules whose timed rollout (issue 35) has three steps passed (5 %, 25 %, 100 %): what reading
+// the plan's step in force costs (this build and the engine only: an older SDK cannot read such a state).
 //
 // With --baseline=<a built @flagstaff/sdk's dist/src/index.js> the same paths run on that build too, in
 // the same process and the same alternating rounds (an A/B under the same machine load).
 //
 //   npm run bench:local [-- --rounds=5 --evaluations=1000000 --baseline=…]
 import { loadavg } from "node:os";
-import { evaluateFlag, ProjectState, resolutionOf, STATE_FORMAT } from "../packages/core/dist/src/index.js";
+import {
+  evaluateFlag,
+  PLANNED_STATE_FORMAT,
+  ProjectState,
+  resolutionOf,
+  STATE_FORMAT,
+} from "../packages/core/dist/src/index.js";
 import { rulesFailingAt } from "./fixtures.mjs";
 
 const args = Object.fromEntries(
@@ -47,8 +55,23 @@ const snapshot = {
   },
 };
 
-/** A fetch that answers the stream with the snapshot and then holds it open until aborted. */
-const fakeFetch = async (_url, init) => {
+const HOUR = 3_600_000;
+const planned = {
+  ...flag("f4", "planned", []),
+  rolloutPlan: {
+    steps: [5, 25, 100].map((percentage, i) => ({
+      at: new Date(Date.now() - (3 - i) * HOUR).toISOString(),
+      percentage,
+    })),
+  },
+};
+const plannedSnapshot = {
+  version: 1,
+  state: { ...snapshot.state, format: PLANNED_STATE_FORMAT, flags: [...snapshot.state.flags, planned] },
+};
+
+/** A fetch that answers the stream with a snapshot and then holds it open until aborted. */
+const fetchOf = (snapshot) => async (_url, init) => {
   const body = new ReadableStream({
     start(controller) {
       controller.enqueue(new TextEncoder().encode(`event: snapshot\nid: 1\ndata: ${JSON.stringify(snapshot)}\n\n`));
@@ -63,13 +86,13 @@ const contexts = Array.from({ length: 1000 }, (_, i) => ({
   attributes: { country: "DE", seats: 10 + (i % 50), appVersion: "3.4.0", plan: "pro" },
 }));
 
-async function evaluatorOf(path) {
+async function evaluatorOf(path, state = snapshot) {
   const sdk = await import(path);
   const evaluator = sdk.createLocalEvaluator({
     url: "http://bench.invalid",
     key: "k",
     projectId: "p",
-    fetch: fakeFetch,
+    fetch: fetchOf(state),
   });
   await evaluator.ready(5000);
   for (const name of ["worst", "early"]) {
@@ -82,7 +105,7 @@ async function evaluatorOf(path) {
 
 /** The floor: core's engine on the same state, called as the evaluator calls it, with no context checks. */
 function engineOnly() {
-  const state = ProjectState.fromJSON(snapshot.state);
+  const state = ProjectState.fromJSON(plannedSnapshot.state);
   const resolver = {
     isMember: state.isMember,
     segmentConditions: (id) => state.segmentConditions(id),
@@ -99,7 +122,10 @@ function engineOnly() {
   };
 }
 
-const builds = { engine: engineOnly(), after: await evaluatorOf("../packages/sdk/dist/src/index.js") };
+const builds = {
+  engine: engineOnly(),
+  after: await evaluatorOf("../packages/sdk/dist/src/index.js", plannedSnapshot),
+};
 if (args.baseline) builds.before = await evaluatorOf(args.baseline);
 
 function measure(evaluator, name, expected) {
@@ -113,10 +139,11 @@ function measure(evaluator, name, expected) {
   return { wall: (EVALUATIONS / ns) * 1e9, cpu: (EVALUATIONS / ((used.user + used.system) * 1000)) * 1e9 };
 }
 
-const paths = { plain: false, worst: true, early: true };
+const paths = { plain: false, worst: true, early: true, planned: true };
 // Path by path, the builds side by side: what is compared runs back to back, under the same load.
 const columns = [];
-for (const name of Object.keys(paths)) for (const build of Object.keys(builds)) columns.push([build, name]);
+for (const name of Object.keys(paths))
+  for (const build of Object.keys(builds)) if (name !== "planned" || build !== "before") columns.push([build, name]);
 
 const loadBefore = loadavg()[0];
 for (const [build, name] of columns) measure(builds[build], name, paths[name]); // warm up
@@ -136,6 +163,7 @@ const labels = {
   plain: "no rules",
   worst: "10 rules, 30 conditions read",
   early: "10 rules, 12 read",
+  planned: "no rules, a timed rollout",
 };
 console.log(
   `Node ${process.version}, LocalEvaluator.evaluate, ${EVALUATIONS.toLocaleString("en-US")} evaluations per path per round, ` +
@@ -154,23 +182,12 @@ if (builds.before) {
   // Each round's ratio of two measures taken back to back: steadier than the ratio of medians when the
   // machine's load moves from round to round.
   console.log("after ÷ before, by CPU time (each round's ratio, and their median):\n");
-  console.log(
-    `| round | ${Object.keys(paths)
-      .map((name) => labels[name])
-      .join(" | ")} |`,
-  );
-  console.log(
-    `|---:|${Object.keys(paths)
-      .map(() => "---:")
-      .join("|")}|`,
-  );
+  const compared = Object.keys(paths).filter((name) => name !== "planned");
+  console.log(`| round | ${compared.map((name) => labels[name]).join(" | ")} |`);
+  console.log(`|---:|${compared.map(() => "---:").join("|")}|`);
   const ratio = (r, name) => r[`after ${name}`].cpu / r[`before ${name}`].cpu;
   for (const r of rounds)
-    console.log(
-      `| ${r.round} | ${Object.keys(paths)
-        .map((name) => ratio(r, name).toFixed(2))
-        .join(" | ")} |`,
-    );
-  const medians = Object.keys(paths).map((name) => median(rounds.map((r) => ratio(r, name))).toFixed(2));
+    console.log(`| ${r.round} | ${compared.map((name) => ratio(r, name).toFixed(2)).join(" | ")} |`);
+  const medians = compared.map((name) => median(rounds.map((r) => ratio(r, name))).toFixed(2));
   console.log(`| median | ${medians.join(" | ")} |\n`);
 }

@@ -69,8 +69,8 @@ for (const dialect of DIALECTS) {
       const projectId = p[1] as string;
       const listed = expectExit(await admin(["environments", "list", ...p]), 0).stdout;
       assert.match(listed, /│ ID +│ NAME +│ DEFAULT +│ PROTECTED +│ APPROVALS +│ DESCRIPTION +│ CREATED +│/);
-      assert.match(listed, /│ production +│ Production +│ yes +│ +│ +│ \d{4}-\d\d-\d\dT/);
-      assert.match(listed, /│ staging +│ Staging +│ +│ +│ +│ \d{4}-/);
+      assert.match(listed, /│ production +│ Production +│ yes +│ +│ +│ +│ \d{4}-\d\d-\d\dT/);
+      assert.match(listed, /│ staging +│ Staging +│ +│ +│ +│ +│ \d{4}-/);
       assert.deepEqual(
         json(await admin(["environments", "list", ...p, "--json"])),
         (await server.request("GET", `/projects/${projectId}/environments`)).body.data,
@@ -118,7 +118,10 @@ for (const dialect of DIALECTS) {
         /│ default +│ true +│/,
       );
       const nothing = failure(await admin(["environments", "update", "qa", ...p]), 2);
-      assert.match(nothing, /Nothing to change: pass --name, --description, --default, --protected or --no-protected/);
+      assert.match(
+        nothing,
+        /Nothing to change: pass --name, --description, --default, --protected, --no-protected, --approvals or --\(no-\)self-approval/,
+      );
 
       assert.equal(
         expectExit(await admin(["environments", "delete", "qa", ...p]), 0).stdout,

@@ -43,6 +43,7 @@ export {
   ProjectState,
   type ProjectStateJSON,
   STATE_FORMAT,
+  PLANNED_STATE_FORMAT,
 } from "./project-state.js";
 export * from "./contract/index.js";
 export * from "./rules/index.js";
