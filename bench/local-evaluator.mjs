@@ -8,6 +8,8 @@
 // beside them, `engine`: core's evaluateFlag and resolutionOf alone on the same state (the floor). And a
 // flag without rules whose timed rollout (issue 35) has three steps passed (5 %, 25 %, 100 %): what reading
 // the plan's step in force costs (this build and the engine only: an older SDK cannot read such a state).
+// --planned=0 leaves it out: its flag's views then never reach the engine's code, which the other paths
+// share in this process (an A/B of those paths alone).
 //
 // With --baseline=<a built @flagstaff/sdk's dist/src/index.js> the same paths run on that build too, in
 // the same process and the same alternating rounds (an A/B under the same machine load).
@@ -31,6 +33,7 @@ const args = Object.fromEntries(
 );
 const ROUNDS = Number(args.rounds) || 5;
 const EVALUATIONS = Number(args.evaluations) || 1_000_000;
+const PLANNED = args.planned !== "0";
 
 const flag = (id, name, rules) => ({
   id,
@@ -105,7 +108,7 @@ async function evaluatorOf(path, state = snapshot) {
 
 /** The floor: core's engine on the same state, called as the evaluator calls it, with no context checks. */
 function engineOnly() {
-  const state = ProjectState.fromJSON(plannedSnapshot.state);
+  const state = ProjectState.fromJSON((PLANNED ? plannedSnapshot : snapshot).state);
   const resolver = {
     isMember: state.isMember,
     segmentConditions: (id) => state.segmentConditions(id),
@@ -124,7 +127,7 @@ function engineOnly() {
 
 const builds = {
   engine: engineOnly(),
-  after: await evaluatorOf("../packages/sdk/dist/src/index.js", plannedSnapshot),
+  after: await evaluatorOf("../packages/sdk/dist/src/index.js", PLANNED ? plannedSnapshot : snapshot),
 };
 if (args.baseline) builds.before = await evaluatorOf(args.baseline);
 
@@ -139,7 +142,7 @@ function measure(evaluator, name, expected) {
   return { wall: (EVALUATIONS / ns) * 1e9, cpu: (EVALUATIONS / ((used.user + used.system) * 1000)) * 1e9 };
 }
 
-const paths = { plain: false, worst: true, early: true, planned: true };
+const paths = { plain: false, worst: true, early: true, ...(PLANNED ? { planned: true } : {}) };
 // Path by path, the builds side by side: what is compared runs back to back, under the same load.
 const columns = [];
 for (const name of Object.keys(paths))

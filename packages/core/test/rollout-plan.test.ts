@@ -125,6 +125,27 @@ describe("timed rollouts", () => {
     assert.equal(nextPlan({ steps: ramp.steps }, null, T).pausedAt, null);
   });
 
+  it("a plan the validator refuses answers its error, as a bad configuration does", () => {
+    const broken = flag({ rolloutPlan: { steps: [{ at: iso(T), ruleId: "nope", weights: [] }] } });
+    const answer = evaluateFlag(broken, { actorIds: ["a"] }, resolver({ now: T + HOUR }));
+    assert.equal(answer.reason, "ERROR");
+    assert.equal(answer.errorCode, "PARSE_ERROR");
+  });
+
+  it("between two steps, the view is the same object every time; a step passing gives the next", () => {
+    const f = flag({ rolloutPlan: ramp });
+    const views = [T - 5, T, T + 1, T + HOUR - 1, T + HOUR, T + 3 * HOUR].map((now) => planView(f, now));
+    assert.equal(views[1], views[2]);
+    assert.equal(views[2], views[3]);
+    assert.notEqual(views[3], views[4]);
+    assert.deepEqual(
+      views.map((v) => v.percentageActors),
+      [0, 5, 5, 5, 25, 100],
+    );
+    // Time going back (another evaluator's clock) finds the earlier step again.
+    assert.equal(planView(f, T + 10).percentageActors, 5);
+  });
+
   it("a flag with a plan is not constant while conditional", () => {
     assert.equal(constantAnswer(flag({ rolloutPlan: ramp })), undefined);
     assert.equal(constantAnswer(flag({ rolloutPlan: ramp, status: "disabled" }))?.reason, "DISABLED");

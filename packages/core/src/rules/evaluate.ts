@@ -88,8 +88,14 @@ function evaluateIn(
   resolver: TargetingResolver,
   depth: number,
 ): FlagEvaluation {
-  // A timed rollout's steps in force at this evaluation's time (the flag itself when it has no plan).
-  const flag = planned.rolloutPlan == null ? planned : planView(planned, nowOf(scope));
+  // A timed rollout's steps in force at this evaluation's time (the flag itself when it has no plan); a
+  // plan the validator refuses answers its error, as the rest of a configuration would.
+  let flag = planned;
+  if (planned.rolloutPlan != null) {
+    const own = compiled(planned);
+    if (own.error !== null) return own.error;
+    flag = planView(planned, nowOf(scope));
+  }
   const c = compiled(flag);
   if (c.error !== null) return c.error;
   // Nothing turns a disabled flag on, so its prerequisites are not even evaluated (as LaunchDarkly's "off").

@@ -58,9 +58,15 @@ interface ViewCache {
   readonly plan: RolloutPlan;
   readonly rules: TargetedFlag["rules"];
   readonly percentageActors: number;
+  /** Each step's instant, in the steps' order (the validator keeps them in time order). */
   readonly times: readonly number[];
   readonly pausedAt: number;
-  readonly views: Map<string, TargetedFlag>;
+  /** The flag with its first n steps passed, by n (index 0: the flag itself). */
+  readonly views: (TargetedFlag | undefined)[];
+  /** The last view answered, and the instants between which it holds: most evaluations fall there. */
+  last: TargetedFlag;
+  from: number;
+  until: number;
 }
 
 const viewCaches = new WeakMap<TargetedFlag, ViewCache>();
@@ -80,7 +86,11 @@ function cacheOf(flag: TargetedFlag, plan: RolloutPlan): ViewCache {
       percentageActors: flag.percentageActors,
       times: plan.steps.map((step) => parseInstant(step.at)),
       pausedAt: paused,
-      views: new Map(),
+      views: [flag],
+      last: flag,
+      // An empty window: the first evaluation finds its own.
+      from: Number.POSITIVE_INFINITY,
+      until: Number.NEGATIVE_INFINITY,
     };
     viewCaches.set(flag, cache);
   }
@@ -90,36 +100,35 @@ function cacheOf(flag: TargetedFlag, plan: RolloutPlan): ViewCache {
 /**
  * The flag as its plan has it at `now`: the flag itself while no step has passed, otherwise a view of it
  * whose actor percentage and rules' weights are the steps' in force (everything else read from the flag,
- * live). One view per combination of steps, made once: evaluation compiles it once, like any flag.
+ * live). The steps passed are the first n (they are in time order), so there is one view per n, made
+ * once: evaluation compiles it once, like any flag. The last view and the instants between which it
+ * holds are kept, so an evaluation between two steps costs two comparisons.
  */
 export function planView(flag: TargetedFlag, now: number): TargetedFlag {
   const plan = flag.rolloutPlan;
   if (plan === undefined || plan === null || plan.steps.length === 0) return flag;
   const cache = cacheOf(flag, plan);
   const time = Number.isNaN(cache.pausedAt) ? now : Math.min(now, cache.pausedAt);
-  let percentageStep = -1;
-  let key = "";
+  if (time >= cache.from && time < cache.until) return cache.last;
   const times = cache.times;
-  for (let i = 0; i < times.length; i++) {
-    if (!((times[i] as number) <= time)) break;
-    const step = plan.steps[i] as RolloutStep;
-    if (isWeightsStep(step)) key += `${i},`;
-    else percentageStep = i;
-  }
-  if (percentageStep === -1 && key === "") return flag;
-  key = `${percentageStep}|${key}`;
-  let view = cache.views.get(key);
+  let passed = 0;
+  while (passed < times.length && (times[passed] as number) <= time) passed++;
+  let view = cache.views[passed];
   if (view === undefined) {
-    view = makeView(flag, plan, times, time);
-    cache.views.set(key, view);
+    view = makeView(flag, plan, passed);
+    cache.views[passed] = view;
   }
+  cache.last = view;
+  cache.from = passed === 0 ? Number.NEGATIVE_INFINITY : (times[passed - 1] as number);
+  cache.until = passed === times.length ? Number.POSITIVE_INFINITY : (times[passed] as number);
   return view;
 }
 
-function makeView(flag: TargetedFlag, plan: RolloutPlan, times: readonly number[], time: number): TargetedFlag {
+/** The flag with the first `passed` steps of its plan in force. */
+function makeView(flag: TargetedFlag, plan: RolloutPlan, passed: number): TargetedFlag {
   let percentage = flag.percentageActors;
   const weights = new Map<string, readonly SplitWeight[]>();
-  for (let i = 0; i < times.length && (times[i] as number) <= time; i++) {
+  for (let i = 0; i < passed; i++) {
     const step = plan.steps[i] as RolloutStep;
     if (isWeightsStep(step)) weights.set(step.ruleId, step.weights);
     else percentage = step.percentage;
