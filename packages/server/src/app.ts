@@ -20,6 +20,10 @@ import { PostgresListener } from "./features/evaluation/postgres-notifications.j
 import { checkRoutes } from "./http/routes/check.routes.js";
 import { checkAnswers } from "./features/evaluation/answer-check.js";
 import { CheckRecorder } from "./features/evaluation/check-recorder.js";
+import { UsageCounter } from "./features/usage/usage-counter.js";
+import { UsageRepository } from "./features/usage/usage.repository.js";
+import { usageModule } from "./modules/usage.module.js";
+import { StaleDetection } from "./features/lifecycle/stale-detection.js";
 import { Checker } from "./features/evaluation/checker.js";
 import { Snapshot } from "./features/evaluation/snapshot.js";
 import { EventSchema } from "./features/history/event.schemas.js";
@@ -96,6 +100,8 @@ export interface Service {
   /** Prunes the change log and (with HISTORY_RETENTION_DAYS) the history now; the periodic timer calls it. */
   prune(): Promise<void>;
   readonly recorder: CheckRecorder;
+  /** Counts evaluations; `flush` writes them (and latestCheckedAt). */
+  readonly usage: UsageCounter;
   /** The admin key created at this start because none existed, to be shown once; otherwise undefined. */
   readonly generatedAdminKey: string | undefined;
   /** Stops accepting, finishes in-flight requests, flushes pending writes and closes the database. */
@@ -162,13 +168,15 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   await listener?.start();
   await feed.load();
   const recorder = new CheckRecorder(db, deps.database.dialect === "postgres");
-  const checker = new Checker(feed.snapshot, recorder, clock, random);
+  const usageRows = new UsageRepository(db, postgres);
+  const counter = new UsageCounter(usageRows, recorder, config.usage.counting);
+  const checker = new Checker(feed.snapshot, counter, clock, random);
   // Each feature's module builds its services; its routes are registered below, in the document's order.
   const featureDeps = { db, work, clock };
   const projects = projectsModule(featureDeps, config.environmentsMaxPerProject);
   const environments = environmentsModule(featureDeps, config.environmentsMaxPerProject);
   const keys = keysModule(featureDeps, feed.snapshot.people);
-  const flags = flagsModule({ ...featureDeps, recorder, snapshot: feed.snapshot });
+  const flags = flagsModule({ ...featureDeps, recorder, snapshot: feed.snapshot, stale: config.usage });
   const segments = segmentsModule(featureDeps);
   const changeRequests = changeRequestsModule({
     ...featureDeps,
@@ -179,6 +187,19 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     postgres,
     scheduledChangeMaxAttempts: config.scheduledChangeMaxAttempts,
   });
+  const usage = usageModule({
+    ...featureDeps,
+    repository: usageRows,
+    recorder,
+    snapshot: feed.snapshot,
+    jobs,
+    config: config.usage,
+  });
+  const staleRules = new StaleDetection(db, work, usageRows, clock, {
+    ...config.usage,
+    checkIntervalMs: config.usage.staleCheckIntervalMs,
+  });
+  jobs.add(staleRules);
   const actors = actorsModule(featureDeps);
   const history = historyModule(db);
   const webhooks = webhooksModule({
@@ -238,6 +259,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   environments.routes(app);
   flags.routes(app);
   changeRequests.routes(app);
+  usage.routes(app);
   // The check's and the single OFREP evaluation's answers, one each, called by their Fastify routes and
   // by the node:http adapter alike.
   const answerCheck = checkAnswers(checker, metrics);
@@ -305,6 +327,10 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     recorder.flush().catch((error) => app.log.warn({ err: error }, "could not write latestCheckedAt; will retry"));
   }, config.checkFlushIntervalMs);
   flushTimer.unref();
+  const usageTimer = setInterval(() => {
+    counter.flush().catch((error) => app.log.warn({ err: error }, "could not write usage counts; will retry"));
+  }, config.usage.flushIntervalMs);
+  usageTimer.unref();
 
   const prune = async () => {
     const now = clock.now();
@@ -329,6 +355,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   const close = () => {
     closing ??= (async () => {
       clearInterval(flushTimer);
+      clearInterval(usageTimer);
       clearInterval(feedTimer);
       // Connections of requests still in flight are closed as soon as they are answered: otherwise a
       // keep-alive client would hold the server open until its idle timeout. (Node reads this value
@@ -346,6 +373,11 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
       await jobs.stop();
       await listener?.stop();
       try {
+        await counter.flush();
+      } catch (error) {
+        app.log.error({ err: error }, "could not write usage counts at shutdown");
+      }
+      try {
         await recorder.flush();
       } catch (error) {
         app.log.error({ err: error }, "could not write latestCheckedAt at shutdown");
@@ -357,5 +389,5 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
 
   await app.ready();
   jobs.start();
-  return { app, feed, work, dispatcher, jobs, prune, recorder, generatedAdminKey, close };
+  return { app, feed, work, dispatcher, jobs, prune, recorder, usage: counter, generatedAdminKey, close };
 }

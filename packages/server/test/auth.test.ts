@@ -47,6 +47,8 @@ interface Operation {
   body?: (params: Params) => unknown;
   /** A path read as admin before and after a refused request: a refused request must change nothing. */
   probe?: (params: Params) => string;
+  /** A query string the operation needs (with its ?). */
+  query?: string;
 }
 
 /** Path parameters used when nothing was set up (unknown or absent projects). */
@@ -523,6 +525,50 @@ const OPERATIONS: readonly Operation[] = [
     probe: (p) => `/projects/${p.projectId}/change-requests/${p.changeRequestId}`,
   },
   { method: "GET", route: "/projects/:projectId/schedule", roles: READERS, success: 200 },
+  // Usage and lifecycle (extension)
+  {
+    method: "POST",
+    route: "/projects/:projectId/usage",
+    roles: CHECKERS,
+    success: 200,
+    setup: withFlag,
+    body: () => ({ counts: [{ flag: "some-flag", variant: "on", minute: new Date().toISOString(), count: 1 }] }),
+  },
+  {
+    method: "GET",
+    route: "/projects/:projectId/flags/:flagName/usage",
+    roles: READERS,
+    success: 200,
+    setup: withFlag,
+  },
+  {
+    method: "GET",
+    route: "/projects/:projectId/usage",
+    roles: READERS,
+    success: 200,
+    setup: withFlag,
+    query: "?flags=some-flag",
+  },
+  {
+    method: "POST",
+    route: "/projects/:projectId/flags/:flagName/archive",
+    roles: WRITERS,
+    success: 200,
+    setup: withFlag,
+    probe: (p) => `/projects/${p.projectId}/flags/${p.flagName}`,
+  },
+  {
+    method: "POST",
+    route: "/projects/:projectId/flags/:flagName/restore",
+    roles: WRITERS,
+    success: 200,
+    setup: async (server, projectId) => {
+      const params = await withFlag(server, projectId);
+      await admin(server, "POST", `/projects/${projectId}/flags/some-flag/archive`);
+      return params;
+    },
+    probe: (p) => `/projects/${p.projectId}/flags/${p.flagName}`,
+  },
 ];
 
 /** Fastify answers HEAD for every GET route; HEAD must be guarded exactly like its GET. */
@@ -532,6 +578,7 @@ const HEAD_OPERATIONS: readonly Operation[] = OPERATIONS.filter((op) => op.metho
   roles: op.roles,
   success: op.success,
   ...(op.setup ? { setup: op.setup } : {}),
+  ...(op.query ? { query: op.query } : {}),
 }));
 
 const MATRIX: readonly Operation[] = [...OPERATIONS, ...HEAD_OPERATIONS];
@@ -539,7 +586,8 @@ const MATRIX: readonly Operation[] = [...OPERATIONS, ...HEAD_OPERATIONS];
 const scoped = (op: Operation) => op.route.includes(":projectId");
 const display = (op: Operation) => `${op.method} ${op.route.replace(/:(\w+)/g, "{$1}")}`;
 const pathOf = (op: Operation, params: Params) =>
-  op.route.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? DEFAULT_PARAMS[name] ?? name));
+  op.route.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? DEFAULT_PARAMS[name] ?? name)) +
+  (op.query ?? "");
 
 function expectUnauthorized(res: ApiResponse, context: string): void {
   assert.equal(res.status, 401, `${context}: ${res.status} ${res.text}`);

@@ -235,6 +235,9 @@ for (const dialect of DIALECTS) {
         offVariant: "off",
         rules: [],
         prerequisites: [],
+        // What it is for (the default: release) and whether it stays.
+        kind: "release",
+        permanent: false,
       };
       assert.equal(created.before, null);
       assert.deepEqual(created.after, { ...state, percentageCalls: 0 });

@@ -49,6 +49,9 @@ export const EVENT_TYPES = [
   "flag.created",
   "flag.updated",
   "flag.deleted",
+  "flag.archived",
+  "flag.restored",
+  "flag.stale",
   "segment.created",
   "segment.updated",
   "segment.deleted",
@@ -180,3 +183,22 @@ export type ChangeRequestState = (typeof CHANGE_REQUEST_STATES)[number];
 /** What a reviewer decides of a change request. */
 export const REVIEW_DECISIONS = ["approve", "reject"] as const;
 export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
+
+/**
+ * What a flag is for (docs/lifecycle.md): each kind has an expected lifetime (release and experiment 40
+ * days, the others none, by default; settings), past which the flag is stale.
+ */
+export const FLAG_KINDS = ["release", "experiment", "operational", "kill-switch", "permission"] as const;
+export type FlagKind = (typeof FLAG_KINDS)[number];
+
+/**
+ * Why a flag is stale: it outlived its kind's expected lifetime; nothing evaluated it in any environment
+ * for the stale window (30 days); or every evaluation in every environment was answered with one variant
+ * for that window.
+ */
+export const STALE_REASONS = ["unused", "one-variant", "lifetime"] as const;
+export type StaleReason = (typeof STALE_REASONS)[number];
+
+/** The buckets of a usage series. */
+export const USAGE_STEPS = ["minute", "hour", "day"] as const;
+export type UsageStep = (typeof USAGE_STEPS)[number];

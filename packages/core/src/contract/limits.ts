@@ -122,3 +122,12 @@ export type Percentage = (typeof ALLOWED_PERCENTAGES)[number];
 export const ALLOWED_PERCENTAGES_SET: ReadonlySet<number> = new Set(ALLOWED_PERCENTAGES);
 /** The most steps a timed rollout plan holds. */
 export const ROLLOUT_STEPS_MAX = 50;
+
+/** The variant key evaluations that ended in an error are counted under in usage (no variant has it). */
+export const USAGE_ERROR_VARIANT = "(error)";
+/** Counts one usage report may carry. */
+export const USAGE_REPORT_MAX_ENTRIES = 10_000;
+/** The most buckets one usage series answers. */
+export const USAGE_SERIES_MAX_POINTS = 1_500;
+/** Flags one project usage read names at once (the console's sparklines: a page of the list). */
+export const USAGE_FLAGS_MAX = 100;

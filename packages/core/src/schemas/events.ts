@@ -40,7 +40,8 @@ export const EventSchema = Type.Object(
         Type.Object({
           type: Type.Literal("system"),
           system: Type.String({
-            description: "startup, admin-key-command, webhook-dispatcher or sign-in (single sign-on adding a person)",
+            description:
+              "startup, admin-key-command, webhook-dispatcher, sign-in (single sign-on adding a person), scheduler (scheduled changes) or stale-rules (a flag found stale)",
           }),
         }),
       ],

@@ -1,5 +1,5 @@
 import { type Static, Type } from "typebox";
-import { EXPLAINED_RULES, FLAG_STATUSES, TARGETING_REASONS } from "../contract/enums.js";
+import { EXPLAINED_RULES, FLAG_KINDS, FLAG_STATUSES, STALE_REASONS, TARGETING_REASONS } from "../contract/enums.js";
 import { SEGMENT_ID_MAX_LENGTH } from "../contract/ids.js";
 import { ALLOWED_PERCENTAGES, type Percentage as AllowedPercentage } from "../evaluation.js";
 import { Limits, oneOf, NullableTimestamp, Timestamp } from "./common.js";
@@ -13,6 +13,14 @@ import {
   VariantsSchema,
 } from "./targeting.js";
 import { COMMENT_MAX_LENGTH, PREREQUISITES_MAX, ROLLOUT_STEPS_MAX, RULES_MAX } from "../contract/limits.js";
+
+const KIND_DESCRIPTION =
+  "What the flag is for: release and experiment flags are expected to live 40 days (settings), operational, kill-switch and permission flags for ever";
+export const FlagKindSchema = oneOf(FLAG_KINDS, { description: KIND_DESCRIPTION });
+export const StaleReasonSchema = oneOf(STALE_REASONS, {
+  description:
+    "unused: not evaluated in any environment for the stale window (30 days); one-variant: one variant answered every evaluation in every environment for that window; lifetime: older than its kind's expected lifetime",
+});
 
 export const FlagStatusSchema = oneOf(FLAG_STATUSES, {
   description: "enabled: on for everyone; disabled: off for everyone; conditional: on by the targeting rules",
@@ -132,6 +140,19 @@ export const FlagSchema = Type.Object(
       description:
         "In `environment`: the timed rollout of the actor percentage and of rules' split weights; absent: none. Extension.",
     }),
+    kind: oneOf(FLAG_KINDS, { description: `${KIND_DESCRIPTION}. Extension.` }),
+    permanent: Type.Boolean({ description: "Marked to stay: never stale. Extension." }),
+    stale: Type.Boolean({
+      description: "Whether the flag should be removed from code (staleReason says why). Extension.",
+    }),
+    staleReason: Type.Union([StaleReasonSchema, Type.Null()], {
+      description: "Why it is stale; null: it is not. Extension.",
+    }),
+    staleSince: Type.Union([Timestamp, Type.Null()], { description: "When it was found stale. Extension." }),
+    archived: Type.Boolean({
+      description: "Archived: evaluated as not found, left out of lists, its name kept. Extension.",
+    }),
+    archivedAt: NullableTimestamp,
   },
   {
     $id: "Flag",
@@ -141,9 +162,14 @@ export const FlagSchema = Type.Object(
 /** A boolean feature flag of a project. Timestamps are ISO 8601 strings in UTC. */
 export type Flag = Static<typeof FlagSchema>;
 
+const kindField = (description: string) => Type.Optional(oneOf(FLAG_KINDS, { description }));
+const permanentField = (description: string) => Type.Optional(Type.Boolean({ description }));
+
 export const CreateFlagBody = Type.Object(
   {
     description: Type.Optional(Limits.description),
+    kind: kindField(`${KIND_DESCRIPTION}. Default release`),
+    permanent: permanentField("true: the flag is meant to stay, and is never found stale. Default false"),
     type: Type.Optional(FlagTypeSchema),
     variants: Type.Optional(VariantsSchema),
     onVariant: Type.Optional({
@@ -165,6 +191,8 @@ const SegmentId = Type.String({ minLength: 1, maxLength: SEGMENT_ID_MAX_LENGTH }
 export const UpdateFlagBody = Type.Object(
   {
     description: Type.Optional(Limits.description),
+    kind: kindField("What the flag is for (its definition's: every environment's). Extension."),
+    permanent: permanentField("Marks the flag to stay (never stale), or not. Extension."),
     status: Type.Optional(FlagStatusSchema),
     percentageActors: Type.Optional(Percentage),
     percentageCalls: Type.Optional(Percentage),

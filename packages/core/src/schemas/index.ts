@@ -13,3 +13,4 @@ export * from "./targeting.js";
 export * from "./people.js";
 export * from "./ofrep.js";
 export * from "./change-requests.js";
+export * from "./usage.js";

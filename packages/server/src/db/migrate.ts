@@ -12,6 +12,7 @@ import { signInFailuresMigration } from "./migrations/008-sign-in-failures.js";
 import { eventCommentsMigration } from "./migrations/009-event-comments.js";
 import { flagSearchMigration } from "./migrations/010-flag-search.js";
 import { releaseSafetyMigration } from "./migrations/011-release-safety.js";
+import { usageLifecycleMigration } from "./migrations/012-usage-lifecycle.js";
 
 export class InCodeMigrations implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -28,6 +29,7 @@ export class InCodeMigrations implements MigrationProvider {
       "009-event-comments": eventCommentsMigration(),
       "010-flag-search": flagSearchMigration(this.dialect),
       "011-release-safety": releaseSafetyMigration(this.dialect),
+      "012-usage-lifecycle": usageLifecycleMigration(this.dialect),
     };
   }
 }

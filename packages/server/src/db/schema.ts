@@ -105,6 +105,36 @@ export interface FlagsTable {
   type: Generated<string>;
   /** JSON: the variants of a flag that is not boolean; null for a boolean flag. */
   variants: string | null;
+  /** release, experiment, operational, kill-switch or permission. */
+  kind: Generated<string>;
+  /** 1: meant to stay, never stale. */
+  permanent: Generated<number>;
+  /** Why the stale rules found it stale (unused, one-variant, lifetime); null: not stale. */
+  stale_reason: string | null;
+  stale_since: string | null;
+  /** When it was archived; null: it is not. */
+  archived_at: string | null;
+}
+
+/** Evaluations of one configuration that answered one variant in one bucket (docs/usage.md). */
+export interface FlagUsageTable {
+  config_id: string;
+  flag_id: string;
+  /** minute, hour or day. */
+  granularity: string;
+  /** The bucket's start. */
+  bucket_at: string;
+  variant: string;
+  count: number | string;
+}
+
+/** The roll-ups' progress: one row (id 1). */
+export interface UsageRollupsTable {
+  id: number;
+  /** Hours before this are rolled up from minutes (null: none yet). */
+  hours_until: string | null;
+  /** Days before this are rolled up from hours (null: none yet). */
+  days_until: string | null;
 }
 
 /** A project's environment; exactly one per project has is_default = 1. */
@@ -298,6 +328,8 @@ export interface Database {
   flags: FlagsTable;
   environments: EnvironmentsTable;
   flag_configs: FlagConfigsTable;
+  flag_usage: FlagUsageTable;
+  usage_rollups: UsageRollupsTable;
   segments: SegmentsTable;
   actors: ActorsTable;
   flag_actors: FlagActorsTable;

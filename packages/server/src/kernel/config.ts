@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { DEFAULT_MAX_ENVIRONMENTS, normalizeEmail } from "@flagstaff/core";
+import { DEFAULT_MAX_ENVIRONMENTS, FLAG_KINDS, type FlagKind, normalizeEmail } from "@flagstaff/core";
 import { resolve } from "node:path";
 
 export type Dialect = "sqlite" | "postgres";
@@ -82,6 +82,8 @@ export interface Config {
   readonly sessionMaxMs: number;
   /** E-mail and password sign-in is on. */
   readonly passwordSignIn: boolean;
+  /** Usage and lifecycle (docs/usage.md, docs/lifecycle.md). */
+  readonly usage: UsageConfig;
   /** Single sign-on with OpenID Connect; undefined when OIDC_ISSUER is unset. */
   readonly oidc: OidcConfig | undefined;
 }
@@ -96,6 +98,23 @@ export interface OidcConfig {
   readonly adminValues: readonly string[];
   /** The sign-in button's label. */
   readonly name: string;
+}
+
+export interface UsageConfig {
+  /** USAGE_COUNTING: whether evaluations are counted (latestCheckedAt is kept either way). */
+  readonly counting: boolean;
+  /** How often counted evaluations are written, in milliseconds. */
+  readonly flushIntervalMs: number;
+  /** How long minute, hour and day buckets are kept, in milliseconds (days: 0 for ever). */
+  readonly minuteRetentionMs: number;
+  readonly hourRetentionMs: number;
+  readonly dayRetentionMs: number;
+  /** The window of the unused and one-variant stale rules, in milliseconds. */
+  readonly staleAfterMs: number;
+  /** How often the stale rules are checked, in milliseconds. */
+  readonly staleCheckIntervalMs: number;
+  /** Each kind's expected lifetime in milliseconds; 0: permanent. */
+  readonly lifetimeMs: Readonly<Record<FlagKind, number>>;
 }
 
 export class ConfigError extends Error {
@@ -242,6 +261,35 @@ function oidcOf(env: NodeJS.ProcessEnv, publicUrl: string | undefined): OidcConf
   });
 }
 
+const DAY = 86_400_000;
+/** Expected lifetimes in days by default: release and experiment flags are meant to go; the others stay. */
+const DEFAULT_LIFETIME_DAYS: Record<FlagKind, number> = {
+  release: 40,
+  experiment: 40,
+  operational: 0,
+  "kill-switch": 0,
+  permission: 0,
+};
+
+function usageOf(env: NodeJS.ProcessEnv): UsageConfig {
+  const lifetimeMs = Object.fromEntries(
+    FLAG_KINDS.map((kind) => {
+      const name = `FLAG_LIFETIME_${kind.toUpperCase().replace("-", "_")}_DAYS`;
+      return [kind, integer(env, name, DEFAULT_LIFETIME_DAYS[kind], 0, 36_500) * DAY];
+    }),
+  ) as Record<FlagKind, number>;
+  return Object.freeze({
+    counting: boolean(env, "USAGE_COUNTING", true),
+    flushIntervalMs: integer(env, "USAGE_FLUSH_INTERVAL_MS", 10_000, 100, 60_000),
+    minuteRetentionMs: integer(env, "USAGE_MINUTES_RETENTION_HOURS", 48, 1, 24 * 365) * 3_600_000,
+    hourRetentionMs: integer(env, "USAGE_HOURS_RETENTION_DAYS", 90, 1, 36_500) * DAY,
+    dayRetentionMs: integer(env, "USAGE_DAYS_RETENTION_DAYS", 0, 0, 36_500) * DAY,
+    staleAfterMs: integer(env, "STALE_AFTER_DAYS", 30, 1, 3650) * DAY,
+    staleCheckIntervalMs: integer(env, "STALE_CHECK_INTERVAL_MS", 3_600_000, 1000, 7 * DAY),
+    lifetimeMs: Object.freeze(lifetimeMs),
+  });
+}
+
 /** Reads the environment once into a validated, frozen config; throws ConfigError on the first bad value. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL || "file:./data/flags.db";
@@ -270,6 +318,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionMaxMs,
     passwordSignIn: boolean(env, "PASSWORD_SIGN_IN", true),
     oidc: oidcOf(env, publicUrl),
+    usage: usageOf(env),
     host: env.HOST || "127.0.0.1",
     port: integer(env, "PORT", 8080, 0, 65535),
     databaseUrl,

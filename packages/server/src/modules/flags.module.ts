@@ -8,20 +8,24 @@ import { flagRoutes } from "../http/routes/flag.routes.js";
 import { FlagService } from "../features/flags/flag.service.js";
 import type { Flag } from "../features/flags/flag.schemas.js";
 import { FlagPresenter } from "../features/flags/flag-presenter.js";
-import { findFlagsByNames } from "../features/flags/flag.repository.js";
+import { findFlagsByNames, flagRepository } from "../features/flags/flag.repository.js";
+import { FlagArchiver } from "../features/flags/flag-archive.js";
+import type { StaleSettings } from "../features/flags/stale-rules.js";
 import { resolveEnvironment } from "../features/environments/environment.repository.js";
 import { findSegment, segmentNames } from "../features/segments/segment.repository.js";
 
 export interface FlagsModuleDeps extends FeatureDeps {
   readonly recorder: CheckRecorder;
   readonly snapshot: Snapshot;
+  readonly stale: StaleSettings;
 }
 
 /** The flag writes, and the reads answered from the snapshot (listings, explanations). */
-export function flagsModule({ db, work, clock, recorder, snapshot }: FlagsModuleDeps): FeatureModule<{
+export function flagsModule({ db, work, clock, recorder, snapshot, stale }: FlagsModuleDeps): FeatureModule<{
   flags: FlagService;
 }> {
-  const flags = new FlagService(db, work, recorder, clock);
+  const flags = new FlagService(db, work, recorder, clock, flagRepository, stale);
+  const archiver = new FlagArchiver(work, recorder, clock);
   const copier = new FlagCopier(work, recorder, clock);
   const explainer = new FlagExplainer((projectId, ids) => segmentNames(db, projectId, ids), snapshot, clock);
   const presenter = new FlagPresenter(recorder, clock);
@@ -32,5 +36,5 @@ export function flagsModule({ db, work, clock, recorder, snapshot }: FlagsModule
     present: (flags, ownOnly) => presenter.present(db, flags, ownOnly),
   };
   const listings = new FlagListings(rows, snapshot, clock);
-  return { services: { flags }, routes: (app) => flagRoutes(app, { flags, copier, explainer, listings }) };
+  return { services: { flags }, routes: (app) => flagRoutes(app, { flags, copier, archiver, explainer, listings }) };
 }

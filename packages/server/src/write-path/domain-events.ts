@@ -3,9 +3,11 @@ import type {
   ReviewDecision,
   Condition,
   EVENT_TYPES as CONTRACT_EVENT_TYPES,
+  FlagKind,
   FlagStatus,
   FlagTargeting,
   RolloutPlan,
+  StaleReason,
   TargetKind,
 } from "@flagstaff/core";
 import type { Role } from "../access/principal.js";
@@ -32,7 +34,7 @@ export type EventActor =
   | { readonly type: "system"; readonly system: SystemActor };
 
 /** The service's own writers: start-up, the admin-key command, the webhook dispatcher, single sign-on. */
-type SystemActor = "startup" | "admin-key-command" | "webhook-dispatcher" | "sign-in" | "scheduler";
+type SystemActor = "startup" | "admin-key-command" | "webhook-dispatcher" | "sign-in" | "scheduler" | "stale-rules";
 
 /** The caller and request a write is made for; routes build it from the request, system callers name themselves. */
 export interface WriteContext {
@@ -72,6 +74,8 @@ export const WEBHOOK_DISPATCHER = system("webhook-dispatcher");
 export const SIGN_IN = system("sign-in");
 /** The job that applies scheduled change requests at their time. */
 export const SCHEDULER = system("scheduler");
+/** The job that finds stale flags (docs/lifecycle.md). */
+export const STALE_RULES = system("stale-rules");
 
 // What the history records of each kind of target, before and after a write (never a secret). Type
 // aliases, not interfaces: a published event's states are plain JSON records.
@@ -97,7 +101,21 @@ export type FlagRecord = {
   readonly percentageCalls: number;
   /** The configuration's timed rollout plan (absent: none). */
   readonly rolloutPlan?: RolloutPlan;
+  /** What the flag is for, and whether it is meant to stay (absent in events recorded before them). */
+  readonly kind?: FlagKind;
+  readonly permanent?: boolean;
 } & Partial<FlagTargeting>;
+/** A flag archived or restored: as it was, and when it was archived (null: it is not). */
+export type ArchiveRecord = FlagRecord & { readonly archivedAt: string | null };
+/** Why and since when a flag is stale (docs/lifecycle.md), with the rule's words. */
+export type StaleRecord = { readonly reason: StaleReason; readonly since: string; readonly detail: string };
+/** A restored flag's configuration in one environment, as evaluation puts it back. */
+export type RestoredConfiguration = {
+  readonly environment: string;
+  readonly flag: FlagRecord;
+  readonly actors: readonly string[];
+  readonly segments: readonly string[];
+};
 /** A flag after an update: its fields, and the actors and segments the update attached and detached. */
 export type FlagUpdate = FlagRecord & {
   readonly addedActors: readonly string[];
@@ -203,6 +221,12 @@ export type DomainEvent =
   | EventOf<"flag.created", "flag", null, FlagRecord>
   | EventOf<"flag.updated", "flag", FlagRecord, FlagUpdate>
   | EventOf<"flag.deleted", "flag", FlagRecord, null>
+  | EventOf<"flag.archived", "flag", ArchiveRecord, ArchiveRecord>
+  | (EventOf<"flag.restored", "flag", ArchiveRecord, ArchiveRecord> & {
+      /** Its configuration in every environment, which evaluation takes back. */
+      readonly unpublished: { readonly configurations: readonly RestoredConfiguration[] };
+    })
+  | EventOf<"flag.stale", "flag", null, StaleRecord>
   | EventOf<"segment.created", "segment", null, SegmentRecord>
   | EventOf<"segment.updated", "segment", SegmentRecord, SegmentUpdate>
   | EventOf<"segment.deleted", "segment", SegmentRecord, null>

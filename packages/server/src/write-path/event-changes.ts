@@ -94,7 +94,36 @@ export function evaluationChanges(event: DomainEvent): Change[] {
           : []),
       ];
     case "flag.deleted":
+    // An archived flag leaves evaluation as a deleted one does (every SDK knows that change).
+    case "flag.archived":
       return [{ kind: "flag.deleted", projectId: event.projectId, id: event.target.id }];
+    case "flag.restored":
+      // Every environment's configuration comes back whole: targeting, links, timed rollout.
+      return event.unpublished.configurations.flatMap(({ environment, flag, actors, segments }) => [
+        {
+          kind: "flag.upserted",
+          projectId: event.projectId,
+          environment,
+          flag: flagOf(event.target.id, flag, {}),
+          addActors: actors,
+          removeActors: [],
+          addSegments: segments,
+          removeSegments: [],
+        } as const,
+        ...(flag.rolloutPlan === undefined
+          ? []
+          : [
+              {
+                kind: "flag.rollout",
+                projectId: event.projectId,
+                environment,
+                id: event.target.id,
+                rolloutPlan: flag.rolloutPlan,
+              } as const,
+            ]),
+      ]);
+    case "flag.stale":
+      return [];
     case "segment.updated": {
       const { addedActors: add, removedActors: remove, conditions } = event.after;
       const changes: Change[] = [];

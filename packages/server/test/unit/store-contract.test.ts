@@ -132,6 +132,13 @@ function newFlag(projectId: string, name: string, environment: string, createdAt
     revision: 1,
     configId: configIdOf(id, environment),
     plan: null,
+    kind: "release",
+    permanent: false,
+    stale: false,
+    staleReason: null,
+    staleSince: null,
+    archived: false,
+    archivedAt: null,
     type: "boolean",
     variants: [
       { key: "on", value: true },

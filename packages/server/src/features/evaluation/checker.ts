@@ -9,13 +9,29 @@ import {
 } from "@flagstaff/core";
 import type { Clock, RandomSource } from "../../kernel/clock.js";
 import { environmentNotFound, flagNotFound, projectNotFound } from "../../kernel/errors.js";
-import type { CheckRecorder } from "./check-recorder.js";
 import type { Snapshot } from "./snapshot.js";
 
 const NO_ACTORS: readonly string[] = [];
 
 /** A check's context attributes, as the query (`attributes[NAME]=value`) or OFREP's context gives them. */
 export type Attributes = Readonly<Record<string, AttributeValue | null | undefined>>;
+
+/**
+ * What counts evaluations (features/usage's UsageCounter): each one answered, by variant (null: an
+ * error), and the answers OFREP's bulk evaluation reuses, many at once.
+ */
+export interface EvaluationCounter {
+  count(environment: string, flagId: string, variant: string | null, at: number): void;
+  countMany(
+    environment: string,
+    flagIds: readonly string[],
+    variants: readonly (string | null)[],
+    times: number,
+    at: number,
+  ): void;
+  /** Runs `fn` before every write of the counts. */
+  beforeFlush(fn: () => void): void;
+}
 
 /** What a check answers: core's resolution of the evaluation, and whether the flag is typed. */
 export interface CheckOutcome {
@@ -45,7 +61,7 @@ export class Checker {
 
   constructor(
     private readonly snapshot: Snapshot,
-    private readonly recorder: CheckRecorder,
+    private readonly usage: EvaluationCounter,
     private readonly clock: Clock,
     private readonly random: RandomSource,
   ) {}
@@ -110,8 +126,9 @@ export class Checker {
     if (!state) throw environmentNotFound(id);
     const flag = state.flagsByName.get(flagName);
     if (!flag) throw flagNotFound(flagName);
-    this.recorder.note(id, flag.id, this.clock.now());
-    return this.outcome(this.resolution(state, flag, actorIds ?? NO_ACTORS, attributes), flag.type !== "boolean");
+    const resolution = this.resolution(state, flag, actorIds ?? NO_ACTORS, attributes);
+    this.usage.count(id, flag.id, resolution.variant, this.clock.now());
+    return this.outcome(resolution, flag.type !== "boolean");
   }
 
   /** Whether the project exists and has the flag in that environment. */
@@ -130,13 +147,28 @@ export class Checker {
     actorIds: readonly string[],
     attributes: Attributes | undefined,
   ): Resolution {
-    this.recorder.note(environment, flag.id, this.clock.now());
-    return this.resolution(state, flag, actorIds, attributes);
+    const resolution = this.resolution(state, flag, actorIds, attributes);
+    this.usage.count(environment, flag.id, resolution.variant, this.clock.now());
+    return resolution;
   }
 
-  /** Notes flags as checked now whose answers were reused rather than evaluated (OFREP's bulk answer). */
-  noteChecked(environment: string, flagIds: readonly string[], now: number): void {
-    for (const id of flagIds) this.recorder.note(environment, id, now);
+  /** Runs `fn` before every usage flush: what holds counts of its own adds them first. */
+  beforeUsageFlush(fn: () => void): void {
+    this.usage.beforeFlush(fn);
+  }
+
+  /**
+   * Counts `times` evaluations of flags whose answers were reused rather than evaluated (OFREP's bulk
+   * answer), each answering its entry of `variants` (null: an error), and notes them as checked `now`.
+   */
+  countReused(
+    environment: string,
+    flagIds: readonly string[],
+    variants: readonly (string | null)[],
+    times: number,
+    now: number,
+  ): void {
+    this.usage.countMany(environment, flagIds, variants, times, now);
   }
 
   /**

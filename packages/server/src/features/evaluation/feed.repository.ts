@@ -146,6 +146,8 @@ export async function readEvaluationRows(db: Executor, projectId?: string): Prom
     .selectFrom("flags")
     .innerJoin("flag_configs", "flag_configs.flag_id", "flags.id")
     .select(FLAG_EVALUATION_COLUMNS)
+    // An archived flag is evaluated as not found.
+    .where("flags.archived_at", "is", null)
     .$if(one, (q) => q.where("flags.project_id", "=", projectId as string))
     .execute();
   const flagActors = await db

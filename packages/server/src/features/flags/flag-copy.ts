@@ -10,6 +10,7 @@ import { checkTargeting, flagState, saveLinks, servingChanged, target, updateRec
 import { flagRepository } from "./flag.repository.js";
 import type { CopyFlagInput, Flag } from "./flag.schemas.js";
 import type { FlagStore } from "./flag.store.js";
+import { flagArchived } from "./flag-archive.js";
 
 /** Copies a flag's configuration between environments: a write of its own, beside the flag's CRUD. */
 export class FlagCopier {
@@ -48,6 +49,7 @@ export class FlagCopier {
       const source = await this.store.findFlag(trx, projectId, from, name);
       const flag = await this.store.findFlag(trx, projectId, to, name);
       if (!source || !flag) throw flagNotFound(name);
+      if (flag.archived) throw flagArchived(name);
       requireMatch(ifMatch, flagTag(flag), `Flag "${name}" in environment "${to}"`);
       const wanted = await this.store.linksOf(trx, source.configId);
       const current = await this.store.linksOf(trx, flag.configId);

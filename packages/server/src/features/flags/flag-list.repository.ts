@@ -43,6 +43,9 @@ function flagsQuery(db: Executor, projectId: string, environment: string, filter
     );
   }
   if (filter.status !== undefined) query = query.where("flag_configs.status", "=", filter.status);
+  if (filter.kind !== undefined) query = query.where("flags.kind", "=", filter.kind);
+  if (filter.stale !== undefined) query = query.where("flags.stale_reason", filter.stale ? "is not" : "is", null);
+  query = query.where("flags.archived_at", filter.archived === true ? "is not" : "is", null);
   return query;
 }
 

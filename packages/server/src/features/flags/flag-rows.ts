@@ -21,11 +21,27 @@ export const FLAG_COLUMNS = [
   "flag_configs.revision",
   "flag_configs.actors_count",
   "flag_configs.segments_count",
+  "flags.kind",
+  "flags.permanent",
+  "flags.stale_reason",
+  "flags.stale_since",
+  "flags.archived_at",
 ] as const;
 
 export type FlagRow = Pick<
   Selectable<FlagsTable>,
-  "id" | "project_id" | "name" | "description" | "created_at" | "type" | "variants"
+  | "id"
+  | "project_id"
+  | "name"
+  | "description"
+  | "created_at"
+  | "type"
+  | "variants"
+  | "kind"
+  | "permanent"
+  | "stale_reason"
+  | "stale_since"
+  | "archived_at"
 > &
   Omit<Selectable<FlagConfigsTable>, "flag_id">;
 
@@ -50,6 +66,13 @@ export const toFlag = (row: FlagRow): Flag => ({
   configId: row.config_id,
   ...(targetingOf(row) as Pick<Flag, "type" | "variants" | "onVariant" | "offVariant" | "rules" | "prerequisites">),
   plan: planOf(row.rollout_plan),
+  kind: row.kind as Flag["kind"],
+  permanent: Number(row.permanent) === 1,
+  stale: row.stale_reason !== null,
+  staleReason: row.stale_reason as Flag["staleReason"],
+  staleSince: row.stale_since,
+  archived: row.archived_at !== null,
+  archivedAt: row.archived_at,
 });
 
 /** A project's flags joined with their configuration in one environment. */

@@ -19,6 +19,8 @@ export const flagState = (flag: Flag): FlagRecord => ({
   percentageCalls: flag.percentageCalls,
   ...pickTargeting(flag),
   ...(flag.plan === null ? {} : { rolloutPlan: flag.plan }),
+  kind: flag.kind,
+  permanent: flag.permanent,
 });
 
 export const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);

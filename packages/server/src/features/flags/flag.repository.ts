@@ -113,6 +113,8 @@ export async function insertFlag(
       created_at: flag.createdAt,
       type: flag.type,
       variants: variantsColumn(flag.type, flag.variants),
+      kind: flag.kind,
+      permanent: flag.permanent ? 1 : 0,
     })
     .execute();
   await trx
@@ -316,6 +318,30 @@ export async function saveDescription(trx: Transaction<Database>, flag: Flag): P
     .execute();
 }
 
+/** Writes what a flag is for and whether it stays (its definition's, every environment's). */
+export async function saveLifecycle(trx: Transaction<Database>, flag: Flag): Promise<void> {
+  await trx
+    .updateTable("flags")
+    .set({ kind: flag.kind, permanent: flag.permanent ? 1 : 0 })
+    .where("id", "=", flag.id)
+    .execute();
+}
+
+/** Marks a flag stale (with why, since when) or not (null). */
+export async function saveStale(
+  trx: Transaction<Database>,
+  id: string,
+  reason: string | null,
+  since: string | null,
+): Promise<void> {
+  await trx.updateTable("flags").set({ stale_reason: reason, stale_since: since }).where("id", "=", id).execute();
+}
+
+/** Archives a flag (`at`) or restores it (null). */
+export async function saveArchived(trx: Transaction<Database>, id: string, at: string | null): Promise<void> {
+  await trx.updateTable("flags").set({ archived_at: at }).where("id", "=", id).execute();
+}
+
 export async function deleteFlag(trx: Transaction<Database>, id: string): Promise<void> {
   await trx.deleteFrom("flags").where("id", "=", id).execute();
 }
@@ -384,6 +410,9 @@ export const flagRepository: FlagStore = {
   saveVariants,
   pinDefaultVariants,
   deleteFlag,
+  saveLifecycle,
+  saveArchived,
+  saveStale,
   targetingIn,
   variantUses,
   environmentsServing,

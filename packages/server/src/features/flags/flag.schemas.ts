@@ -1,6 +1,7 @@
 import {
   DESCRIPTION_MAX_LENGTH,
   FLAG_NAME_MAX_LENGTH,
+  FLAG_KINDS,
   FLAG_SORTS,
   FLAG_STATUSES,
   type RolloutPlan,
@@ -62,7 +63,25 @@ export const ListFlagsQuery = Type.Object(
     total: Type.Optional(
       Type.Boolean({ description: "true: the answer also holds `total`, the number of flags that match. Extension." }),
     ),
+    kind: Type.Optional(oneOf(FLAG_KINDS, { description: "Only flags of this kind. Extension." })),
+    stale: Type.Optional(
+      Type.Boolean({ description: "true: only stale flags; false: only flags that are not. Extension." }),
+    ),
+    archived: Type.Optional(
+      Type.Boolean({ description: "true: only archived flags (left out otherwise). Extension." }),
+    ),
   },
   { additionalProperties: false },
 );
-export type FlagFilter = { name?: string; q?: string; status?: Flag["status"] };
+/**
+ * What a list keeps: by name, text, status, kind and staleness; archived flags only with `archived`
+ * (and then only they).
+ */
+export type FlagFilter = {
+  name?: string;
+  q?: string;
+  status?: Flag["status"];
+  kind?: Flag["kind"];
+  stale?: boolean;
+  archived?: boolean;
+};

@@ -26,7 +26,9 @@ import { requireMatch } from "../../write-path/preconditions.js";
 import type { WorkOutcome, Writes } from "../../write-path/unit-of-work.js";
 import type { Membership } from "../actors/member-lists.js";
 import { refuseProtected, refuseUnapproved } from "../environments/environment-guard.js";
-import type { WriteContext } from "../../write-path/domain-events.js";
+import type { DomainEvent, WriteContext } from "../../write-path/domain-events.js";
+import { DEFAULT_STALE_SETTINGS, outlived, type StaleSettings } from "./stale-rules.js";
+import { flagArchived } from "./flag-archive.js";
 import { FlagPresenter, flagTag, type PendingChecks } from "./flag-presenter.js";
 import { checkTargeting, flagState, sameJSON, saveLinks, servingChanged, target, updateRecord } from "./flag-writes.js";
 import { flagOrder } from "./flag-list.repository.js";
@@ -84,6 +86,8 @@ export class FlagService {
     private readonly checks: PendingChecks,
     private readonly clock: Clock,
     private readonly store: FlagStore = flagRepository,
+    /** The stale rules' settings: a PATCH of a flag's kind or permanence decides its lifetime rule at once. */
+    private readonly stale: StaleSettings = DEFAULT_STALE_SETTINGS,
   ) {
     this.presenter = new FlagPresenter(checks, clock, store);
   }
@@ -107,7 +111,15 @@ export class FlagService {
         if (environments.length === 0) throw projectNotFound(projectId);
         const shown = environment ?? environments.find((e) => e.default)?.id ?? (environments[0]?.id as string);
         if (!environments.some((e) => e.id === shown)) throw environmentNotFound(shown);
-        if (await this.store.findFlag(trx, projectId, shown, name)) throw exists();
+        const taken = await this.store.findFlag(trx, projectId, shown, name);
+        if (taken?.archived) {
+          throw new AppError(
+            409,
+            "flag_exists",
+            `Flag "${name}" is archived in project "${projectId}": it keeps its name. Restore it, or delete it for good to take the name.`,
+          );
+        }
+        if (taken) throw exists();
         const now = isoTime(this.clock.now());
         const id = newId("flg");
         const targeting = creationTargeting(name, input);
@@ -130,6 +142,13 @@ export class FlagService {
           revision: 1,
           configId: configIdOf(id, shown),
           plan: null,
+          kind: input.kind ?? "release",
+          permanent: input.permanent ?? false,
+          stale: false,
+          staleReason: null,
+          staleSince: null,
+          archived: false,
+          archivedAt: null,
           ...(targeting as Pick<Flag, keyof FlagTargeting>),
         };
         await this.store.insertFlag(
@@ -198,6 +217,7 @@ export class FlagService {
     const environmentId = await this.store.resolveEnvironment(trx, projectId, environment);
     const flag = await this.store.findFlag(trx, projectId, environmentId, name);
     if (!flag) throw flagNotFound(name);
+    if (flag.archived) throw flagArchived(name);
     requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
     if (addSegments.length > 0) {
       const found = await this.store.existingSegmentIds(trx, projectId, addSegments);
@@ -230,7 +250,10 @@ export class FlagService {
           : input.rolloutPlan === null
             ? null
             : nextPlan(input.rolloutPlan, flag.plan, this.clock.now()),
+      kind: input.kind ?? flag.kind,
+      permanent: input.permanent ?? flag.permanent,
     };
+    const lifecycleChanged = next.kind !== flag.kind || next.permanent !== flag.permanent;
     const variantsChanged = !sameJSON(next.variants, flag.variants);
     // Decided once: whether the targeting changes (to check it) and whether this configuration does.
     const servingChanges = servingChanged(next, flag);
@@ -249,6 +272,7 @@ export class FlagService {
     }
     const fieldsChanged =
       targetingChanged ||
+      lifecycleChanged ||
       next.description !== flag.description ||
       next.status !== flag.status ||
       next.percentageActors !== flag.percentageActors ||
@@ -293,8 +317,10 @@ export class FlagService {
     next.actorsCount = flag.actorsCount + delta.addActors.length - delta.removeActors.length;
     next.segmentsCount = flag.segmentsCount + delta.addSegments.length - delta.removeSegments.length;
     await this.store.saveConfiguration(trx, next);
+    if (lifecycleChanged) await this.store.saveLifecycle(trx, next);
     if (next.description !== flag.description) await this.store.saveDescription(trx, next);
     if (variantsChanged) await this.store.saveVariants(trx, next);
+    const staleEvents = lifecycleChanged ? await this.recheckLifetime(trx, next, flag) : [];
     await this.store.ensureActors(trx, projectId, delta.addActors, now);
     await saveLinks(this.store, trx, next, delta, now);
     const after = updateRecord(next, delta);
@@ -309,8 +335,41 @@ export class FlagService {
           before: flagState(flag),
           after,
         },
+        ...staleEvents,
       ],
     };
+  }
+
+  /**
+   * A flag's kind or permanence changed: its lifetime rule is decided now (stale-rules.ts), the others
+   * stay as the stale-rules job last found them, unless the flag is now permanent (never stale). Found
+   * stale now, it records its `flag.stale` event with the write.
+   */
+  private async recheckLifetime(trx: Transaction<Database>, next: Flag, flag: Flag): Promise<DomainEvent[]> {
+    const now = this.clock.now();
+    const lifetime = outlived(
+      { kind: next.kind, permanent: next.permanent, createdAt: Date.parse(next.createdAt) },
+      now,
+      this.stale,
+    );
+    const keep = next.permanent || flag.staleReason === "lifetime" ? null : flag.staleReason;
+    const reason = keep ?? lifetime?.reason ?? null;
+    if (reason === flag.staleReason) return [];
+    const since = reason === null ? null : (flag.staleSince ?? isoTime(now));
+    await this.store.saveStale(trx, flag.id, reason, since);
+    next.stale = reason !== null;
+    next.staleReason = reason;
+    next.staleSince = since;
+    if (flag.staleReason !== null || lifetime === null || reason !== "lifetime") return [];
+    return [
+      {
+        type: "flag.stale",
+        projectId: flag.projectId,
+        target: target(flag),
+        before: null,
+        after: { reason: "lifetime", since: since as string, detail: lifetime.detail },
+      },
+    ];
   }
 
   /**

@@ -35,6 +35,12 @@ export interface FlagStore extends EnvironmentReads {
   saveVariants(trx: Trx, flag: Flag): Promise<void>;
   /** Writes out the variants configurations serve by default as the keys they are now. */
   pinDefaultVariants(trx: Trx, flagId: string, defaults: { onVariant: string; offVariant: string }): Promise<void>;
+  /** Writes a flag's kind and permanence (its definition's). */
+  saveLifecycle(trx: Trx, flag: Flag): Promise<void>;
+  /** Marks a flag stale (with why, since when) or not (null). */
+  saveStale(trx: Trx, id: string, reason: string | null, since: string | null): Promise<void>;
+  /** Archives a flag (`at`) or restores it (null). */
+  saveArchived(trx: Trx, id: string, at: string | null): Promise<void>;
   /** Deletes a flag with its configurations and their links. */
   deleteFlag(trx: Trx, id: string): Promise<void>;
   /** A project's flags with their targeting in one environment: what prerequisite checks read. */

@@ -33,19 +33,24 @@ export function ofrepResultJson(key: string, resolution: Resolution): string {
 interface BulkPlan {
   readonly version: number;
   readonly pieces: readonly (Buffer | FlagState)[];
-  /** The ids of the flags in the runs, for `latestCheckedAt`. */
+  /** The ids of the flags in the runs, and the variant each answers (null: an error), for usage. */
   readonly constantIds: readonly string[];
-  /** When the runs' flags were last noted as checked (NOTE_EVERY_MS). */
+  readonly constantVariants: readonly (string | null)[];
+  /** The environment the plan is of. */
+  readonly environment: string;
+  /** When the runs' flags were last counted (NOTE_EVERY_MS), and the answers sent since. */
   notedAt: number;
+  uncounted: number;
   /** How many of the runs' answers are on, and off (the checks counter). */
   readonly enabled: number;
   readonly disabled: number;
 }
 
 /**
- * How often the flags whose answers a bulk evaluation reuses are noted as checked: at most once a second
- * per plan, as `latestCheckedAt` is kept to the second anyway (CHECK_FLUSH_INTERVAL_MS writes it at most
- * once a second), where noting 10,000 flags for every request cost as much as the rest of the answer.
+ * How often the flags whose answers a bulk evaluation reuses are counted (usage) and noted as checked: at
+ * most once a second per plan, adding up the answers sent since, as `latestCheckedAt` is kept to the
+ * second anyway (CHECK_FLUSH_INTERVAL_MS writes it at most once a second), where counting 10,000 flags
+ * for every request cost as much as the rest of the answer. The usage flush counts what is left first.
  */
 const NOTE_EVERY_MS = 1000;
 
@@ -62,12 +67,28 @@ const COMMA = Buffer.from(",");
  */
 export class BulkAnswers {
   private readonly plans = new WeakMap<ProjectState, BulkPlan>();
+  /** Plans with answers sent and not yet counted. */
+  private readonly uncounted = new Set<BulkPlan>();
 
   constructor(
     private readonly checker: Checker,
     private readonly metrics: Metrics,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    checker.beforeUsageFlush(() => this.countSent(this.clock.now()));
+  }
+
+  /** Counts the shared answers sent since each plan's last count. */
+  private countSent(now: number): void {
+    for (const plan of this.uncounted) this.countPlan(plan, now);
+  }
+
+  private countPlan(plan: BulkPlan, now: number): void {
+    this.checker.countReused(plan.environment, plan.constantIds, plan.constantVariants, plan.uncounted, now);
+    plan.uncounted = 0;
+    plan.notedAt = now;
+    this.uncounted.delete(plan);
+  }
 
   /**
    * A constant flag's result JSON, kept with the flag until its answer changes: a change of one flag
@@ -83,11 +104,12 @@ export class BulkAnswers {
     return json;
   }
 
-  private planOf(state: ProjectState): BulkPlan {
+  private planOf(state: ProjectState, environment: string): BulkPlan {
     const cached = this.plans.get(state);
     if (cached !== undefined && cached.version === state.evaluationVersion) return cached;
     const pieces: (Buffer | FlagState)[] = [];
     const constantIds: string[] = [];
+    const constantVariants: (string | null)[] = [];
     let run: string[] = [];
     let enabled = 0;
     let disabled = 0;
@@ -107,12 +129,23 @@ export class BulkAnswers {
       const resolution = resolutionOf(flag, answer);
       run.push(this.constantJson(flag, resolution));
       constantIds.push(flag.id);
+      constantVariants.push(resolution.variant);
       if (resolution.reason === "ERROR") continue;
       if (resolution.enabled) enabled++;
       else disabled++;
     }
     endRun();
-    const plan = { version: state.evaluationVersion, pieces, constantIds, enabled, disabled, notedAt: -Infinity };
+    const plan = {
+      version: state.evaluationVersion,
+      pieces,
+      constantIds,
+      constantVariants,
+      environment,
+      enabled,
+      disabled,
+      notedAt: Number.NEGATIVE_INFINITY,
+      uncounted: 0,
+    };
     this.plans.set(state, plan);
     return plan;
   }
@@ -129,12 +162,11 @@ export class BulkAnswers {
     attributes: Attributes | undefined,
     rest?: Record<string, unknown>,
   ): { parts: Buffer[]; length: number } {
-    const plan = this.planOf(state);
+    const plan = this.planOf(state, environment);
     const now = this.clock.now();
-    if (now - plan.notedAt >= NOTE_EVERY_MS) {
-      this.checker.noteChecked(environment, plan.constantIds, now);
-      plan.notedAt = now;
-    }
+    plan.uncounted++;
+    if (now - plan.notedAt >= NOTE_EVERY_MS) this.countPlan(plan, now);
+    else this.uncounted.add(plan);
     let enabled = plan.enabled;
     let disabled = plan.disabled;
     const parts: Buffer[] = [OPEN];

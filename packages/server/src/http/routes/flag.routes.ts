@@ -34,6 +34,7 @@ import { CheckQuery } from "./check.routes.js";
 import type { FlagExplainer } from "../../features/evaluation/explain.js";
 import type { FlagListings } from "../../features/evaluation/flag-listing.js";
 import type { FlagCopier } from "../../features/flags/flag-copy.js";
+import type { FlagArchiver } from "../../features/flags/flag-archive.js";
 import { flagTag } from "../../features/flags/flag-presenter.js";
 import type { FlagService } from "../../features/flags/flag.service.js";
 
@@ -41,6 +42,7 @@ import type { FlagService } from "../../features/flags/flag.service.js";
 export interface FlagRouteDeps {
   readonly flags: FlagService;
   readonly copier: FlagCopier;
+  readonly archiver: FlagArchiver;
   readonly explainer: FlagExplainer;
   readonly listings: FlagListings<FlagEntity>;
 }
@@ -76,23 +78,24 @@ const FlagActorsQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function flagRoutes(app: TypedApp, { flags, copier, explainer, listings }: FlagRouteDeps): void {
+export function flagRoutes(app: TypedApp, { flags, copier, archiver, explainer, listings }: FlagRouteDeps): void {
   app.get(
     "/projects/:projectId/flags",
     {
       config: { access: "read" },
       schema: {
         tags: ["flags"],
-        summary: "List flags of a project, ordered by name (or by sort), filtered by name, q and status",
+        summary:
+          "List flags of a project, ordered by name (or by sort), filtered by name, q, status, kind and stale; archived flags only with archived=true",
         params: Type.Object({ projectId: Type.String() }),
         querystring: ListFlagsQuery,
         response: { 200: FlagPage, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
       },
     },
     async (request) => {
-      const { name, q, status, sort, total, environment: _environment, ...page } = request.query;
+      const { name, q, status, kind, stale, archived, sort, total, environment: _environment, ...page } = request.query;
       const scope = environmentScope(request);
-      const filter = { name, q, status };
+      const filter = { name, q, status, kind, stale, archived };
       return flags.list(request.params.projectId, scope, filter, page, sort as FlagSort | undefined, total);
     },
   );
@@ -179,6 +182,42 @@ export function flagRoutes(app: TypedApp, { flags, copier, explainer, listings }
       return reply.header("etag", flagTag(flag)).send(flag);
     },
   );
+
+  for (const [action, summary, description] of [
+    [
+      "archive",
+      "Archive a flag: evaluated as not found everywhere, left out of lists, its history and name kept (extension)",
+      "One write with one flag.archived event. Refused 409 flag_archived when it is archived already, and 409 flag_in_use while another flag names it as a prerequisite. Like a delete it reaches every environment: a key bound to one may only while the project has no other (403), and protected environments need a project admin.",
+    ],
+    [
+      "restore",
+      "Restore an archived flag, as it was in every environment (extension)",
+      "One write with one flag.restored event; 409 flag_not_archived when it is not archived. Same rights as archiving.",
+    ],
+  ] as const) {
+    app.post(
+      `/projects/:projectId/flags/:flagName/${action}`,
+      {
+        config: { access: "write" },
+        schema: {
+          tags: ["flags"],
+          summary,
+          description,
+          params: FlagParams,
+          querystring: EnvironmentQuery,
+          headers: IfMatchHeaders,
+          response: { 200: Flag, ...errorResponses(400, 401, 403, 404, 409, 412, 429, 500, 503) },
+        },
+      },
+      async (request, reply) => {
+        const { projectId, flagName } = request.params;
+        const ifMatch = request.headers["if-match"];
+        const act = action === "archive" ? archiver.archive.bind(archiver) : archiver.restore.bind(archiver);
+        const flag = await act(writeContext(request), projectId, environmentScope(request), flagName, ifMatch);
+        return reply.header("etag", flagTag(flag)).send(flag);
+      },
+    );
+  }
 
   app.get(
     "/projects/:projectId/flags/:flagName/explain",

@@ -117,7 +117,10 @@ export class MemoryStores {
         (f) =>
           (filter.name === undefined || likeText(f.name, filter.name)) &&
           (filter.q === undefined || likeText(f.name, filter.q) || likeText(f.description, filter.q)) &&
-          (filter.status === undefined || f.status === filter.status),
+          (filter.status === undefined || f.status === filter.status) &&
+          (filter.kind === undefined || f.kind === filter.kind) &&
+          (filter.stale === undefined || f.stale === filter.stale) &&
+          f.archived === (filter.archived === true),
       );
   }
 
@@ -311,6 +314,11 @@ export class MemoryStores {
         created_at: flag.createdAt,
         type: flag.type,
         variants: variantsColumn(flag.type, flag.variants),
+        kind: flag.kind,
+        permanent: flag.permanent ? 1 : 0,
+        stale_reason: null,
+        stale_since: null,
+        archived_at: null,
       });
       for (const environment of environments) {
         const configId = configIdOf(flag.id, environment);
@@ -363,6 +371,24 @@ export class MemoryStores {
         config.on_variant ??= defaults.onVariant;
         config.off_variant ??= defaults.offVariant;
       }
+    },
+    saveLifecycle: async (_trx: Trx, flag: Flag) => {
+      const definition = this.tables.flags.get(flag.id);
+      if (definition) {
+        definition.kind = flag.kind;
+        definition.permanent = flag.permanent ? 1 : 0;
+      }
+    },
+    saveStale: async (_trx: Trx, id: string, reason: string | null, since: string | null) => {
+      const definition = this.tables.flags.get(id);
+      if (definition) {
+        definition.stale_reason = reason;
+        definition.stale_since = since;
+      }
+    },
+    saveArchived: async (_trx: Trx, id: string, at: string | null) => {
+      const definition = this.tables.flags.get(id);
+      if (definition) definition.archived_at = at;
     },
     deleteFlag: async (_trx: Trx, id: string) => {
       for (const config of this.configsOfFlag(id)) this.deleteConfig(config.config_id);
