@@ -18,8 +18,11 @@ import type {
   FlagListOptions,
   ListOptions,
   Page,
+  ProjectUsage,
   Tagged,
   UpdateFlagInput,
+  UsageRange,
+  UsageSeries,
   VariantValue,
   WriteOptions,
 } from "./types.js";
@@ -138,6 +141,46 @@ export class FlagsApi {
   }
 
   /**
+   * Archives the flag (`POST …/flags/{flagName}/archive`): evaluated as not found everywhere, left out of
+   * lists, its history, configurations and name kept. 409 flag_archived when it is already, flag_in_use
+   * while another flag names it as a prerequisite.
+   */
+  async archive(projectId: string, flagName: string, options?: WriteOptions): Promise<Flag> {
+    return this.lifecycle(projectId, flagName, "archive", options);
+  }
+
+  /** Restores an archived flag as it was, in every environment (`POST …/flags/{flagName}/restore`). */
+  async restore(projectId: string, flagName: string, options?: WriteOptions): Promise<Flag> {
+    return this.lifecycle(projectId, flagName, "restore", options);
+  }
+
+  private async lifecycle(projectId: string, flagName: string, action: string, options?: WriteOptions) {
+    const path = `${this.path(projectId, flagName)}/${action}`;
+    const headers = ifMatchHeader(options);
+    return (await this.http.request<Flag>({ method: "POST", path, query: this.scope, headers })).body;
+  }
+
+  /**
+   * The flag's evaluations per bucket and variant in the client's environment (`GET …/flags/{flagName}/usage`):
+   * every bucket from `from` to `to` by `step` (minute, hour or day; at most 1,500), and their totals.
+   */
+  async usage(projectId: string, flagName: string, range: UsageRange = {}): Promise<UsageSeries> {
+    const path = `${this.path(projectId, flagName)}/usage`;
+    const query = { step: range.step, from: range.from, to: range.to, ...this.scope };
+    return (await this.http.request<UsageSeries>({ method: "GET", path, query })).body;
+  }
+
+  /**
+   * Several flags' evaluations per bucket, every variant added up (`GET /projects/{projectId}/usage`): at
+   * most 100 flags; names the environment lacks are left out.
+   */
+  async usageOf(projectId: string, flagNames: readonly string[], range: UsageRange = {}): Promise<ProjectUsage> {
+    const path = `/projects/${param("projectId", projectId)}/usage`;
+    const query = { flags: flagNames, step: range.step, from: range.from, to: range.to, ...this.scope };
+    return (await this.http.request<ProjectUsage>({ method: "GET", path, query })).body;
+  }
+
+  /**
    * Lists the actors attached to the flag directly, by actor id, optionally those whose id contains `q`
    * (`GET …/flags/{flagName}/actors`).
    */
@@ -177,9 +220,21 @@ export class FlagsApi {
   list(projectId: string, options: FlagListOptions = {}): PageList<Flag> {
     return new PageList(async (page) => {
       const path = `/projects/${param("projectId", projectId)}/flags`;
-      const { name, q, status, sort } = options;
+      const { name, q, status, sort, kind } = options;
+      const flag = (value: boolean | undefined) => (value === undefined ? undefined : String(value));
       const total = options.total ? "true" : undefined;
-      const query = { name, q, status, sort, total, ...this.scope, ...pageQuery(page) };
+      const query = {
+        name,
+        q,
+        status,
+        sort,
+        total,
+        kind,
+        stale: flag(options.stale),
+        archived: flag(options.archived),
+        ...this.scope,
+        ...pageQuery(page),
+      };
       return (await this.http.request<Page<Flag>>({ method: "GET", path, query })).body;
     }, options.limit);
   }

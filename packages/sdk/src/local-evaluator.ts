@@ -6,6 +6,7 @@ import { type LocalEvaluation, type LocalEvaluationContext, StateEvaluations } f
 import { applyChanges, changedFlags, readSnapshot } from "./local-state.js";
 import { type LocalEvaluatorStatus, StreamFollower } from "./local-stream.js";
 import { systemTimers, type Timers } from "./timers.js";
+import { UsageReporter } from "./usage-reporter.js";
 
 // The local evaluator: what its callers see (options, events, readiness, evaluate, close). Its transport
 // (the stream, reconnections, polling) is local-stream.ts; what it makes of the stream's snapshots and
@@ -58,7 +59,18 @@ export interface LocalEvaluatorOptions {
    * fetch of your own, unless you set it.
    */
   compressStream?: boolean;
+  /**
+   * Report how many evaluations each flag answered with each variant, every minute, so that the
+   * console's usage chart and the stale rules see them (docs/usage.md). Default true. Evaluations never
+   * wait for a report.
+   */
+  reportUsage?: boolean;
+  /** Milliseconds between usage reports (default 60000). */
+  usageIntervalMs?: number;
 }
+
+/** Evaluation errors that no flag answered: not counted as usage. */
+const UNCOUNTED: ReadonlySet<string> = new Set(["FLAG_NOT_FOUND", "PROVIDER_NOT_READY", "INVALID_CONTEXT"]);
 
 /** Whether this runs on Node.js, whose fetch (undici) decompresses a gzip body of several members. */
 const onNode = typeof process !== "undefined" && typeof process.versions?.node === "string";
@@ -108,6 +120,7 @@ export class LocalEvaluator {
   private readonly now: () => number;
   private readonly timers: Timers;
   private readonly follower: StreamFollower;
+  private readonly usage: UsageReporter | undefined;
 
   /** Prefer `createLocalEvaluator(options)`. Starts following the project at once. */
   constructor(private readonly options: LocalEvaluatorOptions) {
@@ -139,6 +152,24 @@ export class LocalEvaluator {
         else resolve();
       };
     });
+    if (options.reportUsage !== false) {
+      const base = options.url.replace(/\/+$/, "");
+      this.usage = new UsageReporter({
+        url: `${base}/projects/${encodeURIComponent(options.projectId)}/usage`,
+        fetch: this.fetchImpl,
+        headers: () => ({ ...(options.headers ?? {}), authorization: `Bearer ${options.key}` }),
+        timers: this.timers,
+        intervalMs: options.usageIntervalMs ?? 60_000,
+        onError: (error) =>
+          this.report(
+            new FlagstaffError({
+              status: 0,
+              code: "usage_report_failed",
+              detail: `Usage not reported: ${error.message}`,
+            }),
+          ),
+      });
+    }
     // ready() hands out its own promises; this one must not count as an unhandled rejection.
     this.readyPromise.catch(() => {});
     const done = () => this.done;
@@ -230,7 +261,17 @@ export class LocalEvaluator {
           : "The local evaluator has not loaded the project's state yet (await ready()).",
       );
     }
-    return evaluations.evaluate(flagName, context);
+    const evaluation = evaluations.evaluate(flagName, context);
+    // Counted as the server counts: every evaluation of a flag, those the engine failed as `(error)`; not
+    // an unknown flag or a refused context, which no flag answered.
+    if (this.usage !== undefined && (evaluation.reason !== "ERROR" || !UNCOUNTED.has(evaluation.errorCode)))
+      this.usage.count(flagName, evaluation.variant, this.now());
+    return evaluation;
+  }
+
+  /** Sends the evaluations counted so far now rather than at the next report (it is done every minute, and at close). */
+  flushUsage(): Promise<void> {
+    return this.usage?.flush() ?? Promise.resolve();
   }
 
   /** Whether a flag is on (serves anything but its offVariant): `evaluate(...).enabled` (false for an unknown flag). */
@@ -251,6 +292,7 @@ export class LocalEvaluator {
       this.follower.abort();
     }
     await this.follower.running;
+    await this.usage?.close();
     this.listeners.clear();
   }
 

@@ -6,8 +6,10 @@ import type {
   ChangeRequestState,
   DeliveryStatus,
   EventType,
+  FlagKind,
   FlagSort,
   FlagStatus,
+  UsageStep,
   VariantValue,
 } from "@flagstaff/core";
 import type { CreatedApiKey, FlagstaffEvent, Pagination, WebhookDelivery, WhoAmI } from "@flagstaff/core/schemas";
@@ -20,9 +22,12 @@ export type {
   ConditionOperator,
   DeliveryStatus as WebhookDeliveryStatus,
   EventType,
+  FlagKind,
   FlagSort,
   FlagStatus,
   FlagType,
+  StaleReason,
+  UsageStep,
   GrantRole,
   JsonValue,
   Percentage,
@@ -93,6 +98,12 @@ export type {
   OfrepEvaluationRequest,
   OfrepEvaluationSuccess,
   OfrepEventStreamLink,
+  ProjectUsage,
+  UsageCount,
+  UsagePoint,
+  UsageReport,
+  UsageReportResult,
+  UsageSeries,
   ChangeRequest,
   ChangeRequestPerson,
   CreateChangeRequestInput,
@@ -176,6 +187,19 @@ export interface FlagListOptions extends ListOptions {
   sort?: FlagSort;
   /** Each page also carries `total`, how many flags match. */
   total?: boolean;
+  /** Only flags of this kind. */
+  kind?: FlagKind;
+  /** true: only stale flags; false: only those that are not. */
+  stale?: boolean;
+  /** true: only archived flags (left out otherwise). */
+  archived?: boolean;
+}
+
+/** The range of a usage series: its buckets (default hour), from and to (ISO 8601; defaults in docs/usage.md). */
+export interface UsageRange {
+  step?: UsageStep;
+  from?: string;
+  to?: string;
 }
 
 /** Filters of a history list, and the page size used while iterating. */

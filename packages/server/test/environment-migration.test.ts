@@ -313,7 +313,14 @@ for (const dialect of DIALECTS) {
         });
         assert.equal(res.status, 200, res.text);
         // Targeting (migration 006) reads every migrated flag as boolean with no rules.
-        const { environments, type, variants, onVariant, offVariant, rules, prerequisites, ...seed } = res.body;
+        const { environments, type, variants, onVariant, offVariant, rules, prerequisites, ...rest } = res.body;
+        // Lifecycle (migration 012): every migrated flag is a release flag, neither permanent nor archived.
+        // (Whether it is stale is the stale rules' to say, at start-up: lifecycle tests cover them.)
+        const { kind, permanent, stale: _stale, staleReason: _r, staleSince: _s, archived, archivedAt, ...seed } = rest;
+        assert.deepEqual(
+          { kind, permanent, archived, archivedAt },
+          { kind: "release", permanent: false, archived: false, archivedAt: null },
+        );
         assert.deepEqual(
           { type, variants, onVariant, offVariant, rules, prerequisites },
           {

@@ -14,7 +14,7 @@ import { Confirm, ErrorText, guardLeaving, navigate, TextField, useAction, useAp
 import { isConflict } from "../format.js";
 
 /** The flag page's tabs, in their order; the URL's `tab` names the one shown. */
-export const FLAG_TABS = ["targeting", "variants", "evaluate", "settings", "history"] as const;
+export const FLAG_TABS = ["targeting", "variants", "evaluate", "usage", "settings", "history"] as const;
 export type FlagTab = (typeof FLAG_TABS)[number];
 
 /** One form's unsaved edits: the fields it would send, and why it cannot be saved yet, if so. */

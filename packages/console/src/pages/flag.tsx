@@ -25,7 +25,9 @@ import { EvaluatePanel, Snippets } from "./flag-evaluate.js";
 import { Description, Percentages, StatusControl } from "./flag-fields.js";
 import { FLAG_TABS, type FlagTab, PendingChanges } from "./flag-pending.js";
 import { SegmentsPanel } from "./flag-segments.js";
-import { attachedSummary, staleReason } from "./flags.js";
+import { attachedSummary } from "./flags.js";
+import { Lifecycle, ArchivedNote } from "./flag-lifecycle.js";
+import { StaleBadge, UsagePanel } from "./usage.js";
 import { MembersPanel } from "./members.js";
 import { AttributeSuggestions } from "./conditions-editor.js";
 import { TargetingPanel } from "./targeting.js";
@@ -36,6 +38,7 @@ const TAB_LABELS: Record<FlagTab, string> = {
   targeting: "Targeting",
   variants: "Variants",
   evaluate: "Evaluate",
+  usage: "Usage",
   settings: "Settings",
   history: "History",
 };
@@ -66,7 +69,6 @@ export function FlagPage(props: { name: string }) {
     );
   }
   const f = flag.data;
-  const stale = staleReason(f);
   const panel = (id: FlagTab) => ({
     id: `flag-tab-${id}`,
     role: "tabpanel",
@@ -91,8 +93,10 @@ export function FlagPage(props: { name: string }) {
       <div className="title-row">
         <h1 id="flag-title">{f.name}</h1>
         <StatusBadge status={f.status} />
-        {stale && <span className="badge stale">stale: {stale}</span>}
+        <StaleBadge flag={f} />
+        {f.archived && <span className="badge archived">archived</span>}
       </div>
+      {f.archived && <ArchivedNote flag={f} etag={etag} changed={() => void flag.reload()} />}
       <div className="environment-row">
         <p data-testid="flag-environment">
           Editing <strong>{environment?.name}</strong>: the status, percentages, targeting and attached actors and
@@ -180,8 +184,10 @@ export function FlagPage(props: { name: string }) {
               <EvaluatePanel flag={f} />
               <Snippets flag={f} />
             </div>
+            <div {...panel("usage")}>{tab === "usage" && <UsagePanel flag={f} />}</div>
             <div {...panel("settings")}>
               <Description flag={f} />
+              <Lifecycle flag={f} etag={etag} patch={atOnce} changed={() => void flag.reload()} />
               {canWrite && <DeleteFlag flag={f} etag={etag} />}
             </div>
             <div {...panel("history")}>{tab === "history" && <FlagHistory flag={f} />}</div>

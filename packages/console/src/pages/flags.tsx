@@ -26,25 +26,12 @@ import {
 } from "../ui.js";
 import { ago, when } from "../format.js";
 import { ListTable, NewButton } from "../lists.js";
+import { Sparkline, StaleBadge } from "./usage.js";
 import { targetingSummary } from "../targeting-text.js";
 import { oneOf, useUrlQuery } from "../url-state.js";
 import { emptyVariantRows, NewFlagTargeting, newFlagProblems, type VariantRow } from "./variants-editor.js";
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-const STALE_DAYS = 30;
-
-/** Why a flag looks stale, or undefined: not checked for 30 days, or fully on or off for 30 days. */
-export function staleReason(flag: Flag, now = Date.now()): string | undefined {
-  const limit = now - STALE_DAYS * DAY_MS;
-  const checked = flag.latestCheckedAt ?? flag.createdAt;
-  if (Date.parse(checked) < limit) {
-    return flag.latestCheckedAt === null ? "never checked in 30 days" : "not checked for 30 days";
-  }
-  if (flag.status !== "conditional" && Date.parse(flag.statusChangedAt) < limit) {
-    return `fully ${flag.status === "enabled" ? "on" : "off"} for 30 days`;
-  }
-  return undefined;
-}
+const HOUR_MS = 60 * 60 * 1000;
 
 /** What is attached to the flag, from its exact counts: "3 actors, 1 segment". */
 export function attachedSummary(flag: Flag): string {
@@ -83,6 +70,8 @@ const STATUS_WORDS: Record<FlagStatus, string> = {
   conditional: "Conditional",
 };
 const FIELDS = ["name", "q"] as const;
+/** Which flags the list shows: those in use (not archived), the stale ones, or the archived ones. */
+const SHOWS = ["", "stale", "archived"] as const;
 const COUNT_POLL_MS = 30_000;
 
 export function FlagsPage() {
@@ -96,6 +85,7 @@ export function FlagsPage() {
   const search = query.get("search") ?? "";
   const field = oneOf(query.get("in"), FIELDS, "name");
   const status = oneOf(query.get("status"), STATUSES, "");
+  const show = oneOf(query.get("show"), SHOWS, "");
   const sort = oneOf(query.get("sort"), SORT_VALUES, "name");
   const cursor: Cursor = { after: query.get("after") ?? undefined, before: query.get("before") ?? undefined };
   const firstPage = { after: undefined, before: undefined };
@@ -103,22 +93,39 @@ export function FlagsPage() {
   const filters = {
     ...(field === "name" ? { name: search || undefined } : { q: search || undefined }),
     status: status || undefined,
+    ...(show === "stale" ? { stale: true } : show === "archived" ? { archived: true } : {}),
   };
   const list = useData(
     () =>
       conn.client.flags
         .list(project, { ...filters, sort: sort === "name" ? undefined : sort })
         .page({ limit: PAGE_SIZE, ...cursor }),
-    [project, search, field, status, sort, cursor.before, cursor.after],
+    [project, search, field, status, show, sort, cursor.before, cursor.after],
+  );
+  // The page's flags' evaluations in the last 24 hours, by hour: their sparklines.
+  const names = (list.data?.data ?? []).map((f) => f.name);
+  const usage = useData(
+    async () => {
+      if (names.length === 0) return undefined;
+      const to = Math.floor(Date.now() / HOUR_MS) * HOUR_MS + HOUR_MS;
+      const range = {
+        step: "hour" as const,
+        from: new Date(to - 24 * HOUR_MS).toISOString(),
+        to: new Date(to).toISOString(),
+      };
+      return conn.client.flags.usageOf(project, names, range);
+    },
+    [project, names.join("\n"), environment?.id],
+    60_000,
   );
   // The count scans every flag that matches, so it is asked when the filters change and then every 30 s,
   // not with each 4-second poll of the page (a search in 100,000 flags would double the poll's cost).
   const count = useData(
     async () => (await conn.client.flags.list(project, { ...filters, total: true }).page({ limit: 1 })).total,
-    [project, search, field, status],
+    [project, search, field, status, show],
     COUNT_POLL_MS,
   );
-  const filtered = search !== "" || status !== "";
+  const filtered = search !== "" || status !== "" || show !== "";
   const total = count.data;
   const timeColumn = sort.endsWith("createdAt") ? "Created" : sort.endsWith("updatedAt") ? "Updated" : undefined;
   const sortedBy = (column: string) => {
@@ -172,6 +179,14 @@ export function FlagsPage() {
           </select>
         </label>
         <label>
+          Show
+          <select value={show} onChange={(e) => setQuery({ show: e.target.value, ...firstPage }, true)}>
+            <option value="">Flags in use</option>
+            <option value="stale">Stale flags</option>
+            <option value="archived">Archived flags</option>
+          </select>
+        </label>
+        <label>
           Sort by
           <select
             value={sort}
@@ -217,9 +232,9 @@ export function FlagsPage() {
           <th key="checked" scope="col" aria-sort={sortedBy("Last checked")}>
             Last checked
           </th>,
+          "Last 24 hours",
         ]}
         row={(flag) => {
-          const stale = staleReason(flag);
           const time = timeColumn === "Created" ? flag.createdAt : flag.updatedAt;
           return (
             <tr key={flag.id}>
@@ -231,12 +246,8 @@ export function FlagsPage() {
                 const status = flag.environments[e.id]?.status;
                 return e.id === environment?.id ? (
                   <td key={e.id} className="environment-shown">
-                    <StatusBadge status={flag.status} />{" "}
-                    {stale && (
-                      <span className="badge stale" title={stale}>
-                        stale<span className="visually-hidden">: {stale}</span>
-                      </span>
-                    )}
+                    <StatusBadge status={flag.status} /> <StaleBadge flag={flag} />
+                    {flag.archived && <span className="badge archived">archived</span>}
                   </td>
                 ) : (
                   <td key={e.id}>{status ? <StatusBadge status={status} /> : "—"}</td>
@@ -254,6 +265,9 @@ export function FlagsPage() {
               )}
               <td>
                 <time dateTime={flag.latestCheckedAt ?? undefined}>{ago(flag.latestCheckedAt)}</time>
+              </td>
+              <td>
+                <Sparkline values={usage.data?.flags[flag.name]} label="in the last 24 hours" />
               </td>
             </tr>
           );
