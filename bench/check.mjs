@@ -8,7 +8,9 @@
 // its core is busy throughout (the `core busy` column says so).
 // Scenarios: 10 flags; 100,000 flags; 100,000 flags and a 1,000,000-member segment on the checked flag;
 // 100,000 flags in each of 5 environments.
-// Also: cold start, RSS, PATCH throughput, first vs deep page of a 100,000-flag list.
+// Also: cold start, RSS, PATCH throughput, first vs deep page of a 100,000-flag list. In the first scenario,
+// the check of a second Flagstaff server on the same database with USAGE_COUNTING=false: what counting
+// every evaluation for usage over time costs the check (issue 36: at most 5 % of its requests/s).
 //
 //   npm run bench                 # SQLite
 //   npm run bench -- --postgres   # PostgreSQL (BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/postgres)
@@ -98,7 +100,7 @@ function rssMiB(pid) {
   return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
 }
 
-async function startServer(url) {
+async function startServer(url, env = {}) {
   const port = await freePort();
   const started = performance.now();
   const child = track(
@@ -110,6 +112,7 @@ async function startServer(url) {
         HOST: "127.0.0.1",
         LOG_LEVEL: "warn",
         ADMIN_API_KEY: ADMIN_KEY,
+        ...env,
       },
       stdio: ["ignore", "ignore", "inherit"],
     }),
@@ -164,6 +167,8 @@ async function main() {
       await seed(database.url, { ...scenario, checkKey: CHECK_KEY, adminKey: ADMIN_KEY });
       const seedMs = performance.now() - seedStart;
       const server = await startServer(database.url);
+      // The same check on a server that counts nothing: the cost of usage counting, side by side.
+      const uncounted = scenario.rules ? await startServer(database.url, { USAGE_COUNTING: "false" }) : undefined;
       const { paths, bodies, rulesPaths } = checkLoad(scenario.members);
       const headers = { authorization: `Bearer ${CHECK_KEY}` };
       const spec = { connections: CONNECTIONS, duration: DURATION, headers, paths };
@@ -184,12 +189,13 @@ async function main() {
         ...(scenario.rules
           ? { rules: { pid: server.child.pid, spec: { ...spec, paths: rulesPaths, url: server.base } } }
           : {}),
+        ...(uncounted ? { uncounted: { pid: uncounted.child.pid, spec: { ...spec, url: uncounted.base } } } : {}),
       };
       // --loads=server,bare: only those loads (with --profile, profiles of one kind of request each).
       const names = Object.keys(targets).filter((name) => !args.loads || args.loads.split(",").includes(name));
       // Warm-up: V8 compiles each server's path before anything counts.
       for (const name of names) await wrk({ ...targets[name].spec, duration: 2 });
-      const runs = { server: [], fastify: [], bare: [], ofrep: [], barePost: [], rules: [] };
+      const runs = { server: [], fastify: [], bare: [], ofrep: [], barePost: [], rules: [], uncounted: [] };
       for (let round = 0; round < ROUNDS; round++) {
         // Each round starts with a different server, so none always runs first (or last) in a round.
         for (let i = 0; i < names.length; i++) {
@@ -220,6 +226,7 @@ async function main() {
         ofrep: summary(runs.ofrep),
         barePost: summary(runs.barePost),
         ...(runs.rules.length > 0 ? { rules: summary(runs.rules) } : {}),
+        ...(runs.uncounted.length > 0 ? { uncounted: summary(runs.uncounted) } : {}),
         runs,
       };
       if (scenario.flags >= 100_000 && scenario.members <= 1000 && !scenario.environments)
@@ -227,6 +234,7 @@ async function main() {
       results.scenarios.push(entry);
       printScenario(entry);
       await stopChild(server.child);
+      if (uncounted) await stopChild(uncounted.child);
       await database.drop();
       forgetDatabase();
     }
@@ -298,6 +306,7 @@ const LABELS = {
   ofrep: "Flagstaff OFREP evaluation",
   barePost: "bare node:http, POST with a JSON body",
   rules: "Flagstaff check, 10 rules × 3 conditions",
+  uncounted: "Flagstaff check, USAGE_COUNTING=false",
 };
 
 function printScenario(e) {
@@ -307,7 +316,7 @@ function printScenario(e) {
   );
   console.log("| server | req/s | × bare | p50 ms | p99 ms | server CPU µs/request | core busy | errors | non-2xx |");
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-  for (const name of ["server", "fastify", "bare", "ofrep", "barePost", "rules"]) {
+  for (const name of ["server", "fastify", "bare", "ofrep", "barePost", "rules", "uncounted"]) {
     if (!e.runs[name] || e.runs[name].length === 0) continue; // not among --loads
     const s = e[name];
     const cells = [
@@ -330,6 +339,9 @@ function printScenario(e) {
       `OFREP / bare POST ${fmt(e.ofrep.rps / e.barePost.rps, 2)}` +
       (e.rules
         ? `; 10 rules × 3 conditions / plain check: req/s ${fmt(e.rules.rps / e.server.rps, 2)}, CPU per request ${fmt(e.rules.cpuMicrosPerRequest / e.server.cpuMicrosPerRequest, 2)} (target: req/s ≥ 0.8)`
+        : "") +
+      (e.uncounted
+        ? `; counting usage: check req/s ${fmt(e.server.rps / e.uncounted.rps, 3)} × uncounted, CPU per request ${fmt(e.server.cpuMicrosPerRequest / e.uncounted.cpuMicrosPerRequest, 3)} × (target: req/s ≥ 0.95)`
         : "") +
       "\n",
   );

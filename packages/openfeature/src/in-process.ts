@@ -28,6 +28,10 @@ export interface FlagstaffInProcessProviderOptions {
   now?: () => number;
   /** Ask for a compressed stream (the SDK's LocalEvaluatorOptions.compressStream; default: on with the default fetch on Node.js). */
   compressStream?: boolean;
+  /** Report the evaluations made here every minute, for the console's usage chart and the stale rules (default true). */
+  reportUsage?: boolean;
+  /** Milliseconds between usage reports (default 60000). */
+  usageIntervalMs?: number;
 }
 
 const DEFAULT_READY_TIMEOUT_MS = 10_000;
@@ -68,6 +72,8 @@ export class FlagstaffInProcessProvider extends FlagstaffResolver {
       ...(this.options.random ? { random: this.options.random } : {}),
       ...(this.options.now ? { now: this.options.now } : {}),
       ...(this.options.compressStream === undefined ? {} : { compressStream: this.options.compressStream }),
+      ...(this.options.reportUsage === undefined ? {} : { reportUsage: this.options.reportUsage }),
+      ...(this.options.usageIntervalMs === undefined ? {} : { usageIntervalMs: this.options.usageIntervalMs }),
     });
     this.evaluator = evaluator;
     let stale = false;

@@ -3,6 +3,11 @@ import {
   type CreateFlagInput,
   type Flag,
   type FlagExplanation,
+  type FlagKind,
+  FLAG_KINDS,
+  type UsageSeries,
+  USAGE_STEPS,
+  type UsageStep,
   type FlagType,
   type Percentage,
   type PrerequisiteInput,
@@ -28,7 +33,27 @@ const COLUMNS: Column<Flag>[] = [
   ["CALLS %", (f) => String(f.percentageCalls)],
   ["DESCRIPTION", (f) => clip(f.description)],
   ["LAST CHECKED", (f) => f.latestCheckedAt ?? "never"],
+  ["STALE", (f) => (f.staleReason === null ? "-" : f.staleReason)],
 ];
+
+/** What a flag is for and whether it stays, as create and set take them. */
+const LIFECYCLE_OPTIONS: Options = {
+  kind: { type: "string", value: "<kind>", description: `What the flag is for: ${FLAG_KINDS.join(", ")}` },
+  permanent: { type: "boolean", description: "Meant to stay, never stale (--no-permanent: not)" },
+};
+
+/** A usage series as a table: a line per bucket with evaluations, a column per variant. */
+function usageText(series: UsageSeries): string {
+  const variants = Object.keys(series.totals);
+  if (variants.length === 0) return `No evaluations in ${series.environment} from ${series.from} to ${series.to}.`;
+  const rows = series.points.filter((p) => Object.keys(p.evaluations).length > 0);
+  const columns: Column<(typeof rows)[number]>[] = [
+    [series.step.toUpperCase(), (p) => p.at],
+    ...variants.map((v): Column<(typeof rows)[number]> => [v.toUpperCase(), (p) => String(p.evaluations[v] ?? 0)]),
+  ];
+  const totals = variants.map((v) => `${v} ${series.totals[v]}`).join(", ");
+  return `${table(rows, columns, "")}\nIn ${series.environment}, ${series.from} to ${series.to}: ${totals}.`;
+}
 
 /** A flag's configuration in each environment the key may see, one line: `production: enabled, 25 %, 5 %`. */
 const configurations = (f: Flag) =>
@@ -86,6 +111,10 @@ const show = (f: Flag) =>
     environments: configurations(f),
     rules: rulesText(f),
     prerequisites: prerequisitesLine(f),
+    kind: f.kind,
+    permanent: f.permanent,
+    stale: f.staleReason === null ? "no" : `${f.staleReason} (since ${f.staleSince})`,
+    archived: f.archivedAt ?? "no",
   });
 
 /** The options of the targeting a flag's update writes (in the chosen environment, but `variants`). */
@@ -177,6 +206,7 @@ const setCommand: Command = {
     },
     description: { type: "string", value: "<text>", description: "New description" },
     ...TARGETING_OPTIONS,
+    ...LIFECYCLE_OPTIONS,
     comment: { type: "string", value: "<text>", description: "Why: recorded with the change in the history" },
   },
   async run(ctx) {
@@ -186,10 +216,12 @@ const setCommand: Command = {
       percentageCalls: ctx.integer("calls-percent") as Percentage | undefined,
       description: ctx.string("description"),
       ...(await targetingInput(ctx)),
+      kind: ctx.string("kind") as FlagKind | undefined,
+      permanent: ctx.toggle("permanent"),
     };
     if (Object.values(input).every((v) => v === undefined)) {
       throw ctx.usage(
-        "Nothing to change: pass --actors-percent, --calls-percent, --description, --variants, --on-variant, --off-variant, --rules(-file) or --prerequisites(-file).",
+        "Nothing to change: pass --actors-percent, --calls-percent, --description, --variants, --on-variant, --off-variant, --rules(-file), --prerequisites(-file), --kind or --(no-)permanent.",
       );
     }
     return update(ctx, comment === undefined ? input : { ...input, comment });
@@ -205,9 +237,19 @@ export const flags: Noun = {
       options: {
         name: { type: "string", value: "<text>", description: "Only flags whose name contains this text" },
         q: { type: "string", value: "<text>", description: "Only flags whose name or description contains this text" },
+        kind: { type: "string", value: "<kind>", description: `Only flags of this kind: ${FLAG_KINDS.join(", ")}` },
+        stale: { type: "boolean", description: "Only stale flags (--no-stale: only those that are not)" },
+        archived: { type: "boolean", description: "Only archived flags (left out otherwise)" },
       },
       async run(ctx) {
-        const options = { name: ctx.string("name"), q: ctx.string("q"), limit: PAGE_MAX };
+        const options = {
+          name: ctx.string("name"),
+          q: ctx.string("q"),
+          kind: ctx.string("kind") as FlagKind | undefined,
+          stale: ctx.toggle("stale"),
+          archived: ctx.toggle("archived"),
+          limit: PAGE_MAX,
+        };
         const rows = await ctx.client().flags.list(ctx.project(), options).toArray();
         ctx.print(rows, (data) => table(data, COLUMNS, "No flags."));
       },
@@ -240,6 +282,7 @@ export const flags: Noun = {
           value: "<key>",
           description: "The variant served when off (default the second)",
         },
+        ...LIFECYCLE_OPTIONS,
       },
       async run(ctx) {
         const input: CreateFlagInput = {
@@ -248,6 +291,8 @@ export const flags: Noun = {
           variants: ctx.jsonOption<VariantInput[]>("variants"),
           onVariant: ctx.string("on-variant"),
           offVariant: ctx.string("off-variant"),
+          kind: ctx.string("kind") as FlagKind | undefined,
+          permanent: ctx.toggle("permanent"),
         };
         ctx.print(await ctx.client().flags.create(ctx.project(), ctx.arg(0), input), show);
       },
@@ -258,6 +303,37 @@ export const flags: Noun = {
       async run(ctx) {
         await ctx.client().flags.delete(ctx.project(), ctx.arg(0));
         ctx.done(`Deleted flag ${ctx.arg(0)}.`);
+      },
+    },
+    archive: {
+      args: "<name>",
+      summary: "Archive a flag: every environment answers it as not found; its configuration, history and name stay",
+      async run(ctx) {
+        ctx.print(await ctx.client().flags.archive(ctx.project(), ctx.arg(0)), (f) => `Archived flag ${f.name}.`);
+      },
+    },
+    restore: {
+      args: "<name>",
+      summary: "Restore an archived flag as it was, in every environment",
+      async run(ctx) {
+        ctx.print(await ctx.client().flags.restore(ctx.project(), ctx.arg(0)), (f) => `Restored flag ${f.name}.`);
+      },
+    },
+    usage: {
+      args: "<name>",
+      summary: "A flag's evaluations over time, per variant, in the environment",
+      options: {
+        step: { type: "string", value: "<step>", description: `${USAGE_STEPS.join(", ")} (default hour)` },
+        from: { type: "string", value: "<time>", description: "ISO 8601 start (default: a day back for hours)" },
+        to: { type: "string", value: "<time>", description: "ISO 8601 end (default now)" },
+      },
+      async run(ctx) {
+        const range = {
+          step: ctx.string("step") as UsageStep | undefined,
+          from: ctx.string("from"),
+          to: ctx.string("to"),
+        };
+        ctx.print(await ctx.client().flags.usage(ctx.project(), ctx.arg(0), range), usageText);
       },
     },
     enable: updating("<name>", "Turn a flag on for everyone", () => ({ status: "enabled" })),
