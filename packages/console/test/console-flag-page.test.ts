@@ -93,7 +93,14 @@ describe(`the flag page: tabs and one Save, in Chromium [${dialect}]`, { skip: b
         await open(page, name);
         const sent = recordPatches(page, name);
         const tabs = page.getByRole("tab");
-        assert.deepEqual(await tabs.allTextContents(), ["Targeting", "Variants", "Evaluate", "Settings", "History"]);
+        assert.deepEqual(await tabs.allTextContents(), [
+          "Targeting",
+          "Variants",
+          "Evaluate",
+          "Usage",
+          "Settings",
+          "History",
+        ]);
         assert.equal(await page.getByRole("tab", { name: "Targeting" }).getAttribute("aria-selected"), "true");
         assert.equal(await bar(page).count(), 0, "no bar while nothing is changed");
 

@@ -48,13 +48,13 @@ describe(`usage and lifecycle in the web console in Chromium [${dialect}]`, { sk
       // Evaluations now: the server's checks, and an SDK's report.
       for (let i = 0; i < 6; i++) await api("GET", `/projects/${project}/flags/checkout/check?actorIds=alice`);
       for (let i = 0; i < 2; i++) await api("GET", `/projects/${project}/flags/checkout/check?actorIds=bob`);
-      const check = (await createKey(server, project, "check")).key;
+      const reader = (await createKey(server, project, "read")).key;
       const minute = new Date(clock.now() - (clock.now() % 60_000) - 3_600_000).toISOString();
       const report = await server.request("POST", `/projects/${project}/usage`, {
-        key: check,
+        key: reader,
         body: { counts: [{ flag: "checkout", variant: "off", minute, count: 40 }] },
       });
-      assert.deepEqual(report.body, { accepted: 1, dropped: 0 }, report.text);
+      assert.deepEqual(report.body, { accepted: 1, dropped: 0, duplicate: false }, report.text);
       await server.service.usage.flush();
       // 31 days on: checkout and search are evaluated again; old-banner is not, and is stale.
       clock.advance(31 * DAY);

@@ -328,6 +328,8 @@ export class LocalEvaluator {
   private stop(error: FlagstaffError): void {
     if (this.done) return;
     this.fatal = error;
+    // The key was refused or the project is gone: a report by the clock could only be refused too.
+    this.usage?.halt();
     this.setStatus("stopped");
     this.settleReady(error);
     this.emit("error", { error, fatal: true });

@@ -20,13 +20,27 @@ export interface UsageReporterOptions {
   readonly onError: (error: Error) => void;
 }
 
+/** A report's id: 16 random bytes as hex (getRandomValues works where randomUUID does not: plain http pages). */
+function reportId(): string {
+  const bytes = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A report made and not yet answered: sent again as it is, under its id, so the server counts it once. */
+interface Outgoing {
+  readonly id: string;
+  readonly counts: readonly UsageCount[];
+}
+
 /**
  * Counts a local evaluator's evaluations per flag, variant and minute, in memory, and reports them
  * (`POST /projects/{projectId}/usage`, docs/usage.md) every `intervalMs` and when closed. Counting is two
- * map lookups and an increment: an evaluation never waits for a report. A report that fails on the way
- * (the network, a 5xx, a 429) is kept and sent again with the next one; one the server refuses for good
- * (any other 4xx: a revoked key) is dropped, as sending it again could not help. At most
- * USAGE_REPORT_MAX_ENTRIES entries are kept: past that, the oldest minutes go first.
+ * map lookups and an increment: an evaluation never waits for a report. Each report has an id; one that
+ * fails on the way (the network, a timeout, a 5xx, a 429) is kept as it is and sent again first, under
+ * the same id, so the server counts it once even when only its answer was lost. One the server refuses
+ * for good (any other 4xx: a revoked key) is dropped, as sending it again could not help. At most
+ * USAGE_REPORT_MAX_ENTRIES entries wait: past that, the oldest reports go first.
  */
 export class UsageReporter {
   /** The minute `current` counts. */
@@ -34,9 +48,13 @@ export class UsageReporter {
   private current: MinuteCounts = new Map();
   /** Earlier minutes not reported yet, oldest first. */
   private earlier: { minute: number; counts: MinuteCounts }[] = [];
+  /** Reports made and not answered yet, oldest first. */
+  private outbox: Outgoing[] = [];
   private timer: unknown;
   private sending: Promise<void> | undefined;
   private closed = false;
+  /** No more reports (the evaluator stopped: its key was refused, its project is gone). */
+  private halted = false;
 
   constructor(private readonly options: UsageReporterOptions) {
     this.arm();
@@ -56,28 +74,38 @@ export class UsageReporter {
     variants.set(key, (variants.get(key) ?? 0) + 1);
   }
 
-  /** Sends what is counted now; resolves when the report is answered (or failed). */
+  /** Sends what is counted now, after any report still waiting; resolves when they are answered (or failed). */
   async flush(): Promise<void> {
     while (this.sending) await this.sending;
     const counts = this.take();
-    if (counts.length === 0) return;
-    this.sending = this.send(counts).finally(() => {
+    for (let i = 0; i < counts.length; i += USAGE_REPORT_MAX_ENTRIES)
+      this.outbox.push({ id: reportId(), counts: counts.slice(i, i + USAGE_REPORT_MAX_ENTRIES) });
+    this.bound();
+    if (this.outbox.length === 0) return;
+    this.sending = this.sendAll().finally(() => {
       this.sending = undefined;
     });
     await this.sending;
   }
 
-  /** Reports what is left and stops. */
+  /** Sends no more reports (the evaluator stopped for good: any report would be refused too). */
+  halt(): void {
+    this.halted = true;
+    this.options.timers.clearTimeout(this.timer);
+  }
+
+  /** Reports what is left (unless halted) and stops. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.options.timers.clearTimeout(this.timer);
-    await this.flush();
+    if (!this.halted) await this.flush();
     this.closed = true;
   }
 
   private arm(): void {
+    if (this.halted) return;
     this.timer = this.options.timers.setTimeout(() => {
-      if (this.closed) return;
+      if (this.closed || this.halted) return;
       this.flush().finally(() => {
         if (!this.closed) this.arm();
       });
@@ -107,62 +135,40 @@ export class UsageReporter {
     return counts;
   }
 
-  /** Puts back a report that failed on the way, keeping at most USAGE_REPORT_MAX_ENTRIES entries. */
-  private keep(counts: readonly UsageCount[]): void {
-    const byMinute = new Map<number, MinuteCounts>();
-    for (const { flag, variant, minute, count } of counts) {
-      const at = Date.parse(minute);
-      let flags = byMinute.get(at);
-      if (!flags) {
-        flags = new Map();
-        byMinute.set(at, flags);
-      }
-      const variants = flags.get(flag) ?? new Map<string, number>();
-      variants.set(variant, (variants.get(variant) ?? 0) + count);
-      flags.set(flag, variants);
-    }
-    const back = [...byMinute].map(([minute, flags]) => ({ minute, counts: flags }));
-    // Counted meanwhile: added after what comes back (a minute may be in both: it is reported twice, added up by the server).
-    this.earlier = [...back, ...this.earlier].sort((a, b) => a.minute - b.minute);
-    let entries = this.size();
-    while (entries > USAGE_REPORT_MAX_ENTRIES && this.earlier.length > 0) {
-      const dropped = this.earlier.shift() as { counts: MinuteCounts };
-      for (const variants of dropped.counts.values()) entries -= variants.size;
+  /** Keeps at most USAGE_REPORT_MAX_ENTRIES entries waiting, dropping the oldest reports. */
+  private bound(): void {
+    let entries = this.outbox.reduce((n, report) => n + report.counts.length, 0);
+    while (entries > USAGE_REPORT_MAX_ENTRIES && this.outbox.length > 1) {
+      entries -= (this.outbox.shift() as Outgoing).counts.length;
     }
   }
 
-  private size(): number {
-    let entries = 0;
-    for (const { counts } of [...this.earlier, { counts: this.current }])
-      for (const variants of counts.values()) entries += variants.size;
-    return entries;
+  /** Sends the waiting reports in order; stops at the first that fails on the way (it waits for the next flush). */
+  private async sendAll(): Promise<void> {
+    while (this.outbox.length > 0) {
+      const report = this.outbox[0] as Outgoing;
+      const outcome = await this.send(report);
+      if (outcome === "retry") return;
+      this.outbox.shift();
+    }
   }
 
-  private async send(counts: UsageCount[]): Promise<void> {
-    for (let i = 0; i < counts.length; i += USAGE_REPORT_MAX_ENTRIES) {
-      const part = counts.slice(i, i + USAGE_REPORT_MAX_ENTRIES);
-      try {
-        const response = await this.options.fetch(this.options.url, {
-          method: "POST",
-          headers: { ...this.options.headers(), "content-type": "application/json" },
-          body: JSON.stringify({ counts: part }),
-          signal: AbortSignal.timeout(10_000),
-        });
-        // The body is not needed; reading it frees the connection.
-        await response.text().catch(() => "");
-        if (response.ok) continue;
-        const error = new Error(`The usage report was answered ${response.status}.`);
-        if (response.status >= 500 || response.status === 429 || response.status === 408) {
-          this.keep(counts.slice(i));
-          this.options.onError(error);
-          return;
-        }
-        this.options.onError(error);
-      } catch (error) {
-        this.keep(counts.slice(i));
-        this.options.onError(error instanceof Error ? error : new Error(String(error)));
-        return;
-      }
+  private async send(report: Outgoing): Promise<"done" | "retry"> {
+    try {
+      const response = await this.options.fetch(this.options.url, {
+        method: "POST",
+        headers: { ...this.options.headers(), "content-type": "application/json" },
+        body: JSON.stringify({ id: report.id, counts: report.counts }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      // The body is not needed; reading it frees the connection.
+      await response.text().catch(() => "");
+      if (response.ok) return "done";
+      this.options.onError(new Error(`The usage report was answered ${response.status}.`));
+      return response.status >= 500 || response.status === 429 || response.status === 408 ? "retry" : "done";
+    } catch (error) {
+      this.options.onError(error instanceof Error ? error : new Error(String(error)));
+      return "retry";
     }
   }
 }

@@ -127,6 +127,8 @@ function start(options: Partial<LocalEvaluatorOptions> = {}) {
   const transport = new FakeTransport();
   const clock = new ManualClock();
   const evaluator = createLocalEvaluator({
+    // The transport's own requests only: usage reports are usage.test.ts's.
+    reportUsage: false,
     url: "http://flagstaff.test",
     key: "fs_read_key",
     projectId: "p",

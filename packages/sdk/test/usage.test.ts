@@ -162,6 +162,50 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test("a report whose answer is lost is sent again under its id, and counted once", async () => {
+      const clock = new ManualClock(Date.parse("2026-11-27T09:00:00.000Z"));
+      const server = await startServer({ dialect, clock });
+      let local: LocalEvaluator | undefined;
+      try {
+        const project = await createProject(server);
+        await server.request("POST", `/projects/${project}/flags/lost`, { body: {} });
+        const key = (await createKey(server, project, "read")).key;
+        let lose = 1;
+        const bodies: string[] = [];
+        local = createLocalEvaluator({
+          url: server.url,
+          key,
+          projectId: project,
+          now: () => clock.now(),
+          // The first report reaches the server, which records it; its answer never comes back.
+          fetch: async (url, init) => {
+            const response = await fetch(url, init);
+            if (init.method === "POST") {
+              bodies.push(String(init.body));
+              if (lose-- > 0) {
+                await response.text();
+                throw new TypeError("fetch failed: the connection was reset");
+              }
+            }
+            return response;
+          },
+        });
+        await local.ready(10_000);
+        evaluate(local, "lost", 4);
+        await local.flushUsage();
+        assert.deepEqual(await totals(server, project, "lost"), { off: 4 }, "recorded, though the answer was lost");
+        evaluate(local, "lost", 1);
+        await local.flushUsage();
+        assert.equal(bodies.length, 3, "the lost report again, then the new one");
+        assert.equal(JSON.parse(bodies[1] as string).id, JSON.parse(bodies[0] as string).id);
+        assert.notEqual(JSON.parse(bodies[2] as string).id, JSON.parse(bodies[0] as string).id);
+        assert.deepEqual(await totals(server, project, "lost"), { off: 5 }, "counted once");
+      } finally {
+        await local?.close();
+        await server.close();
+      }
+    });
+
     test("reportUsage: false reports nothing; a report refused for good is dropped and told", async () => {
       const clock = new ManualClock(Date.parse("2026-11-27T08:00:00.000Z"));
       const server = await startServer({ dialect, clock });

@@ -529,7 +529,7 @@ const OPERATIONS: readonly Operation[] = [
   {
     method: "POST",
     route: "/projects/:projectId/usage",
-    roles: CHECKERS,
+    roles: READERS,
     success: 200,
     setup: withFlag,
     body: () => ({ counts: [{ flag: "some-flag", variant: "on", minute: new Date().toISOString(), count: 1 }] }),

@@ -218,6 +218,30 @@ for (const dialect of DIALECTS) {
       assert.equal((await staleEvents(server, project)).length, 3);
     });
 
+    test("a prerequisite of a flag in use is never unused; an archived flag is no prerequisite", async () => {
+      const project = await createProject(server);
+      await create(server, project, "gate");
+      await create(server, project, "feature");
+      await patch(server, project, "feature", { prerequisites: [{ flag: "gate", variants: ["on"] }] });
+      await check(server, project, "feature");
+      await pass(30, async () => {
+        await check(server, project, "feature");
+      });
+      assert.equal((await get(server, project, "gate")).stale, false, "evaluated with feature, not by its name");
+      // Archived, a flag can no longer be named as a prerequisite, and names none that counts.
+      await create(server, project, "retired");
+      await create(server, project, "base");
+      await patch(server, project, "retired", { prerequisites: [{ flag: "base", variants: ["on"] }] });
+      assert.equal((await server.request("POST", `/projects/${project}/flags/retired/archive`)).status, 200);
+      const archivedBase = await server.request("POST", `/projects/${project}/flags/base/archive`);
+      assert.equal(archivedBase.status, 200, "only an archived flag named it");
+      const named = await server.request("PATCH", `/projects/${project}/flags/feature`, {
+        body: { prerequisites: [{ flag: "base", variants: ["on"] }] },
+      });
+      expectProblem(named, 400, "invalid_request");
+      assert.match(named.text, /base/);
+    });
+
     test("a flag.stale webhook is sent once when a flag becomes stale", async () => {
       const receiver = await WebhookReceiver.start();
       try {

@@ -127,7 +127,7 @@ for (const dialect of DIALECTS) {
     test("an SDK's report is added to the environment's counts; what cannot be counted is dropped and said", async () => {
       const project = await createProject(server);
       await flag(server, project, "search");
-      const { key } = await createKey(server, project, "check");
+      const { key } = await createKey(server, project, "read");
       const minute = clock.now() - (clock.now() % MINUTE);
       const report = await server.request("POST", `/projects/${project}/usage`, {
         key,
@@ -143,7 +143,7 @@ for (const dialect of DIALECTS) {
         },
       });
       assert.equal(report.status, 200, report.text);
-      assert.deepEqual(report.body, { accepted: 3, dropped: 3 });
+      assert.deepEqual(report.body, { accepted: 3, dropped: 3, duplicate: false });
       const body = await series(
         server,
         project,
@@ -160,10 +160,33 @@ for (const dialect of DIALECTS) {
       assert.equal(read.body.latestCheckedAt, iso(Math.min(clock.now(), minute + MINUTE - 1)));
     });
 
-    test("the report's refusals: no key, unknown project and environment, another environment's key, bad bodies", async () => {
+    test("a report sent again under its id is counted once", async () => {
+      const project = await createProject(server);
+      await flag(server, project, "retried");
+      const { key } = await createKey(server, project, "read");
+      const body = {
+        id: "report-0001",
+        counts: [{ flag: "retried", variant: "on", minute: iso(clock.now()), count: 5 }],
+      };
+      const first = await server.request("POST", `/projects/${project}/usage`, { key, body });
+      assert.deepEqual(first.body, { accepted: 1, dropped: 0, duplicate: false });
+      const again = await server.request("POST", `/projects/${project}/usage`, { key, body });
+      assert.deepEqual(again.body, { accepted: 0, dropped: 0, duplicate: true });
+      // Another project may use the same id: ids are the project's.
+      const other = await createProject(server);
+      await flag(server, other, "retried");
+      const otherKey = (await createKey(server, other, "read")).key;
+      const elsewhere = await server.request("POST", `/projects/${other}/usage`, { key: otherKey, body });
+      assert.deepEqual(elsewhere.body, { accepted: 1, dropped: 0, duplicate: false });
+      assert.deepEqual((await series(server, project, "retried", "step=minute")).totals, { on: 5 });
+    });
+
+    test("the report's refusals: no key, a check key, unknown project and environment, another environment's key, bad bodies", async () => {
       const project = await createProject(server);
       await flag(server, project, "search");
-      const { key } = await createKey(server, project, "check");
+      const { key } = await createKey(server, project, "read");
+      // A check key sits in web pages: it may evaluate, never write counts.
+      const checkKey = (await createKey(server, project, "check")).key;
       const at = iso(clock.now());
       const good = { counts: [{ flag: "search", variant: "on", minute: at, count: 1 }] };
       expectProblem(
@@ -175,6 +198,11 @@ for (const dialect of DIALECTS) {
         await server.request("POST", `/projects/${project}/usage`, { key: "fsk_wrong", body: good }),
         401,
         "unauthorized",
+      );
+      expectProblem(
+        await server.request("POST", `/projects/${project}/usage`, { key: checkKey, body: good }),
+        403,
+        "forbidden",
       );
       expectProblem(await server.request("POST", "/projects/nope/usage", { body: good }), 404, "project_not_found");
       expectProblem(
@@ -189,7 +217,7 @@ for (const dialect of DIALECTS) {
         "forbidden",
       );
       const other = await createProject(server);
-      const otherKey = (await createKey(server, other, "check")).key;
+      const otherKey = (await createKey(server, other, "read")).key;
       expectProblem(
         await server.request("POST", `/projects/${project}/usage`, { key: otherKey, body: good }),
         403,
@@ -205,6 +233,8 @@ for (const dialect of DIALECTS) {
         { counts: [{ flag: "search", variant: "on", minute: at }] },
         { counts: [{ flag: "search", variant: "on", minute: at, count: 1, extra: true }] },
         { counts: Array.from({ length: 10_001 }, () => good.counts[0]) },
+        { id: "short", counts: good.counts },
+        { id: "has spaces in it", counts: good.counts },
       ]) {
         expectProblem(
           await server.request("POST", `/projects/${project}/usage`, { key, body }),
@@ -226,13 +256,13 @@ for (const dialect of DIALECTS) {
     test("roll-ups keep every total: minutes into hours, hours into days, old minutes dropped, late counts still added", async () => {
       const project = await createProject(server);
       await flag(server, project, "checkout");
-      const { key } = await createKey(server, project, "check");
+      const { key } = await createKey(server, project, "read");
       const report = async (minute: number, variant: string, count: number) => {
         const res = await server.request("POST", `/projects/${project}/usage`, {
           key,
           body: { counts: [{ flag: "checkout", variant, minute: iso(minute), count }] },
         });
-        assert.deepEqual(res.body, { accepted: 1, dropped: 0 }, res.text);
+        assert.deepEqual(res.body, { accepted: 1, dropped: 0, duplicate: false }, res.text);
       };
       // Counts over three hours that cross a day's end, from the server and reported.
       const day = clock.now() - (clock.now() % DAY) + DAY;
@@ -397,7 +427,7 @@ describe("usage from two instances of one database", () => {
     try {
       const project = await createProject(a);
       await flag(a, project, "shared", { status: "enabled" });
-      const { key } = await createKey(a, project, "check");
+      const { key } = await createKey(a, project, "read");
       // b learns of the new flag through the feed.
       await b.service.feed.reconcile();
       for (let i = 0; i < 3; i++) {

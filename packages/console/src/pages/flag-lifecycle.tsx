@@ -5,8 +5,8 @@ import { ErrorText, useAction, useApp } from "../ui.js";
 import { STALE_WORDS } from "./usage.js";
 
 const KIND_WORDS: Record<FlagKind, string> = {
-  release: "Release: ships a change gradually, then goes (40 days)",
-  experiment: "Experiment: an A/B test, then goes (40 days)",
+  release: "Release: ships a change gradually, then goes",
+  experiment: "Experiment: an A/B test, then goes",
   operational: "Operational: a switch operators keep",
   "kill-switch": "Kill switch: turns a feature off in an incident",
   permission: "Permission: an entitlement that stays",
@@ -27,8 +27,9 @@ export function Lifecycle(props: {
     <section className="card" aria-labelledby="flag-lifecycle-title">
       <h2 id="flag-lifecycle-title">Lifecycle</h2>
       <p className="help">
-        A flag that outlives its kind's expected lifetime, that nothing evaluated for 30 days, or that answered one
-        variant to everyone for 30 days is marked stale: time to remove it from the code.
+        A flag that outlives its kind's expected lifetime, that nothing evaluated for a month, or that answered one
+        variant to everyone for a month is marked stale (the server's settings say how long): time to remove it from the
+        code.
       </p>
       <label>
         Kind{" "}

@@ -28,6 +28,15 @@ export type UsageCount = Static<typeof UsageCountSchema>;
 
 export const UsageReportBody = Type.Object(
   {
+    id: Type.Optional(
+      Type.String({
+        minLength: 8,
+        maxLength: 64,
+        pattern: "^[A-Za-z0-9_-]+$",
+        description:
+          "The report's own id, the same when it is sent again: a report whose id was recorded already (in the minutes kept) is not counted twice",
+      }),
+    ),
     counts: Type.Array(UsageCountSchema, {
       maxItems: USAGE_REPORT_MAX_ENTRIES,
       description: `At most ${USAGE_REPORT_MAX_ENTRIES.toLocaleString("en")} counts`,
@@ -43,6 +52,9 @@ export const UsageReportResultSchema = Type.Object({
     minimum: 0,
     description:
       "Counts left out: of a flag the environment does not have (deleted, archived), or of a minute older than the minutes kept or more than 5 minutes ahead",
+  }),
+  duplicate: Type.Boolean({
+    description: "true: a report of this id was recorded already, and nothing of this one was (accepted 0)",
   }),
 });
 export type UsageReportResult = Static<typeof UsageReportResultSchema>;

@@ -128,6 +128,12 @@ export interface FlagUsageTable {
   count: number | string;
 }
 
+/** The ids of SDKs' usage reports recorded, so that one sent again is not counted twice. */
+export interface UsageReportsTable {
+  id: string;
+  received_at: string;
+}
+
 /** The roll-ups' progress: one row (id 1). */
 export interface UsageRollupsTable {
   id: number;
@@ -330,6 +336,7 @@ export interface Database {
   flag_configs: FlagConfigsTable;
   flag_usage: FlagUsageTable;
   usage_rollups: UsageRollupsTable;
+  usage_reports: UsageReportsTable;
   segments: SegmentsTable;
   actors: ActorsTable;
   flag_actors: FlagActorsTable;

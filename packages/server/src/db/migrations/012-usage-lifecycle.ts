@@ -40,6 +40,12 @@ export function usageLifecycleMigration(dialect: Dialect): Migration {
         .addColumn("days_until", "text")
         .execute();
       await db.insertInto("usage_rollups").values({ id: 1, hours_until: null, days_until: null }).execute();
+      // The ids of SDKs' reports recorded (kept as long as minutes are): a report sent again is not counted twice.
+      await db.schema
+        .createTable("usage_reports")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("received_at", "text", (c) => c.notNull())
+        .execute();
 
       await db.schema
         .alterTable("flags")
@@ -56,6 +62,7 @@ export function usageLifecycleMigration(dialect: Dialect): Migration {
     async down(db: Kysely<any>) {
       for (const column of ["archived_at", "stale_since", "stale_reason", "permanent", "kind"])
         await db.schema.alterTable("flags").dropColumn(column).execute();
+      await db.schema.dropTable("usage_reports").execute();
       await db.schema.dropTable("usage_rollups").execute();
       await db.schema.dropTable("flag_usage").execute();
     },

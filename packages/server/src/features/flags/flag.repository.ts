@@ -173,9 +173,14 @@ export async function pinDefaultVariants(
     .execute();
 }
 
-/** A project's flags with their targeting in one environment: what prerequisite checks read. */
+/**
+ * A project's flags with their targeting in one environment: what prerequisite checks read. Archived
+ * flags are left out: evaluation does not see them, so no prerequisite may name one, and none depends on
+ * another.
+ */
 export async function targetingIn(db: Executor, projectId: string, environment: string) {
   const rows = await flagsIn(db, projectId, environment)
+    .where("flags.archived_at", "is", null)
     .select(["flags.name", ...TARGETING_COLUMNS])
     .execute();
   return rows.map((row) => ({ name: row.name, ...targetingOf(row) }));

@@ -43,7 +43,7 @@ export interface FlagStore extends EnvironmentReads {
   saveArchived(trx: Trx, id: string, at: string | null): Promise<void>;
   /** Deletes a flag with its configurations and their links. */
   deleteFlag(trx: Trx, id: string): Promise<void>;
-  /** A project's flags with their targeting in one environment: what prerequisite checks read. */
+  /** A project's flags not archived, with their targeting in one environment: what prerequisite checks read. */
   targetingIn(db: Executor, projectId: string, environment: string): Promise<({ name: string } & FlagTargeting)[]>;
   /** Where, in words, configurations use a variant of `flag` that `dropped` holds (see variantUsesIn). */
   variantUses(

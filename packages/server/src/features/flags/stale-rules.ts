@@ -33,6 +33,8 @@ export interface FlagFacts {
   readonly variants: ReadonlyMap<string, number> | undefined;
   /** Whether it was evaluated on the window's first day (UTC): one variant must have held the whole window. */
   readonly evaluatedAtWindowStart: boolean;
+  /** Whether a flag not archived names it as a prerequisite: evaluated with that flag, never unused. */
+  readonly prerequisiteOfAnother: boolean;
 }
 
 export interface Staleness {
@@ -69,7 +71,8 @@ export function staleness(facts: FlagFacts, now: number, settings: StaleSettings
   if (facts.permanent) return null;
   const window = settings.staleAfterMs;
   const windowDays = plural(days(window), "day");
-  if (now - facts.createdAt >= window) {
+  // A prerequisite is evaluated with the flags that name it, not by its own name: its counts say nothing.
+  if (now - facts.createdAt >= window && !facts.prerequisiteOfAnother) {
     if (facts.lastEvaluatedAt === null || now - facts.lastEvaluatedAt >= window) {
       return {
         reason: "unused",

@@ -67,11 +67,12 @@ export class StaleDetection implements Job {
       .execute();
     const last = new Map(lastRows.map((row) => [row.flag_id, row.last === null ? null : Date.parse(String(row.last))]));
     const marks = await this.usage.watermarks();
-    const from = now - this.settings.staleAfterMs;
-    const totals = await this.usage.variantTotals(this.db, from, now + 1, marks);
+    // From the start of the window's first day (UTC): days are kept whole, so the window is read whole.
+    const start = floorTo(now - this.settings.staleAfterMs, DAY_MS);
+    const totals = await this.usage.variantTotals(this.db, start, now + 1, marks);
     // Evaluated when the window opened: what one variant "for the whole window" needs.
-    const start = floorTo(from, DAY_MS);
     const opening = await this.usage.variantTotals(this.db, start, start + DAY_MS, marks);
+    const prerequisites = await this.prerequisitesInUse();
     const found: [string, Finding][] = [];
     for (const flag of flags) {
       const next = staleness(
@@ -82,6 +83,7 @@ export class StaleDetection implements Job {
           lastEvaluatedAt: last.get(flag.id) ?? null,
           variants: totals.get(flag.id),
           evaluatedAtWindowStart: opening.has(flag.id),
+          prerequisiteOfAnother: prerequisites.has(`${flag.project_id}\u0000${flag.name}`),
         },
         now,
         this.settings,
@@ -91,6 +93,27 @@ export class StaleDetection implements Job {
         found.push([flag.project_id, { id: flag.id, name: flag.name, was, now: next }]);
     }
     return found;
+  }
+
+  /**
+   * The flags another flag not archived names as a prerequisite, in any environment, as project and name:
+   * they are evaluated with that flag (the engine reads them), not asked for by name, so their own counts
+   * say nothing of whether they are used.
+   */
+  private async prerequisitesInUse(): Promise<Set<string>> {
+    const rows = await this.db
+      .selectFrom("flag_configs")
+      .innerJoin("flags", "flags.id", "flag_configs.flag_id")
+      .select(["flags.project_id", "flag_configs.prerequisites"])
+      .where("flags.archived_at", "is", null)
+      .where("flag_configs.prerequisites", "is not", null)
+      .execute();
+    const named = new Set<string>();
+    for (const row of rows) {
+      for (const prerequisite of JSON.parse(row.prerequisites as string) as { flag: string }[])
+        named.add(`${row.project_id}\u0000${prerequisite.flag}`);
+    }
+    return named;
   }
 
   /**
@@ -120,6 +143,8 @@ export class StaleDetection implements Job {
           .where("id", "=", finding.id)
           .where("archived_at", "is", null)
           .where("stale_reason", "is", null)
+          // Made permanent since it was read: never stale.
+          .where("permanent", "=", 0)
           .executeTakeFirst();
         if (Number(result.numUpdatedRows) === 0) continue;
         events.push({

@@ -96,9 +96,22 @@ export class UsageRepository {
    * counts (an SDK's report retried after an outage) keep every total. The roll-up's row is read under a
    * share lock (PostgreSQL): a roll-up moving it waits for this, and this for it.
    */
-  async addMinutes(counts: readonly MinuteCount[]): Promise<number> {
-    if (counts.length === 0) return 0;
+  async addMinutes(
+    counts: readonly MinuteCount[],
+    report?: { readonly id: string; readonly at: number },
+  ): Promise<number | "duplicate"> {
+    if (counts.length === 0 && report === undefined) return 0;
     return this.db.transaction().execute(async (trx) => {
+      if (report !== undefined) {
+        // A report sent again (its answer was lost on the way) is recorded once.
+        const recorded = await trx
+          .insertInto("usage_reports")
+          .values({ id: report.id, received_at: isoTime(report.at) })
+          .onConflict((oc) => oc.column("id").doNothing())
+          .executeTakeFirst();
+        if (Number(recorded.numInsertedOrUpdatedRows ?? 0) === 0) return "duplicate";
+      }
+      if (counts.length === 0) return 0;
       const marks = await readWatermarks(trx, "share", this.postgres);
       const ids = [...new Set(counts.map((c) => c.configId))];
       const existing = new Set<string>();
@@ -163,6 +176,11 @@ export class UsageRepository {
         .where("id", "=", 1)
         .execute();
       await this.prune(trx, "minute", Math.min(hoursUntil, now - retention.minuteMs));
+      // A report older than the minutes kept could not be counted again anyway.
+      await trx
+        .deleteFrom("usage_reports")
+        .where("received_at", "<", isoTime(now - retention.minuteMs))
+        .execute();
       await this.prune(trx, "hour", Math.min(daysUntil, now - retention.hourMs));
       if (retention.dayMs > 0) await this.prune(trx, "day", now - retention.dayMs);
       return { hoursUntil, daysUntil };

@@ -92,9 +92,13 @@ export class UsageService {
       const at = Math.min(now, minute + MINUTE_MS - 1);
       if ((latest.get(flag.id) ?? Number.NEGATIVE_INFINITY) < at) latest.set(flag.id, at);
     }
-    const accepted = await this.repository.addMinutes(counts);
+    const recorded = await this.repository.addMinutes(
+      counts,
+      report.id === undefined ? undefined : { id: `${projectId}/${report.id}`, at: now },
+    );
+    if (recorded === "duplicate") return { accepted: 0, dropped: 0, duplicate: true };
     for (const [flagId, at] of latest) this.recorder.note(id, flagId, at);
-    return { accepted, dropped: report.counts.length - accepted };
+    return { accepted: recorded, dropped: report.counts.length - recorded, duplicate: false };
   }
 
   /** The range a query asks for, rounded out to its step; refused when it is empty, reversed or too long. */

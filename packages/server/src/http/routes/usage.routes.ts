@@ -35,12 +35,14 @@ export function usageRoutes(app: TypedApp, usage: UsageService): void {
     "/projects/:projectId/usage",
     {
       // Every SDK reports once a minute: one line each would drown the log.
-      config: { access: "check", requestLogging: false },
+      // Read or more: what the SDK's local evaluator holds. Not a check key, which sits in web pages:
+      // anyone could forge counts with it (and keep a flag from ever looking unused).
+      config: { access: "read", requestLogging: false },
       schema: {
         tags: ["usage"],
         summary: "Report evaluations made in the SDK (local evaluation), per flag, variant and minute (extension)",
         description:
-          "Counts are added to the environment's usage in one transaction, in the key's environment (or the one named). Counts of flags the environment does not have, of minutes older than the minutes kept (48 hours) or more than 5 minutes ahead are dropped and counted in `dropped`. The SDKs report every 60 seconds.",
+          "Counts are added to the environment's usage in one transaction, in the key's environment (or the one named). Counts of flags the environment does not have, of minutes older than the minutes kept (48 hours) or more than 5 minutes ahead are dropped and counted in `dropped`. A report with an `id` already recorded is not counted again (`duplicate: true`). The SDKs report every 60 seconds, with a read key.",
         params: Type.Object({ projectId: Type.String() }),
         querystring: Type.Object(EnvironmentQuerySchema, { additionalProperties: false }),
         body: UsageReportBody,

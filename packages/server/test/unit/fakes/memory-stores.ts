@@ -395,7 +395,9 @@ export class MemoryStores {
       this.tables.flags.delete(id);
     },
     targetingIn: async (_db: Executor, projectId: string, environment: string) =>
-      this.rowsIn(projectId, environment).map((row) => ({ name: row.name, ...targetingOf(row) })),
+      this.rowsIn(projectId, environment)
+        .filter((row) => row.archived_at === null)
+        .map((row) => ({ name: row.name, ...targetingOf(row) })),
     variantUses: async (_db, projectId, flag, dropped, own) => {
       if (dropped.size === 0) return [];
       const configurations = this.flagsOf(projectId)
