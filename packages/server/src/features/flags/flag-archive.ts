@@ -6,7 +6,7 @@ import type { RestoredConfiguration, WriteContext } from "../../write-path/domai
 import type { Writes } from "../../write-path/unit-of-work.js";
 import { refuseProtected } from "../environments/environment-guard.js";
 import { FlagPresenter, flagTag, type PendingChecks } from "./flag-presenter.js";
-import { flagState, target } from "./flag-writes.js";
+import { flagState, refuseBoundBeyondOwn, target } from "./flag-writes.js";
 import { flagRepository } from "./flag.repository.js";
 import type { Flag } from "./flag.schemas.js";
 import type { FlagStore } from "./flag.store.js";
@@ -48,13 +48,7 @@ export class FlagArchiver {
     const environmentId = await this.store.resolveEnvironment(trx, projectId, scope.environment);
     const flag = await this.store.findFlag(trx, projectId, environmentId, name);
     if (!flag) throw flagNotFound(name);
-    if (scope.ownOnly && (await this.store.countEnvironments(trx, projectId)) > 1) {
-      throw new AppError(
-        403,
-        "forbidden",
-        `${verb} flag "${name}" reaches every environment, and this key is bound to environment "${environmentId}": use a key bound to no environment.`,
-      );
-    }
+    await refuseBoundBeyondOwn(this.store, trx, scope, projectId, environmentId, `${verb} flag "${name}"`);
     requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
     const environments = (await this.store.listEnvironments(trx, projectId)).map((e) => e.id);
     await refuseProtected(this.store, trx, context, projectId, environments, `${verb} flag "${name}"`);

@@ -5,6 +5,7 @@ import { AppError, invalid } from "../../kernel/errors.js";
 import type { FlagRecord, FlagUpdate } from "../../write-path/domain-events.js";
 import type { Flag } from "./flag.schemas.js";
 import type { FlagStore } from "./flag.store.js";
+import type { EnvironmentScope } from "../../access/environment-scope.js";
 import { checkConfiguration, refuseProblems } from "../../db/targeting.js";
 
 // What the writes of a flag share (flag.service.ts: create, update, delete; flag-copy.ts: copy): the
@@ -22,6 +23,27 @@ export const flagState = (flag: Flag): FlagRecord => ({
   kind: flag.kind,
   permanent: flag.permanent,
 });
+
+/**
+ * A write that reaches every environment of the flag (delete, archive, restore): a key bound to one
+ * environment may make it only while the project has no other, so that a key of one environment never
+ * changes another's configuration.
+ */
+export async function refuseBoundBeyondOwn(
+  store: Pick<FlagStore, "countEnvironments">,
+  trx: Transaction<Database>,
+  scope: EnvironmentScope,
+  projectId: string,
+  environmentId: string,
+  what: string,
+): Promise<void> {
+  if (!scope.ownOnly || (await store.countEnvironments(trx, projectId)) <= 1) return;
+  throw new AppError(
+    403,
+    "forbidden",
+    `${what} reaches every environment, and this key is bound to environment "${environmentId}": use a key bound to no environment.`,
+  );
+}
 
 export const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 

@@ -30,7 +30,16 @@ import type { DomainEvent, WriteContext } from "../../write-path/domain-events.j
 import { DEFAULT_STALE_SETTINGS, outlived, type StaleSettings } from "./stale-rules.js";
 import { flagArchived } from "./flag-archive.js";
 import { FlagPresenter, flagTag, type PendingChecks } from "./flag-presenter.js";
-import { checkTargeting, flagState, sameJSON, saveLinks, servingChanged, target, updateRecord } from "./flag-writes.js";
+import {
+  checkTargeting,
+  flagState,
+  refuseBoundBeyondOwn,
+  sameJSON,
+  saveLinks,
+  servingChanged,
+  target,
+  updateRecord,
+} from "./flag-writes.js";
 import { flagOrder } from "./flag-list.repository.js";
 import { configIdOf, flagRepository } from "./flag.repository.js";
 import type { CreateFlagInput, Flag, FlagFilter, FlagSort, UpdateFlagInput } from "./flag.schemas.js";
@@ -387,15 +396,8 @@ export class FlagService {
       const environmentId = await this.store.resolveEnvironment(trx, projectId, scope.environment);
       const flag = await this.store.findFlag(trx, projectId, environmentId, name);
       if (!flag) throw flagNotFound(name);
-      // Deleting a flag deletes its configuration in every environment: a key bound to one may do it only
-      // while there is no other (so a key of one environment never changes another's configuration).
-      if (scope.ownOnly && (await this.store.countEnvironments(trx, projectId)) > 1) {
-        throw new AppError(
-          403,
-          "forbidden",
-          `Deleting flag "${name}" deletes it in every environment, and this key is bound to environment "${environmentId}": use a key bound to no environment.`,
-        );
-      }
+      // Deleting a flag deletes its configuration in every environment.
+      await refuseBoundBeyondOwn(this.store, trx, scope, projectId, environmentId, `Deleting flag "${name}"`);
       requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
       // The flag stops being served in every environment, protected ones included.
       const environments = (await this.store.listEnvironments(trx, projectId)).map((e) => e.id);
