@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { type Command, Context, GLOBAL_OPTIONS, type Noun, type Options } from "./command.js";
 import { access } from "./commands/access.js";
 import { check } from "./commands/check.js";
+import { exportNoun } from "./commands/export.js";
 import { environments } from "./commands/environments.js";
 import { changeRequests } from "./commands/change-requests.js";
 import { events } from "./commands/events.js";
@@ -28,6 +29,7 @@ export const NOUNS: readonly Noun[] = [
   changeRequests,
   segments,
   check,
+  exportNoun,
   events,
   webhooks,
   users,

@@ -416,6 +416,12 @@ for (const dialect of DIALECTS.slice(0, 1)) {
           await dialogAt(page, at, "copy-to", () => FLAG_PAGE.copyDialog(page));
         },
       },
+      {
+        // The usage chart: drawn to the width, its range picker and legend on screen.
+        name: "flag-usage",
+        path: `/p/${PROJECT}/flags/${FLAG}?tab=usage`,
+        ready: (page) => page.getByTestId("usage-chart").waitFor(),
+      },
       { name: "segments", path: `/p/${PROJECT}/segments`, ready: table("Segments") },
       {
         name: "segment",

@@ -23,6 +23,7 @@ import { CheckRecorder } from "./features/evaluation/check-recorder.js";
 import { UsageCounter } from "./features/usage/usage-counter.js";
 import { UsageRepository } from "./features/usage/usage.repository.js";
 import { usageModule } from "./modules/usage.module.js";
+import { flagsAsCodeModule } from "./modules/flags-as-code.module.js";
 import { StaleDetection } from "./features/lifecycle/stale-detection.js";
 import { Checker } from "./features/evaluation/checker.js";
 import { Snapshot } from "./features/evaluation/snapshot.js";
@@ -195,6 +196,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     jobs,
     config: config.usage,
   });
+  const flagsAsCode = flagsAsCodeModule({ ...featureDeps, postgres });
   const staleRules = new StaleDetection(db, work, usageRows, clock, {
     ...config.usage,
     checkIntervalMs: config.usage.staleCheckIntervalMs,
@@ -260,6 +262,7 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
   flags.routes(app);
   changeRequests.routes(app);
   usage.routes(app);
+  flagsAsCode.routes(app);
   // The check's and the single OFREP evaluation's answers, one each, called by their Fastify routes and
   // by the node:http adapter alike.
   const answerCheck = checkAnswers(checker, metrics);

@@ -525,6 +525,8 @@ const OPERATIONS: readonly Operation[] = [
     probe: (p) => `/projects/${p.projectId}/change-requests/${p.changeRequestId}`,
   },
   { method: "GET", route: "/projects/:projectId/schedule", roles: READERS, success: 200 },
+  // Flags as code (extension)
+  { method: "GET", route: "/projects/:projectId/export", roles: READERS, success: 200 },
   // Usage and lifecycle (extension)
   {
     method: "POST",

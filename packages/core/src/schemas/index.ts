@@ -14,3 +14,4 @@ export * from "./people.js";
 export * from "./ofrep.js";
 export * from "./change-requests.js";
 export * from "./usage.js";
+export * from "./project-document.js";

@@ -1,0 +1,56 @@
+import { Type } from "typebox";
+import { PROJECT_DOCUMENT_JSON_SCHEMA, ProjectDocumentSchema } from "@flagstaff/core/schemas";
+import type { ProjectDocuments } from "../../features/flags-as-code/project-document.service.js";
+import { errorResponses } from "../schemas.js";
+import type { TypedApp } from "../typed-app.js";
+
+/** Where the project document's JSON Schema is served (the document's `$schema` names it). */
+export const PROJECT_DOCUMENT_SCHEMA_PATH = "/schemas/project-document.json";
+
+/** A project's revision as an ETag. */
+export const revisionTag = (revision: number) => `"r${revision}"`;
+
+/** Flags as code (docs/flags-as-code.md): a project as one document, and the document's JSON Schema. */
+export function projectDocumentRoutes(app: TypedApp, documents: ProjectDocuments): void {
+  app.get(
+    "/projects/:projectId/export",
+    {
+      // Every environment's configurations: a key bound to one environment may export only while the
+      // project has no other (the service says so).
+      config: { access: "read" },
+      schema: {
+        tags: ["flags-as-code"],
+        summary:
+          "The whole project as one document: environments, segments and flags with every configuration (extension)",
+        description:
+          "Every list in a fixed order, so the same state exports the same bytes. Archived flags are left out. With members=true, each segment's listed members too. The ETag is the project's revision.",
+        params: Type.Object({ projectId: Type.String() }),
+        querystring: Type.Object(
+          {
+            members: Type.Optional(
+              Type.Boolean({ description: "true: each segment's listed members too (default false)" }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: ProjectDocumentSchema, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const schemaUrl = `${request.protocol}://${request.host}${PROJECT_DOCUMENT_SCHEMA_PATH}`;
+      const { document, revision } = await documents.export(request.params.projectId, {
+        members: request.query.members === true,
+        schemaUrl,
+        boundTo: request.principal?.environment ?? null,
+      });
+      return reply.header("etag", revisionTag(revision)).send(document);
+    },
+  );
+
+  app.get(
+    PROJECT_DOCUMENT_SCHEMA_PATH,
+    { config: { access: "public" }, schema: { hide: true, security: [] } },
+    async (_request, reply) =>
+      reply.type("application/schema+json").send(JSON.stringify(PROJECT_DOCUMENT_JSON_SCHEMA, null, 2)),
+  );
+}
