@@ -20,6 +20,8 @@ const PUBLIC_PATHS = new Set([
   "/auth/login",
   "/auth/logout",
   "/auth/link",
+  // The project document's JSON Schema, for editors (docs/flags-as-code.md).
+  "/schemas/project-document.json",
 ]);
 /** OFREP keeps the protocol's own error shapes for the statuses the protocol defines. */
 const OFREP_OWN_ERRORS = new Set(["400", "404", "500"]);

@@ -49,8 +49,20 @@ export function projectDocumentRoutes(app: TypedApp, documents: ProjectDocuments
 
   app.get(
     PROJECT_DOCUMENT_SCHEMA_PATH,
-    { config: { access: "public" }, schema: { hide: true, security: [] } },
-    async (_request, reply) =>
-      reply.type("application/schema+json").send(JSON.stringify(PROJECT_DOCUMENT_JSON_SCHEMA, null, 2)),
+    {
+      config: { access: "public" },
+      schema: {
+        tags: ["flags-as-code"],
+        summary: "The JSON Schema of a project's document, for editors (extension)",
+        security: [],
+        response: {
+          200: {
+            description: "A JSON Schema (draft-07)",
+            content: { "application/schema+json": { schema: Type.Object({}, { additionalProperties: true }) } },
+          },
+        },
+      },
+    },
+    async (_request, reply) => reply.type("application/schema+json").send(PROJECT_DOCUMENT_JSON_SCHEMA),
   );
 }
