@@ -101,12 +101,12 @@ export function UsageChart(props: { series: UsageSeries; variants: readonly stri
   const stacks = series.points.map((p) => Object.values(p.evaluations).reduce((a, b) => a + b, 0));
   const max = Math.max(1, ...stacks);
   const all = stacks.reduce((a, b) => a + b, 0);
+  // The bars only: the scale and the times are text beside it, readable at any width.
   const width = 720;
-  const height = 180;
-  const top = 8;
-  const bottom = 22;
-  const left = 44;
-  const plot = height - top - bottom;
+  const height = 160;
+  const top = 4;
+  const left = 0;
+  const plot = height - top - 1;
   const band = (width - left) / Math.max(1, series.points.length);
   const bar = Math.max(1, band * 0.8);
   const words =
@@ -116,16 +116,24 @@ export function UsageChart(props: { series: UsageSeries; variants: readonly stri
   const ticks = [0, Math.floor(series.points.length / 2), series.points.length - 1].filter(
     (i, at, list) => i >= 0 && list.indexOf(i) === at,
   );
+  const first = series.points[0];
+  const middle = series.points[Math.floor(series.points.length / 2)];
+  const last = series.points.at(-1);
   return (
     <figure className="usage-chart" aria-labelledby={titleId}>
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={words} data-testid="usage-chart">
+      {all > 0 && (
+        <p className="usage-scale small muted" aria-hidden="true">
+          {count(max)} per {series.step} at the top
+        </p>
+      )}
+      <svg
+        viewBox={`0 0 ${width} ${height}`}
+        preserveAspectRatio="none"
+        role="img"
+        aria-label={words}
+        data-testid="usage-chart"
+      >
         <line className="axis" x1={left} x2={width} y1={top + plot} y2={top + plot} />
-        <text x={left - 6} y={top + 10} textAnchor="end">
-          {count(max)}
-        </text>
-        <text x={left - 6} y={top + plot} textAnchor="end">
-          0
-        </text>
         {series.points.map((point, i) => {
           let y = top + plot;
           return (
@@ -158,17 +166,16 @@ export function UsageChart(props: { series: UsageSeries; variants: readonly stri
             </g>
           );
         })}
-        {ticks.map((i) => (
-          <text
-            key={i}
-            x={left + i * band + band / 2}
-            y={height - 6}
-            textAnchor={i === 0 ? "start" : i === series.points.length - 1 ? "end" : "middle"}
-          >
-            {bucketLabel((series.points[i] as { at: string }).at, series.step)}
-          </text>
-        ))}
       </svg>
+      <div className="usage-times small muted" aria-hidden="true">
+        {[first, middle, last].map((point, i) =>
+          point === undefined || (i === 1 && ticks.length < 3) ? (
+            <span key={i} />
+          ) : (
+            <span key={i}>{bucketLabel(point.at, series.step)}</span>
+          ),
+        )}
+      </div>
       <figcaption id={titleId}>
         <ul className="usage-legend" aria-label="Variants">
           {order.map((variant) => (
