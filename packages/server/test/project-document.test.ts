@@ -139,6 +139,15 @@ for (const dialect of DIALECTS) {
       const etag = first.headers.get("etag");
       assert.match(etag ?? "", /^"r\d+"$/);
       assert.equal(again.headers.get("etag"), etag);
+      // A poller that has this revision gets 304 and no body, until the project changes.
+      const unchanged = await server.request("GET", "/projects/shop/export", {
+        headers: { "if-none-match": etag as string },
+      });
+      assert.equal(unchanged.status, 304);
+      assert.equal(unchanged.text, "");
+      assert.equal(unchanged.headers.get("etag"), etag);
+      const otherTag = await server.request("GET", "/projects/shop/export", { headers: { "if-none-match": '"r1"' } });
+      assert.equal(otherTag.status, 200);
       const patched = await server.request("PATCH", "/projects/shop/flags/kill", {
         body: { description: "Stops payments" },
       });
@@ -146,6 +155,10 @@ for (const dialect of DIALECTS) {
       const after = await server.request("GET", "/projects/shop/export");
       assert.notEqual(after.headers.get("etag"), etag);
       assert.notEqual(after.text, first.text);
+      const stale = await server.request("GET", "/projects/shop/export", {
+        headers: { "if-none-match": etag as string },
+      });
+      assert.equal(stale.status, 200, "the project changed since");
     });
 
     test("refusals: no key, a check key, a key bound to one environment, another project, unknown project, bad query", async () => {

@@ -19,9 +19,9 @@ import {
   readSegments,
 } from "./project-document.repository.js";
 
-/** A project's document with the revision it is of (its ETag). */
+/** A project's document with the revision it is of (its ETag); no document when it is still `unchangedSince`'s. */
 export interface RevisedDocument {
-  readonly document: ProjectDocument;
+  readonly document: ProjectDocument | undefined;
   readonly revision: number;
 }
 
@@ -65,7 +65,7 @@ export class ProjectDocuments {
 
   async export(
     projectId: string,
-    options: { members: boolean; schemaUrl?: string; boundTo: string | null },
+    options: { members: boolean; schemaUrl?: string; boundTo: string | null; unchangedSince?: number },
   ): Promise<RevisedDocument> {
     const read = this.postgres ? this.db.transaction().setIsolationLevel("repeatable read") : this.db.transaction();
     return read.execute(async (trx) => {
@@ -81,6 +81,8 @@ export class ProjectDocuments {
           `Exporting project "${projectId}" reaches every environment, and this key is bound to environment "${options.boundTo}": use a key bound to no environment.`,
         );
       }
+      // Asked with the revision it has: nothing more to read (a poller's If-None-Match).
+      if (options.unchangedSince === revision) return { document: undefined, revision };
       const segments = await readSegments(trx, projectId);
       const members = options.members ? await readSegmentMembers(trx, projectId) : undefined;
       const links = await readLinks(trx, projectId);

@@ -23,7 +23,7 @@ export function projectDocumentRoutes(app: TypedApp, documents: ProjectDocuments
         summary:
           "The whole project as one document: environments, segments and flags with every configuration (extension)",
         description:
-          "Every list in a fixed order, so the same state exports the same bytes. Archived flags are left out. With members=true, each segment's listed members too. The ETag is the project's revision.",
+          "Every list in a fixed order, so the same state exports the same bytes. Archived flags are left out. With members=true, each segment's listed members too. The ETag is the project's revision; with If-None-Match naming it, 304 and no body while the project has not changed.",
         params: Type.Object({ projectId: Type.String() }),
         querystring: Type.Object(
           {
@@ -33,17 +33,26 @@ export function projectDocumentRoutes(app: TypedApp, documents: ProjectDocuments
           },
           { additionalProperties: false },
         ),
-        response: { 200: ProjectDocumentSchema, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+        headers: Type.Object({ "if-none-match": Type.Optional(Type.String({ maxLength: 64 })) }),
+        response: {
+          200: ProjectDocumentSchema,
+          304: Type.Null({ description: "Not modified: the project is still at the revision If-None-Match names" }),
+          ...errorResponses(400, 401, 403, 404, 429, 500, 503),
+        },
       },
     },
     async (request, reply) => {
       const schemaUrl = `${request.protocol}://${request.host}${PROJECT_DOCUMENT_SCHEMA_PATH}`;
+      const known = /^"r(\d+)"$/.exec(request.headers["if-none-match"] ?? "");
       const { document, revision } = await documents.export(request.params.projectId, {
         members: request.query.members === true,
         schemaUrl,
         boundTo: request.principal?.environment ?? null,
+        ...(known ? { unchangedSince: Number(known[1]) } : {}),
       });
-      return reply.header("etag", revisionTag(revision)).send(document);
+      reply.header("etag", revisionTag(revision));
+      if (document === undefined) return reply.code(304).send(null);
+      return reply.send(document);
     },
   );
 
