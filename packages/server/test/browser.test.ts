@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createKey, createProject, DIALECTS, startServer, type TestServer, waitFor } from "@flagstaff/test-harness";
 import type { Browser, Page } from "playwright-core";
+import { STREAM_TOKEN_WINDOW_MS } from "../src/features/ofrep/stream-tokens.js";
 import {
   browserSkip,
   closeBrowser,
@@ -17,6 +18,18 @@ import {
 
 const dialect = DIALECTS[0] ?? "sqlite";
 const POLL_MS = 300;
+
+/**
+ * Waits, when the clock is within a few seconds of it, until the stream-token window has turned: the
+ * bulk answer's ETag holds the window (its advertised token is renewed with it), so a refetch across the
+ * turn is a 200 that changes no flag, and the provider reports an empty ConfigurationChanged. The tests
+ * that count those events run clear of the turn.
+ */
+async function clearOfTokenWindowTurn(): Promise<void> {
+  const turn = Math.ceil(Date.now() / STREAM_TOKEN_WINDOW_MS) * STREAM_TOKEN_WINDOW_MS;
+  if (turn - Date.now() > 20_000) return;
+  await waitFor("the stream-token window to turn", () => Date.now() > turn + 100, { timeoutMs: 25_000 });
+}
 
 /** What the page keeps in `window.flagstaff` for the test to read. */
 interface PageState {
@@ -197,6 +210,7 @@ describe(`in Chromium: the OpenFeature web SDK on another origin [${dialect}]`, 
     }
 
     try {
+      await clearOfTokenWindowTurn();
       const query = new URLSearchParams({
         baseUrl: api.url,
         key: checkKey,
@@ -266,6 +280,7 @@ describe(`in Chromium: the OpenFeature web SDK on another origin [${dialect}]`, 
     const page: Page = await context.newPage();
     page.setDefaultTimeout(10_000);
     try {
+      await clearOfTokenWindowTurn();
       const query = new URLSearchParams({
         baseUrl: api.url,
         key,
@@ -340,6 +355,7 @@ describe(`in Chromium: the OpenFeature web SDK on another origin [${dialect}]`, 
         });
 
     try {
+      await clearOfTokenWindowTurn();
       const query = new URLSearchParams({
         baseUrl: api.url,
         key,
