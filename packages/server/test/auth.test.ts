@@ -621,6 +621,8 @@ for (const dialect of DIALECTS) {
       const documented: string[] = [];
       for (const [path, item] of Object.entries(res.body.paths as Record<string, Record<string, unknown>>)) {
         if (path === "/healthz" || path === "/readyz" || path === "/openapi.json") continue;
+        // Public: the project document's JSON Schema, for editors (below, and project-document.test.ts).
+        if (path === "/schemas/project-document.json") continue;
         // OFREP takes its project from the key, not the path; ofrep.test.ts covers its authentication.
         if (path.startsWith("/ofrep/")) continue;
         // A stream's answer never ends; stream.test.ts covers its authentication.
@@ -903,7 +905,7 @@ for (const dialect of DIALECTS) {
       assert.ok(!res.text.includes("top secret text"));
     });
 
-    test("/healthz, /readyz and /openapi.json need no key", async () => {
+    test("/healthz, /readyz, /openapi.json and the project document's schema need no key", async () => {
       const health = await server.request("GET", "/healthz", { key: null });
       assert.equal(health.status, 200);
       assert.deepEqual(health.body, { status: "ok" });
@@ -912,6 +914,8 @@ for (const dialect of DIALECTS) {
       const openapi = await server.request("GET", "/openapi.json", { key: null });
       assert.equal(openapi.status, 200);
       assert.match(String(openapi.body.openapi), /^3\.1\./);
+      const schema = await server.request("GET", "/schemas/project-document.json", { key: null });
+      assert.equal(schema.status, 200);
     });
 
     describe("people × operation matrix: sessions and personal keys (docs/people.md)", { concurrency: 8 }, () => {
