@@ -263,7 +263,9 @@ function oidcOf(env: NodeJS.ProcessEnv, publicUrl: string | undefined): OidcConf
 
 const DAY = 86_400_000;
 /** Expected lifetimes in days by default: release and experiment flags are meant to go; the others stay. */
-const DEFAULT_LIFETIME_DAYS: Record<FlagKind, number> = {
+/** The stale rules' window by default, in days. */
+export const DEFAULT_STALE_AFTER_DAYS = 30;
+export const DEFAULT_LIFETIME_DAYS: Readonly<Record<FlagKind, number>> = {
   release: 40,
   experiment: 40,
   operational: 0,
@@ -284,7 +286,7 @@ function usageOf(env: NodeJS.ProcessEnv): UsageConfig {
     minuteRetentionMs: integer(env, "USAGE_MINUTES_RETENTION_HOURS", 48, 1, 24 * 365) * 3_600_000,
     hourRetentionMs: integer(env, "USAGE_HOURS_RETENTION_DAYS", 90, 1, 36_500) * DAY,
     dayRetentionMs: integer(env, "USAGE_DAYS_RETENTION_DAYS", 0, 0, 36_500) * DAY,
-    staleAfterMs: integer(env, "STALE_AFTER_DAYS", 30, 1, 3650) * DAY,
+    staleAfterMs: integer(env, "STALE_AFTER_DAYS", DEFAULT_STALE_AFTER_DAYS, 1, 3650) * DAY,
     staleCheckIntervalMs: integer(env, "STALE_CHECK_INTERVAL_MS", 3_600_000, 1000, 7 * DAY),
     lifetimeMs: Object.freeze(lifetimeMs),
   });

@@ -1,4 +1,5 @@
-import { type FlagKind, type StaleReason, USAGE_ERROR_VARIANT } from "@flagstaff/core";
+import { FLAG_KINDS, type FlagKind, type StaleReason, USAGE_ERROR_VARIANT } from "@flagstaff/core";
+import { DEFAULT_LIFETIME_DAYS, DEFAULT_STALE_AFTER_DAYS } from "../../kernel/config.js";
 
 // The stale rules (docs/lifecycle.md), as pure decisions over what is known of a flag: the job that
 // applies them (features/lifecycle/stale-detection.ts) and a flag's PATCH (its kind or permanence changed) both ask here.
@@ -12,14 +13,11 @@ export interface StaleSettings {
 
 /** The settings' defaults (kernel/config.ts reads them from the environment). */
 export const DEFAULT_STALE_SETTINGS: StaleSettings = {
-  staleAfterMs: 30 * 86_400_000,
-  lifetimeMs: {
-    release: 40 * 86_400_000,
-    experiment: 40 * 86_400_000,
-    operational: 0,
-    "kill-switch": 0,
-    permission: 0,
-  },
+  staleAfterMs: DEFAULT_STALE_AFTER_DAYS * 86_400_000,
+  lifetimeMs: Object.fromEntries(FLAG_KINDS.map((kind) => [kind, DEFAULT_LIFETIME_DAYS[kind] * 86_400_000])) as Record<
+    FlagKind,
+    number
+  >,
 };
 
 /** What the rules read of a flag. */

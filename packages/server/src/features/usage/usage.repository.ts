@@ -1,3 +1,4 @@
+import type { UsageStep } from "@flagstaff/core";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { isoTime } from "../../kernel/clock.js";
 import type { Database } from "../../db/schema.js";
@@ -82,6 +83,31 @@ async function addRows(
       )
       .execute();
   }
+}
+
+/**
+ * Which rows hold which part of [from, to) for a series of `step`: the coarsest rows that still fit the
+ * step, for the part of the range they hold (the series, and the stale rules by day). Each count is in exactly one of them.
+ */
+export function sourcesOf(
+  step: UsageStep,
+  from: number,
+  to: number,
+  marks: Watermarks,
+): [Granularity, number, number][] {
+  if (step === "minute") return [["minute", from, to]];
+  const hoursUntil = marks.hoursUntil ?? Number.NEGATIVE_INFINITY;
+  if (step === "hour")
+    return [
+      ["hour", from, Math.min(to, hoursUntil)],
+      ["minute", Math.max(from, hoursUntil), to],
+    ];
+  const daysUntil = Math.min(marks.daysUntil ?? Number.NEGATIVE_INFINITY, hoursUntil);
+  return [
+    ["day", from, Math.min(to, daysUntil)],
+    ["hour", Math.max(from, daysUntil), Math.min(to, hoursUntil)],
+    ["minute", Math.max(from, hoursUntil), to],
+  ];
 }
 
 export class UsageRepository {
@@ -273,14 +299,8 @@ export class UsageRepository {
     to: number,
     marks: Watermarks,
   ): Promise<Map<string, Map<string, number>>> {
-    const parts: [Granularity, number, number][] = [];
-    const hoursUntil = marks.hoursUntil ?? Number.NEGATIVE_INFINITY;
-    const daysUntil = Math.min(marks.daysUntil ?? Number.NEGATIVE_INFINITY, hoursUntil);
-    parts.push(["day", from, Math.min(to, daysUntil)]);
-    parts.push(["hour", Math.max(from, daysUntil), Math.min(to, hoursUntil)]);
-    parts.push(["minute", Math.max(from, hoursUntil), to]);
     const totals = new Map<string, Map<string, number>>();
-    for (const [granularity, start, end] of parts) {
+    for (const [granularity, start, end] of sourcesOf("day", from, to, marks)) {
       if (start >= end) continue;
       let query = executor
         .selectFrom("flag_usage")

@@ -9,7 +9,7 @@ import type { Snapshot } from "../evaluation/snapshot.js";
 import type { CheckRecorder } from "../evaluation/check-recorder.js";
 import type { FlagStore } from "../flags/flag.store.js";
 import { ceilTo, DAY_MS, floorTo, HOUR_MS, MINUTE_MS, STEP_MS } from "./usage-buckets.js";
-import type { Granularity, MinuteCount, UsageRepository, Watermarks } from "./usage.repository.js";
+import { type MinuteCount, sourcesOf, type UsageRepository } from "./usage.repository.js";
 
 /** A report's minutes may be this far ahead of the server's clock (the SDK's clock may run ahead). */
 const AHEAD_MS = 5 * MINUTE_MS;
@@ -29,26 +29,6 @@ interface Range {
   readonly from: number;
   readonly to: number;
   readonly points: number;
-}
-
-/**
- * Which rows hold which part of [from, to) for a series of `step`: the coarsest rows that still fit the
- * step, for the part of the range they hold (usage.repository.ts). Each count is in exactly one of them.
- */
-function sourcesOf(step: UsageStep, from: number, to: number, marks: Watermarks): [Granularity, number, number][] {
-  if (step === "minute") return [["minute", from, to]];
-  const hoursUntil = marks.hoursUntil ?? Number.NEGATIVE_INFINITY;
-  if (step === "hour")
-    return [
-      ["hour", from, Math.min(to, hoursUntil)],
-      ["minute", Math.max(from, hoursUntil), to],
-    ];
-  const daysUntil = Math.min(marks.daysUntil ?? Number.NEGATIVE_INFINITY, hoursUntil);
-  return [
-    ["day", from, Math.min(to, daysUntil)],
-    ["hour", Math.max(from, daysUntil), Math.min(to, hoursUntil)],
-    ["minute", Math.max(from, hoursUntil), to],
-  ];
 }
 
 /** Usage as the API answers and takes it (docs/usage.md). */
