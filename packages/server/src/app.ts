@@ -196,7 +196,16 @@ export async function buildApp(deps: AppDeps): Promise<Service> {
     jobs,
     config: config.usage,
   });
-  const flagsAsCode = flagsAsCodeModule({ ...featureDeps, postgres });
+  const flagsAsCode = flagsAsCodeModule({
+    ...featureDeps,
+    postgres,
+    writes: {
+      flags: flags.services.flags,
+      segments: segments.services.segments,
+      environments: environments.services.environments,
+      changeRequests: changeRequests.services.changeRequests,
+    },
+  });
   const staleRules = new StaleDetection(db, work, usageRows, clock, {
     ...config.usage,
     checkIntervalMs: config.usage.staleCheckIntervalMs,

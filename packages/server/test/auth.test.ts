@@ -527,6 +527,43 @@ const OPERATIONS: readonly Operation[] = [
   { method: "GET", route: "/projects/:projectId/schedule", roles: READERS, success: 200 },
   // Flags as code (extension)
   { method: "GET", route: "/projects/:projectId/export", roles: READERS, success: 200 },
+  // Apply reaches every environment: the matrix's keys are bound to one, so only admin keys may
+  // (project-apply.test.ts covers unbound write keys).
+  {
+    method: "POST",
+    route: "/projects/:projectId/apply",
+    roles: ADMIN_ONLY,
+    success: 200,
+    setup: async (server, projectId) => {
+      await withFlag(server, projectId);
+      const exported = await admin(server, "GET", `/projects/${projectId}/export`);
+      const document = exported.body;
+      document.flags[0].description = "applied by the matrix";
+      return { document: JSON.stringify(document) };
+    },
+    // A project that was not set up (a missing one) gets a document of its own id with no flag.
+    body: (p) =>
+      p.document === undefined
+        ? {
+            version: 1,
+            project: { id: p.projectId, name: "Missing" },
+            environments: [
+              {
+                id: "production",
+                name: "Production",
+                description: "",
+                default: true,
+                protected: false,
+                requiredApprovals: 0,
+                allowSelfApproval: false,
+              },
+            ],
+            segments: [],
+            flags: [],
+          }
+        : JSON.parse(p.document),
+    probe: (p) => `/projects/${p.projectId}/flags/some-flag`,
+  },
   // Usage and lifecycle (extension)
   {
     method: "POST",
@@ -978,9 +1015,9 @@ for (const dialect of DIALECTS) {
         if (op.method === "PATCH" && op.route.includes("/change-requests/")) return 403;
         if (caller === "admin" || caller === "project admin") return op.success;
         const role = caller === "reader" || caller === "admin's read key" ? "read" : "write";
-        // A copy writes another environment than the one a project key is bound to, so it needs an
-        // unbound key; people and their keys of no project are bound to no environment.
-        if (op.route.endsWith("/copy")) return role === "write" ? op.success : 403;
+        // A copy writes another environment than the one a project key is bound to, and apply every
+        // environment, so they need an unbound key; people and their keys of no project are bound to none.
+        if (op.route.endsWith("/copy") || op.route.endsWith("/apply")) return role === "write" ? op.success : 403;
         return op.roles.includes(role) ? op.success : 403;
       };
 

@@ -1,13 +1,14 @@
 import { type Static, Type } from "typebox";
 import { FLAG_KINDS, FLAG_STATUSES } from "../contract/enums.js";
+import { SEGMENT_ID_MAX_LENGTH } from "../contract/ids.js";
 import { REQUIRED_APPROVALS_MAX } from "../contract/limits.js";
 import { ALLOWED_PERCENTAGES } from "../evaluation.js";
 import { Limits, oneOf } from "./common.js";
 import { RolloutStepSchema } from "./flags.js";
 import { ConditionSchema, FlagTypeSchema, PrerequisiteSchema, RuleSchema, VariantSchema } from "./targeting.js";
 
-// A project as one document (docs/flags-as-code.md): what `GET /projects/{p}/export` answers and, in the
-// issue that follows, what `apply` takes. Its JSON Schema is served at /schemas/project-document.json and
+// A project as one document (docs/flags-as-code.md): what `GET /projects/{p}/export` answers and what
+// `POST /projects/{p}/apply` takes, and the plan apply answers. Its JSON Schema is served at /schemas/project-document.json and
 // kept in the repository (schemas/project-document.schema.json), so that editors validate the file.
 
 /** The version of the document's shape: it moves only with a change a reader must understand. */
@@ -31,7 +32,7 @@ export const DocumentEnvironmentSchema = Type.Object(
 
 export const DocumentSegmentSchema = Type.Object(
   {
-    id: Type.String(),
+    id: Type.String({ minLength: 1, maxLength: SEGMENT_ID_MAX_LENGTH }),
     name: Type.String(),
     description: Type.String(),
     conditions: Type.Array(ConditionSchema, { description: "Rule-based membership ([]: listed members only)" }),
@@ -107,3 +108,59 @@ export const PROJECT_DOCUMENT_JSON_SCHEMA = {
   $schema: "http://json-schema.org/draft-07/schema#",
   ...ProjectDocumentSchema,
 };
+
+// ---------------------------------------------------------------------------------------------------
+// Apply: the plan that takes a project to a document.
+
+export const PLAN_OBJECTS = ["environment", "segment", "flag", "configuration"] as const;
+export const PLAN_ACTIONS = ["create", "update", "delete"] as const;
+
+export const PlanFieldSchema = Type.Object(
+  {
+    field: Type.String(),
+    before: Type.Optional(Type.Unknown({ description: "Its value now (absent for a set of ids)" })),
+    after: Type.Optional(Type.Unknown({ description: "Its value in the document (absent for a set of ids)" })),
+    added: Type.Optional(Type.Array(Type.String(), { description: "A set of ids (actors, segments, members): added" })),
+    removed: Type.Optional(Type.Array(Type.String(), { description: "A set of ids: removed" })),
+  },
+  { additionalProperties: false },
+);
+export type PlanField = Static<typeof PlanFieldSchema>;
+
+export const PlanChangeSchema = Type.Object(
+  {
+    object: oneOf(PLAN_OBJECTS, {
+      description:
+        "environment (its settings), segment, flag (its definition: every environment's) or configuration (a flag's in one environment)",
+    }),
+    action: oneOf(PLAN_ACTIONS),
+    id: Type.String({ description: "The environment's or segment's id, or the flag's name" }),
+    environment: Type.Optional(Type.String({ description: "A configuration's environment" })),
+    fields: Type.Array(PlanFieldSchema, { description: "What changes (a create: what differs from a new one's)" }),
+    changeRequest: Type.Optional(
+      Type.Boolean({
+        description: "true: the environment requires approvals, so the change goes into its change request",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PlanChange = Static<typeof PlanChangeSchema>;
+
+export const ApplyResultSchema = Type.Object(
+  {
+    dryRun: Type.Boolean({ description: "true: the plan only; nothing was changed" }),
+    baseRevision: Type.Integer({ description: "The project's revision the plan was made from" }),
+    revision: Type.Integer({ description: "The project's revision after (the base one when nothing changed)" }),
+    changes: Type.Array(PlanChangeSchema, { description: "In the order they are made; []: nothing to do" }),
+    changeRequests: Type.Array(
+      Type.Object(
+        { id: Type.String(), environment: Type.String(), title: Type.String() },
+        { additionalProperties: false },
+      ),
+      { description: "The change requests opened for environments that require approvals (none in a dry run)" },
+    ),
+  },
+  { additionalProperties: false, description: "What apply did, or (dry run) would do" },
+);
+export type ApplyResult = Static<typeof ApplyResultSchema>;

@@ -152,35 +152,49 @@ export class ChangeRequestService {
     refuseDuplicates(input.changes);
     const environment = await this.environmentOf(this.db, projectId, input.environment);
     await this.dryRun(projectId, input.environment, input.changes);
-    const request = await this.work.write(context, projectId, async (trx) => {
-      const now = isoTime(this.clock.now());
-      const changes = await this.based(trx, projectId, input.environment, input.changes);
-      const scheduledAt = input.scheduledAt ?? null;
-      const state = reviewedState(0, false, policyOf(environment), scheduledAt);
-      const request: StoredChangeRequest = {
-        id: newChangeRequestId(this.clock.now()),
-        projectId,
-        environment: input.environment,
-        title: input.title,
-        description: input.description ?? "",
-        state,
-        author: context.actor,
-        changes,
-        scheduledAt,
-        appliedAt: null,
-        appliedBy: null,
-        overrideReason: null,
-        failureReason: null,
-        attempts: 0,
-        nextAttemptAt: state === "scheduled" ? scheduledAt : null,
-        leaseUntil: null,
-        createdAt: now,
-        updatedAt: now,
-      };
-      await repo.insertChangeRequest(trx, request);
-      return { result: request, events: [this.event("change_request.created", null, request, 0)] };
-    });
+    const request = await this.work.write(context, projectId, (trx) =>
+      this.openIn(trx, context, projectId, environment, input),
+    );
     return this.get(projectId, request.id);
+  }
+
+  /**
+   * Opens a request inside a write's transaction, its changes checked already (create's dry run, or an
+   * applied project document's own write): its stored form and its event.
+   */
+  async openIn(
+    trx: Transaction<Database>,
+    context: WriteContext,
+    projectId: string,
+    environment: Environment,
+    input: CreateChangeRequestInput,
+  ): Promise<WorkOutcome<StoredChangeRequest>> {
+    const now = isoTime(this.clock.now());
+    const changes = await this.based(trx, projectId, input.environment, input.changes);
+    const scheduledAt = input.scheduledAt ?? null;
+    const state = reviewedState(0, false, policyOf(environment), scheduledAt);
+    const request: StoredChangeRequest = {
+      id: newChangeRequestId(this.clock.now()),
+      projectId,
+      environment: input.environment,
+      title: input.title,
+      description: input.description ?? "",
+      state,
+      author: context.actor,
+      changes,
+      scheduledAt,
+      appliedAt: null,
+      appliedBy: null,
+      overrideReason: null,
+      failureReason: null,
+      attempts: 0,
+      nextAttemptAt: state === "scheduled" ? scheduledAt : null,
+      leaseUntil: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await repo.insertChangeRequest(trx, request);
+    return { result: request, events: [this.event("change_request.created", null, request, 0)] };
   }
 
   /** The author changes their request: its reviews are cleared, and it is reviewed afresh. */

@@ -1,11 +1,11 @@
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import { type Clock, isoTime } from "../../kernel/clock.js";
 import { isUniqueViolation } from "../../db/database.js";
 import type { Database } from "../../db/schema.js";
 import { AppError, environmentNotFound, invalid, projectNotFound } from "../../kernel/errors.js";
 import { refuseBeyond } from "../../access/environment-scope.js";
 import { encodeCursor, type Page, type PageQuery } from "../../kernel/pagination.js";
-import type { Writes } from "../../write-path/unit-of-work.js";
+import type { WorkOutcome, Writes } from "../../write-path/unit-of-work.js";
 import type { DomainEvent, EnvironmentRecord, WriteContext } from "../../write-path/domain-events.js";
 import { keyRevoked } from "../../write-path/domain-events.js";
 import { environmentRepository } from "./environment.repository.js";
@@ -115,82 +115,91 @@ export class EnvironmentService {
     id: string,
     input: UpdateEnvironmentInput,
   ): Promise<Environment> {
+    return this.work.write(context, projectId, (trx) => this.updateIn(trx, context, projectId, id, input));
+  }
+
+  /** An environment's change inside a write's transaction (its own route, or an applied project document). */
+  async updateIn(
+    trx: Transaction<Database>,
+    context: WriteContext,
+    projectId: string,
+    id: string,
+    input: UpdateEnvironmentInput,
+  ): Promise<WorkOutcome<Environment>> {
     refuseBeyond(context.boundTo, id);
-    return this.work.write(context, projectId, async (trx) => {
-      const current = await this.store.findEnvironment(trx, projectId, id);
-      if (!current) {
-        if (!(await this.store.findProject(trx, projectId))) throw projectNotFound(projectId);
-        throw environmentNotFound(id);
+    const current = await this.store.findEnvironment(trx, projectId, id);
+    if (!current) {
+      if (!(await this.store.findProject(trx, projectId))) throw projectNotFound(projectId);
+      throw environmentNotFound(id);
+    }
+    const next: Environment = {
+      ...current,
+      name: input.name ?? current.name,
+      description: input.description ?? current.description,
+      default: current.default || input.default === true,
+      protected: input.protected ?? current.protected,
+      requiredApprovals: input.requiredApprovals ?? current.requiredApprovals,
+      allowSelfApproval: input.allowSelfApproval ?? current.allowSelfApproval,
+    };
+    // A move: its place in the project's order, from 1, before and after.
+    let moved: { from: number; to: number; order: string[] } | undefined;
+    if (input.position !== undefined) {
+      const order = (await this.store.listEnvironments(trx, projectId)).map((e) => e.id);
+      if (input.position > order.length) {
+        throw invalid(
+          `Project "${projectId}" has ${order.length} environments: position must be 1 to ${order.length}.`,
+          [{ path: "/position", message: `must be at most ${order.length}, the number of environments` }],
+        );
       }
-      const next: Environment = {
-        ...current,
-        name: input.name ?? current.name,
-        description: input.description ?? current.description,
-        default: current.default || input.default === true,
-        protected: input.protected ?? current.protected,
-        requiredApprovals: input.requiredApprovals ?? current.requiredApprovals,
-        allowSelfApproval: input.allowSelfApproval ?? current.allowSelfApproval,
-      };
-      // A move: its place in the project's order, from 1, before and after.
-      let moved: { from: number; to: number; order: string[] } | undefined;
-      if (input.position !== undefined) {
-        const order = (await this.store.listEnvironments(trx, projectId)).map((e) => e.id);
-        if (input.position > order.length) {
-          throw invalid(
-            `Project "${projectId}" has ${order.length} environments: position must be 1 to ${order.length}.`,
-            [{ path: "/position", message: `must be at most ${order.length}, the number of environments` }],
-          );
-        }
-        const from = order.indexOf(id) + 1;
-        if (from !== input.position) {
-          // Its place and every other's change: what a key bound to one environment may not do.
-          refuseBeyond(context.boundTo, null, "reorder the project's environments");
-          order.splice(from - 1, 1);
-          order.splice(input.position - 1, 0, id);
-          moved = { from, to: input.position, order };
-        }
+      const from = order.indexOf(id) + 1;
+      if (from !== input.position) {
+        // Its place and every other's change: what a key bound to one environment may not do.
+        refuseBeyond(context.boundTo, null, "reorder the project's environments");
+        order.splice(from - 1, 1);
+        order.splice(input.position - 1, 0, id);
+        moved = { from, to: input.position, order };
       }
-      const changed =
-        next.name !== current.name ||
-        next.description !== current.description ||
-        next.default !== current.default ||
-        next.protected !== current.protected ||
-        next.requiredApprovals !== current.requiredApprovals ||
-        next.allowSelfApproval !== current.allowSelfApproval ||
-        moved !== undefined;
-      if (!changed) return { result: current, events: [] };
-      const now = isoTime(this.clock.now());
-      next.updatedAt = now;
-      const events: DomainEvent[] = [];
-      if (moved) await this.store.reorderEnvironments(trx, projectId, moved.order);
-      if (next.default && !current.default) {
-        // The previous default changes too, and every key bound to none follows the new one.
-        refuseBeyond(context.boundTo, null, "make an environment the default");
-        const previous = (await this.store.listEnvironments(trx, projectId)).find((e) => e.default);
-        await this.store.clearDefault(trx, projectId, now);
-        if (previous) {
-          const after = { ...previous, default: false, updatedAt: now };
-          events.push({
-            type: "environment.updated",
-            projectId,
-            environment: previous.id,
-            target: target(previous),
-            before: record(previous),
-            after: record(after),
-          });
-        }
+    }
+    const changed =
+      next.name !== current.name ||
+      next.description !== current.description ||
+      next.default !== current.default ||
+      next.protected !== current.protected ||
+      next.requiredApprovals !== current.requiredApprovals ||
+      next.allowSelfApproval !== current.allowSelfApproval ||
+      moved !== undefined;
+    if (!changed) return { result: current, events: [] };
+    const now = isoTime(this.clock.now());
+    next.updatedAt = now;
+    const events: DomainEvent[] = [];
+    if (moved) await this.store.reorderEnvironments(trx, projectId, moved.order);
+    if (next.default && !current.default) {
+      // The previous default changes too, and every key bound to none follows the new one.
+      refuseBeyond(context.boundTo, null, "make an environment the default");
+      const previous = (await this.store.listEnvironments(trx, projectId)).find((e) => e.default);
+      await this.store.clearDefault(trx, projectId, now);
+      if (previous) {
+        const after = { ...previous, default: false, updatedAt: now };
+        events.push({
+          type: "environment.updated",
+          projectId,
+          environment: previous.id,
+          target: target(previous),
+          before: record(previous),
+          after: record(after),
+        });
       }
-      await this.store.saveEnvironment(trx, next);
-      events.push({
-        type: "environment.updated",
-        projectId,
-        environment: next.id,
-        target: target(next),
-        before: moved ? { ...record(current), position: moved.from } : record(current),
-        after: moved ? { ...record(next), position: moved.to } : record(next),
-      });
-      return { result: next, events };
+    }
+    await this.store.saveEnvironment(trx, next);
+    events.push({
+      type: "environment.updated",
+      projectId,
+      environment: next.id,
+      target: target(next),
+      before: moved ? { ...record(current), position: moved.from } : record(current),
+      after: moved ? { ...record(next), position: moved.to } : record(next),
     });
+    return { result: next, events };
   }
 
   /**

@@ -5,7 +5,7 @@ import {
   PROJECT_DOCUMENT_VERSION,
   type ProjectDocument,
 } from "@flagstaff/core/schemas";
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type { Database } from "../../db/schema.js";
 import { AppError, projectNotFound } from "../../kernel/errors.js";
 import type { Flag } from "../flags/flag.schemas.js";
@@ -51,6 +51,67 @@ function configurationOf(flag: Flag, actors: string[] | undefined, segments: str
   return configuration;
 }
 
+/** The project's document, read in the caller's transaction (export's, or apply's to plan from). */
+export async function documentIn(
+  trx: Transaction<Database>,
+  projectId: string,
+  project: { id: string; name: string },
+  environments: Awaited<ReturnType<typeof readEnvironments>>,
+  options: { members: boolean; schemaUrl?: string },
+): Promise<ProjectDocument> {
+  const segments = await readSegments(trx, projectId);
+  const members = options.members ? await readSegmentMembers(trx, projectId) : undefined;
+  const links = await readLinks(trx, projectId);
+  const flags = new Map<string, DocumentFlag>();
+  for (const environment of environments) {
+    for (const flag of await readFlagsIn(trx, projectId, environment.id)) {
+      let entry = flags.get(flag.name);
+      if (entry === undefined) {
+        entry = {
+          name: flag.name,
+          description: flag.description,
+          type: flag.type,
+          variants: flag.variants as DocumentFlag["variants"],
+          kind: flag.kind,
+          permanent: flag.permanent,
+          environments: {},
+        };
+        flags.set(flag.name, entry);
+      }
+      entry.environments[environment.id] = configurationOf(
+        flag,
+        links.actors.get(flag.configId),
+        links.segments.get(flag.configId),
+      );
+    }
+  }
+  const document: ProjectDocument = {
+    ...(options.schemaUrl === undefined ? {} : { $schema: options.schemaUrl }),
+    version: PROJECT_DOCUMENT_VERSION,
+    project: { id: project.id, name: project.name },
+    environments: environments.map((e) => ({
+      id: e.id,
+      name: e.name,
+      description: e.description,
+      default: Number(e.is_default) === 1,
+      protected: Number(e.protected) === 1,
+      requiredApprovals: Number(e.required_approvals),
+      allowSelfApproval: Number(e.allow_self_approval) === 1,
+    })),
+    segments: [...segments]
+      .sort((a, b) => compareText(a.id, b.id))
+      .map((s) => ({
+        id: s.id,
+        name: s.name,
+        description: s.description,
+        conditions: s.conditions as ProjectDocument["segments"][number]["conditions"],
+        ...(members === undefined ? {} : { members: sorted(members.get(s.id)) }),
+      })),
+    flags: [...flags.values()].sort((a, b) => compareText(a.name, b.name)),
+  };
+  return document;
+}
+
 /**
  * A project as one document (docs/flags-as-code.md): its environments in their order, its segments by id
  * (with their listed members when asked), its flags not archived by name, each with its configuration in
@@ -83,56 +144,7 @@ export class ProjectDocuments {
       }
       // Asked with the revision it has: nothing more to read (a poller's If-None-Match).
       if (options.unchangedSince === revision) return { document: undefined, revision };
-      const segments = await readSegments(trx, projectId);
-      const members = options.members ? await readSegmentMembers(trx, projectId) : undefined;
-      const links = await readLinks(trx, projectId);
-      const flags = new Map<string, DocumentFlag>();
-      for (const environment of environments) {
-        for (const flag of await readFlagsIn(trx, projectId, environment.id)) {
-          let entry = flags.get(flag.name);
-          if (entry === undefined) {
-            entry = {
-              name: flag.name,
-              description: flag.description,
-              type: flag.type,
-              variants: flag.variants as DocumentFlag["variants"],
-              kind: flag.kind,
-              permanent: flag.permanent,
-              environments: {},
-            };
-            flags.set(flag.name, entry);
-          }
-          entry.environments[environment.id] = configurationOf(
-            flag,
-            links.actors.get(flag.configId),
-            links.segments.get(flag.configId),
-          );
-        }
-      }
-      const document: ProjectDocument = {
-        ...(options.schemaUrl === undefined ? {} : { $schema: options.schemaUrl }),
-        version: PROJECT_DOCUMENT_VERSION,
-        project: { id: project.id, name: project.name },
-        environments: environments.map((e) => ({
-          id: e.id,
-          name: e.name,
-          description: e.description,
-          default: Number(e.is_default) === 1,
-          protected: Number(e.protected) === 1,
-          requiredApprovals: Number(e.required_approvals),
-          allowSelfApproval: Number(e.allow_self_approval) === 1,
-        })),
-        segments: [...segments]
-          .sort((a, b) => compareText(a.id, b.id))
-          .map((s) => ({
-            id: s.id,
-            name: s.name,
-            description: s.description,
-            conditions: s.conditions as ProjectDocument["segments"][number]["conditions"],
-            ...(members === undefined ? {} : { members: sorted(members.get(s.id)) }),
-          })),
-        flags: [...flags.values()].sort((a, b) => compareText(a.name, b.name)),
-      };
+      const document = await documentIn(trx, projectId, project, environments, options);
       return { document, revision };
     });
   }

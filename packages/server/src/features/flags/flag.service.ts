@@ -2,6 +2,7 @@ import {
   defaultVariants,
   nextPlan,
   type FlagTargeting,
+  type RolloutPlan,
   validateConfiguration,
   validateVariants,
   variantsOf,
@@ -23,7 +24,7 @@ import {
 import { newId } from "../../kernel/ids.js";
 import { assemblePage, type Page, type PageQuery, toPageQuery } from "../../kernel/pagination.js";
 import { requireMatch } from "../../write-path/preconditions.js";
-import type { WorkOutcome, Writes } from "../../write-path/unit-of-work.js";
+import type { WorkOutcome, WriteHooks, Writes } from "../../write-path/unit-of-work.js";
 import type { Membership } from "../actors/member-lists.js";
 import { refuseProtected, refuseUnapproved } from "../environments/environment-guard.js";
 import type { DomainEvent, WriteContext } from "../../write-path/domain-events.js";
@@ -49,6 +50,9 @@ import { refuseProblems } from "../../db/targeting.js";
 // A flag's create, read, update, delete and lists the database decides. Its copy between environments is
 // flag-copy.ts; its explanation and the lists the engine decides are the read model's
 // (features/evaluation/explain.ts and flag-listing.ts); what the writes share is flag-writes.ts.
+
+const flagExists = (name: string, projectId: string) =>
+  new AppError(409, "flag_exists", `Flag "${name}" already exists in project "${projectId}".`);
 
 const unique = (ids: readonly string[] | undefined): string[] => [...new Set(ids ?? [])];
 
@@ -112,68 +116,79 @@ export class FlagService {
     name: string,
     input: CreateFlagInput,
   ): Promise<Flag> {
-    const { environment, ownOnly } = scope;
-    const exists = () => new AppError(409, "flag_exists", `Flag "${name}" already exists in project "${projectId}".`);
     try {
-      return await this.work.write(context, projectId, async (trx) => {
-        const environments = await this.store.listEnvironments(trx, projectId);
-        if (environments.length === 0) throw projectNotFound(projectId);
-        const shown = environment ?? environments.find((e) => e.default)?.id ?? (environments[0]?.id as string);
-        if (!environments.some((e) => e.id === shown)) throw environmentNotFound(shown);
-        const taken = await this.store.findFlag(trx, projectId, shown, name);
-        if (taken?.archived) {
-          throw new AppError(
-            409,
-            "flag_exists",
-            `Flag "${name}" is archived in project "${projectId}": it keeps its name. Restore it, or delete it for good to take the name.`,
-          );
-        }
-        if (taken) throw exists();
-        const now = isoTime(this.clock.now());
-        const id = newId("flg");
-        const targeting = creationTargeting(name, input);
-        const flag: Flag = {
-          id,
-          projectId,
-          name,
-          description: input.description ?? "",
-          status: "disabled",
-          percentageActors: 0,
-          percentageCalls: 0,
-          createdAt: now,
-          updatedAt: now,
-          latestCheckedAt: null,
-          statusChangedAt: now,
-          actorsCount: 0,
-          segmentsCount: 0,
-          environment: shown,
-          environments: {},
-          revision: 1,
-          configId: configIdOf(id, shown),
-          plan: null,
-          kind: input.kind ?? "release",
-          permanent: input.permanent ?? false,
-          stale: false,
-          staleReason: null,
-          staleSince: null,
-          archived: false,
-          archivedAt: null,
-          ...(targeting as Pick<Flag, keyof FlagTargeting>),
-        };
-        await this.store.insertFlag(
-          trx,
-          flag,
-          environments.map((e) => e.id),
-        );
-        return {
-          result: await this.presenter.presentOne(trx, flag, ownOnly),
-          events: [{ type: "flag.created", projectId, target: target(flag), before: null, after: flagState(flag) }],
-        };
-      });
+      return await this.work.write(context, projectId, (trx) => this.createIn(trx, projectId, scope, name, input));
     } catch (error) {
-      if (isUniqueViolation(error)) throw exists();
+      if (isUniqueViolation(error)) throw flagExists(name, projectId);
       throw error;
     }
+  }
+
+  /**
+   * A flag's create inside a write's transaction (its own route, or an applied project document): its
+   * result and its event.
+   */
+  async createIn(
+    trx: Transaction<Database>,
+    projectId: string,
+    scope: EnvironmentScope,
+    name: string,
+    input: CreateFlagInput,
+  ): Promise<WorkOutcome<Flag>> {
+    const { environment, ownOnly } = scope;
+    const environments = await this.store.listEnvironments(trx, projectId);
+    if (environments.length === 0) throw projectNotFound(projectId);
+    const shown = environment ?? environments.find((e) => e.default)?.id ?? (environments[0]?.id as string);
+    if (!environments.some((e) => e.id === shown)) throw environmentNotFound(shown);
+    const taken = await this.store.findFlag(trx, projectId, shown, name);
+    if (taken?.archived) {
+      throw new AppError(
+        409,
+        "flag_exists",
+        `Flag "${name}" is archived in project "${projectId}": it keeps its name. Restore it, or delete it for good to take the name.`,
+      );
+    }
+    if (taken) throw flagExists(name, projectId);
+    const now = isoTime(this.clock.now());
+    const id = newId("flg");
+    const targeting = creationTargeting(name, input);
+    const flag: Flag = {
+      id,
+      projectId,
+      name,
+      description: input.description ?? "",
+      status: "disabled",
+      percentageActors: 0,
+      percentageCalls: 0,
+      createdAt: now,
+      updatedAt: now,
+      latestCheckedAt: null,
+      statusChangedAt: now,
+      actorsCount: 0,
+      segmentsCount: 0,
+      environment: shown,
+      environments: {},
+      revision: 1,
+      configId: configIdOf(id, shown),
+      plan: null,
+      kind: input.kind ?? "release",
+      permanent: input.permanent ?? false,
+      stale: false,
+      staleReason: null,
+      staleSince: null,
+      archived: false,
+      archivedAt: null,
+      ...(targeting as Pick<Flag, keyof FlagTargeting>),
+    };
+    await this.store.insertFlag(
+      trx,
+      flag,
+      environments.map((e) => e.id),
+    );
+    return {
+      result: await this.presenter.presentOne(trx, flag, ownOnly),
+      events: [{ type: "flag.created", projectId, target: target(flag), before: null, after: flagState(flag) }],
+    };
   }
 
   async get(projectId: string, scope: EnvironmentScope, name: string): Promise<Flag> {
@@ -211,7 +226,12 @@ export class FlagService {
     environment: string | null,
     name: string,
     input: UpdateFlagInput,
-    options: { readonly ifMatch?: string; readonly ownOnly: boolean },
+    options: {
+      readonly ifMatch?: string;
+      readonly ownOnly: boolean;
+      /** The timed rollout exactly as given, its pause included (an applied project document's); null: none. */
+      readonly plan?: RolloutPlan | null;
+    },
   ): Promise<WorkOutcome<Flag>> {
     const { ifMatch, ownOnly } = options;
     const addActors = unique(input.addActors);
@@ -254,11 +274,13 @@ export class FlagService {
       rules: (input.rules as Flag["rules"] | undefined) ?? flag.rules,
       prerequisites: (input.prerequisites as Flag["prerequisites"] | undefined) ?? flag.prerequisites,
       plan:
-        input.rolloutPlan === undefined
-          ? flag.plan
-          : input.rolloutPlan === null
-            ? null
-            : nextPlan(input.rolloutPlan, flag.plan, this.clock.now()),
+        options.plan !== undefined
+          ? options.plan
+          : input.rolloutPlan === undefined
+            ? flag.plan
+            : input.rolloutPlan === null
+              ? null
+              : nextPlan(input.rolloutPlan, flag.plan, this.clock.now()),
       kind: input.kind ?? flag.kind,
       permanent: input.permanent ?? flag.permanent,
     };
@@ -392,23 +414,36 @@ export class FlagService {
     name: string,
     ifMatch?: string,
   ): Promise<void> {
-    const id = await this.work.write(context, projectId, async (trx) => {
-      const environmentId = await this.store.resolveEnvironment(trx, projectId, scope.environment);
-      const flag = await this.store.findFlag(trx, projectId, environmentId, name);
-      if (!flag) throw flagNotFound(name);
-      // Deleting a flag deletes its configuration in every environment.
-      await refuseBoundBeyondOwn(this.store, trx, scope, projectId, environmentId, `Deleting flag "${name}"`);
-      requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
-      // The flag stops being served in every environment, protected ones included.
-      const environments = (await this.store.listEnvironments(trx, projectId)).map((e) => e.id);
-      await refuseProtected(this.store, trx, context, projectId, environments, `Deleting flag "${name}"`);
-      await this.store.deleteFlag(trx, flag.id);
-      return {
-        result: flag.id,
-        events: [{ type: "flag.deleted", projectId, target: target(flag), before: flagState(flag), after: null }],
-      };
-    });
-    this.checks.forget(id);
+    await this.work.write(context, projectId, (trx, hooks) =>
+      this.deleteIn(trx, hooks, context, projectId, scope, name, ifMatch),
+    );
+  }
+
+  /** A flag's delete inside a write's transaction (its own route, or an applied project document). */
+  async deleteIn(
+    trx: Transaction<Database>,
+    hooks: WriteHooks,
+    context: WriteContext,
+    projectId: string,
+    scope: EnvironmentScope,
+    name: string,
+    ifMatch?: string,
+  ): Promise<WorkOutcome<undefined>> {
+    const environmentId = await this.store.resolveEnvironment(trx, projectId, scope.environment);
+    const flag = await this.store.findFlag(trx, projectId, environmentId, name);
+    if (!flag) throw flagNotFound(name);
+    // Deleting a flag deletes its configuration in every environment.
+    await refuseBoundBeyondOwn(this.store, trx, scope, projectId, environmentId, `Deleting flag "${name}"`);
+    requireMatch(ifMatch, flagTag(flag), `Flag "${name}"`);
+    // The flag stops being served in every environment, protected ones included.
+    const environments = (await this.store.listEnvironments(trx, projectId)).map((e) => e.id);
+    await refuseProtected(this.store, trx, context, projectId, environments, `Deleting flag "${name}"`);
+    await this.store.deleteFlag(trx, flag.id);
+    hooks.afterCommit(() => this.checks.forget(flag.id));
+    return {
+      result: undefined,
+      events: [{ type: "flag.deleted", projectId, target: target(flag), before: flagState(flag), after: null }],
+    };
   }
 
   /** The actors attached to a flag directly in an environment, by actor id, optionally searched. */

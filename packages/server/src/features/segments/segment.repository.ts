@@ -50,6 +50,11 @@ export async function findSegment(db: Executor, projectId: string, id: string): 
   return row && toRow(row);
 }
 
+/** Whether a segment of any project has this id (ids are unique across the service). */
+export async function segmentIdTaken(db: Executor, id: string): Promise<boolean> {
+  return (await db.selectFrom("segments").select("id").where("id", "=", id).executeTakeFirst()) !== undefined;
+}
+
 export async function segmentNameTaken(db: Executor, projectId: string, name: string): Promise<boolean> {
   const row = await db
     .selectFrom("segments")

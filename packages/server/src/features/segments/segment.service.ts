@@ -8,7 +8,7 @@ import { newId } from "../../kernel/ids.js";
 import { assemblePage, type Page, type PageQuery } from "../../kernel/pagination.js";
 import { ensureActors } from "../actors/actor.repository.js";
 import type { SegmentRecord, SegmentUpdate, WriteContext } from "../../write-path/domain-events.js";
-import type { UnitOfWork } from "../../write-path/unit-of-work.js";
+import type { UnitOfWork, WorkOutcome } from "../../write-path/unit-of-work.js";
 import { refuseProtected } from "../environments/environment-guard.js";
 import { findProject } from "../projects/project.repository.js";
 import { environmentRepository, resolveEnvironment } from "../environments/environment.repository.js";
@@ -82,42 +82,60 @@ export class SegmentService {
   }
 
   async create(context: WriteContext, projectId: string, input: CreateSegmentInput): Promise<Segment> {
-    const name = segmentName(input.name);
-    if (input.conditions !== undefined) checkSegmentConditions(input.conditions);
     try {
-      return await this.work.write(context, projectId, async (trx) => {
-        await this.requireProject(trx, projectId);
-        if (await repo.segmentNameTaken(trx, projectId, name)) throw segmentExists(name);
-        const row: repo.SegmentRow = {
-          id: newId("seg"),
-          projectId,
-          name,
-          description: input.description ?? "",
-          createdAt: isoTime(this.clock.now()),
-          nextActorSeq: 1,
-          revision: 1,
-          actorsCount: 0,
-          conditions: (input.conditions ?? []) as Condition[],
-        };
-        await repo.insertSegment(trx, row);
-        return {
-          result: {
-            id: row.id,
-            name,
-            description: row.description,
-            createdAt: row.createdAt,
-            latestActors: [],
-            actorsCount: 0,
-            conditions: row.conditions as Segment["conditions"],
-            revision: 1,
-          },
-          events: [{ type: "segment.created", projectId, target: target(row), before: null, after: segmentState(row) }],
-        };
-      });
+      return await this.work.write(context, projectId, (trx) => this.createIn(trx, projectId, input));
     } catch (error) {
-      if (isUniqueViolation(error)) throw segmentExists(name);
+      if (isUniqueViolation(error)) throw segmentExists(input.name.trim());
       throw error;
     }
+  }
+
+  /**
+   * A segment's create inside a write's transaction (its own route, or an applied project document, which
+   * gives the id the document names).
+   */
+  async createIn(
+    trx: Transaction<Database>,
+    projectId: string,
+    input: CreateSegmentInput,
+    id?: string,
+  ): Promise<WorkOutcome<Segment>> {
+    const name = segmentName(input.name);
+    if (input.conditions !== undefined) checkSegmentConditions(input.conditions);
+    await this.requireProject(trx, projectId);
+    if (await repo.segmentNameTaken(trx, projectId, name)) throw segmentExists(name);
+    if (id !== undefined && (await repo.segmentIdTaken(trx, id))) {
+      throw new AppError(
+        409,
+        "segment_exists",
+        `A segment with id "${id}" exists already, in another project: segment ids are unique across the service. Give it another id.`,
+      );
+    }
+    const row: repo.SegmentRow = {
+      id: id ?? newId("seg"),
+      projectId,
+      name,
+      description: input.description ?? "",
+      createdAt: isoTime(this.clock.now()),
+      nextActorSeq: 1,
+      revision: 1,
+      actorsCount: 0,
+      conditions: (input.conditions ?? []) as Condition[],
+    };
+    await repo.insertSegment(trx, row);
+    return {
+      result: {
+        id: row.id,
+        name,
+        description: row.description,
+        createdAt: row.createdAt,
+        latestActors: [],
+        actorsCount: 0,
+        conditions: row.conditions as Segment["conditions"],
+        revision: 1,
+      },
+      events: [{ type: "segment.created", projectId, target: target(row), before: null, after: segmentState(row) }],
+    };
   }
 
   async get(projectId: string, segmentId: string): Promise<Segment> {
@@ -137,6 +155,24 @@ export class SegmentService {
     input: UpdateSegmentInput,
     ifMatch?: string,
   ): Promise<Segment> {
+    try {
+      return await this.work.write(context, projectId, (trx) =>
+        this.updateIn(trx, projectId, segmentId, input, ifMatch),
+      );
+    } catch (error) {
+      if (isUniqueViolation(error) && input.name !== undefined) throw segmentExists(input.name.trim());
+      throw error;
+    }
+  }
+
+  /** A segment's change inside a write's transaction (its own route, or an applied project document). */
+  async updateIn(
+    trx: Transaction<Database>,
+    projectId: string,
+    segmentId: string,
+    input: UpdateSegmentInput,
+    ifMatch?: string,
+  ): Promise<WorkOutcome<Segment>> {
     const name = input.name === undefined ? undefined : segmentName(input.name);
     if (input.conditions !== undefined) checkSegmentConditions(input.conditions);
     const add = [...new Set(input.addActors ?? [])];
@@ -149,53 +185,46 @@ export class SegmentService {
         both.map((id) => ({ path: "/addActors", message: `"${id}" is both added and removed` })),
       );
     }
-    try {
-      return await this.work.write(context, projectId, async (trx) => {
-        await this.requireProject(trx, projectId);
-        const row = await repo.findSegment(trx, projectId, segmentId);
-        if (!row) throw segmentNotFound(segmentId);
-        requireMatch(ifMatch, entityTag(row.id, row.revision), `Segment "${segmentId}"`);
-        if (name !== undefined && name !== row.name && (await repo.segmentNameTaken(trx, projectId, name))) {
-          throw segmentExists(name);
-        }
-        const members = await repo.currentMembers(trx, segmentId, [...add, ...remove]);
-        const added = add.filter((id) => !members.has(id));
-        const removed = remove.filter((id) => members.has(id));
-        const next: repo.SegmentRow = {
-          ...row,
-          name: name ?? row.name,
-          description: input.description ?? row.description,
-          nextActorSeq: row.nextActorSeq + added.length,
-          conditions: (input.conditions as Condition[] | undefined) ?? row.conditions,
-        };
-        const changed =
-          next.name !== row.name ||
-          next.description !== row.description ||
-          JSON.stringify(next.conditions) !== JSON.stringify(row.conditions) ||
-          added.length > 0 ||
-          removed.length > 0;
-        if (changed) {
-          next.revision = row.revision + 1;
-          next.actorsCount = row.actorsCount + added.length - removed.length;
-          const now = isoTime(this.clock.now());
-          await repo.saveSegment(trx, next, now);
-          await ensureActors(trx, projectId, added, now);
-          await repo.addMembers(trx, row, added, now);
-          await repo.removeMembers(trx, segmentId, removed);
-        }
-        const [segment] = await this.withLatestActors(trx, [next]);
-        const after: SegmentUpdate = { ...segmentState(next), addedActors: added, removedActors: removed };
-        return {
-          result: segment as Segment,
-          events: changed
-            ? [{ type: "segment.updated", projectId, target: target(next), before: segmentState(row), after }]
-            : [],
-        };
-      });
-    } catch (error) {
-      if (isUniqueViolation(error) && name !== undefined) throw segmentExists(name);
-      throw error;
+    await this.requireProject(trx, projectId);
+    const row = await repo.findSegment(trx, projectId, segmentId);
+    if (!row) throw segmentNotFound(segmentId);
+    requireMatch(ifMatch, entityTag(row.id, row.revision), `Segment "${segmentId}"`);
+    if (name !== undefined && name !== row.name && (await repo.segmentNameTaken(trx, projectId, name))) {
+      throw segmentExists(name);
     }
+    const members = await repo.currentMembers(trx, segmentId, [...add, ...remove]);
+    const added = add.filter((id) => !members.has(id));
+    const removed = remove.filter((id) => members.has(id));
+    const next: repo.SegmentRow = {
+      ...row,
+      name: name ?? row.name,
+      description: input.description ?? row.description,
+      nextActorSeq: row.nextActorSeq + added.length,
+      conditions: (input.conditions as Condition[] | undefined) ?? row.conditions,
+    };
+    const changed =
+      next.name !== row.name ||
+      next.description !== row.description ||
+      JSON.stringify(next.conditions) !== JSON.stringify(row.conditions) ||
+      added.length > 0 ||
+      removed.length > 0;
+    if (changed) {
+      next.revision = row.revision + 1;
+      next.actorsCount = row.actorsCount + added.length - removed.length;
+      const now = isoTime(this.clock.now());
+      await repo.saveSegment(trx, next, now);
+      await ensureActors(trx, projectId, added, now);
+      await repo.addMembers(trx, row, added, now);
+      await repo.removeMembers(trx, segmentId, removed);
+    }
+    const [segment] = await this.withLatestActors(trx, [next]);
+    const after: SegmentUpdate = { ...segmentState(next), addedActors: added, removedActors: removed };
+    return {
+      result: segment as Segment,
+      events: changed
+        ? [{ type: "segment.updated", projectId, target: target(next), before: segmentState(row), after }]
+        : [],
+    };
   }
 
   /**
@@ -205,36 +234,45 @@ export class SegmentService {
    * changes those configurations: protected environments' need their right.
    */
   async delete(context: WriteContext, projectId: string, segmentId: string, ifMatch?: string): Promise<void> {
-    await this.work.write(context, projectId, async (trx) => {
-      await this.requireProject(trx, projectId);
-      const row = await repo.findSegment(trx, projectId, segmentId);
-      if (!row) throw segmentNotFound(segmentId);
-      requireMatch(ifMatch, entityTag(row.id, row.revision), `Segment "${segmentId}"`);
-      const uses = await repo.rulesNamingSegment(trx, projectId, segmentId);
-      if (uses.length > 0) {
-        const named = uses.map((use) => `flag "${use.flag}" in environment "${use.environment}"`);
-        throw new AppError(
-          409,
-          "segment_in_use",
-          `Segment "${row.name}" (${segmentId}) is named by the rules of ${named.slice(0, 5).join("; ")}${named.length > 5 ? `; … (${named.length} in all)` : ""}: change those rules first.`,
-        );
-      }
-      const attached = await repo.environmentsAttached(trx, segmentId);
-      await refuseProtected(
-        environmentRepository,
-        trx,
-        context,
-        projectId,
-        attached,
-        `Deleting segment "${row.name}", attached to flags there,`,
+    await this.work.write(context, projectId, (trx) => this.deleteIn(trx, context, projectId, segmentId, ifMatch));
+  }
+
+  /** A segment's delete inside a write's transaction (its own route, or an applied project document). */
+  async deleteIn(
+    trx: Transaction<Database>,
+    context: WriteContext,
+    projectId: string,
+    segmentId: string,
+    ifMatch?: string,
+  ): Promise<WorkOutcome<undefined>> {
+    await this.requireProject(trx, projectId);
+    const row = await repo.findSegment(trx, projectId, segmentId);
+    if (!row) throw segmentNotFound(segmentId);
+    requireMatch(ifMatch, entityTag(row.id, row.revision), `Segment "${segmentId}"`);
+    const uses = await repo.rulesNamingSegment(trx, projectId, segmentId);
+    if (uses.length > 0) {
+      const named = uses.map((use) => `flag "${use.flag}" in environment "${use.environment}"`);
+      throw new AppError(
+        409,
+        "segment_in_use",
+        `Segment "${row.name}" (${segmentId}) is named by the rules of ${named.slice(0, 5).join("; ")}${named.length > 5 ? `; … (${named.length} in all)` : ""}: change those rules first.`,
       );
-      await repo.detachFromEveryFlag(trx, segmentId, isoTime(this.clock.now()));
-      await repo.deleteSegment(trx, segmentId);
-      return {
-        result: undefined,
-        events: [{ type: "segment.deleted", projectId, target: target(row), before: segmentState(row), after: null }],
-      };
-    });
+    }
+    const attached = await repo.environmentsAttached(trx, segmentId);
+    await refuseProtected(
+      environmentRepository,
+      trx,
+      context,
+      projectId,
+      attached,
+      `Deleting segment "${row.name}", attached to flags there,`,
+    );
+    await repo.detachFromEveryFlag(trx, segmentId, isoTime(this.clock.now()));
+    await repo.deleteSegment(trx, segmentId);
+    return {
+      result: undefined,
+      events: [{ type: "segment.deleted", projectId, target: target(row), before: segmentState(row), after: null }],
+    };
   }
 
   /** A segment's members, by actor id, optionally searched. */

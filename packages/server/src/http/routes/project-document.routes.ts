@@ -1,17 +1,19 @@
 import { Type } from "typebox";
-import { PROJECT_DOCUMENT_JSON_SCHEMA, ProjectDocumentSchema } from "@flagstaff/core/schemas";
+import { ApplyResultSchema, PROJECT_DOCUMENT_JSON_SCHEMA, ProjectDocumentSchema } from "@flagstaff/core/schemas";
+import { type ProjectApply, revisionTag } from "../../features/flags-as-code/project-apply.service.js";
 import type { ProjectDocuments } from "../../features/flags-as-code/project-document.service.js";
+import { writeContext } from "../write-context.js";
 import { errorResponses } from "../schemas.js";
 import type { TypedApp } from "../typed-app.js";
 
 /** Where the project document's JSON Schema is served (the document's `$schema` names it). */
 export const PROJECT_DOCUMENT_SCHEMA_PATH = "/schemas/project-document.json";
 
-/** A project's revision as an ETag. */
-export const revisionTag = (revision: number) => `"r${revision}"`;
+/** The largest document apply reads: a project of 50,000 flags with their rules fits. */
+const APPLY_BODY_LIMIT = 64 * 1024 * 1024;
 
 /** Flags as code (docs/flags-as-code.md): a project as one document, and the document's JSON Schema. */
-export function projectDocumentRoutes(app: TypedApp, documents: ProjectDocuments): void {
+export function projectDocumentRoutes(app: TypedApp, documents: ProjectDocuments, apply: ProjectApply): void {
   app.get(
     "/projects/:projectId/export",
     {
@@ -53,6 +55,47 @@ export function projectDocumentRoutes(app: TypedApp, documents: ProjectDocuments
       reply.header("etag", revisionTag(revision));
       if (document === undefined) return reply.code(304).send(null);
       return reply.send(document);
+    },
+  );
+
+  app.post(
+    "/projects/:projectId/apply",
+    {
+      // Every change needs the right its own route needs (a protected environment's, an environment's
+      // settings: a project admin): the service checks each. It reaches every environment: never a bound key.
+      config: { access: "write", projectWide: "apply a project's document" },
+      bodyLimit: APPLY_BODY_LIMIT,
+      schema: {
+        tags: ["flags-as-code"],
+        summary: "Take the project to a document: the plan, and (unless dryRun) its changes in one write (extension)",
+        description:
+          "Plans, object by object, what takes the project to the document (environments' settings, segments, flags' definitions and each environment's configurations) and makes it in one write, each change recorded as its own event under one request id. Flags and segments the document lacks are deleted only with prune=true. Where an environment requires approvals, its configurations' changes open one change request instead. With dryRun=true, the plan only: nothing changes. If-Match with the revision export answered refuses (412) a project that moved since.",
+        params: Type.Object({ projectId: Type.String() }),
+        querystring: Type.Object(
+          {
+            dryRun: Type.Optional(Type.Boolean({ description: "true: answer the plan and change nothing" })),
+            prune: Type.Optional(
+              Type.Boolean({ description: "true: delete the flags and segments the document lacks (default false)" }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        headers: Type.Object({ "if-match": Type.Optional(Type.String({ maxLength: 200 })) }),
+        body: ProjectDocumentSchema,
+        response: {
+          200: ApplyResultSchema,
+          ...errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 429, 500, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const result = await apply.apply(writeContext(request), request.params.projectId, request.body, {
+        dryRun: request.query.dryRun === true,
+        prune: request.query.prune === true,
+        ...(request.headers["if-match"] === undefined ? {} : { ifMatch: request.headers["if-match"] }),
+      });
+      reply.header("etag", revisionTag(result.revision));
+      return reply.send(result);
     },
   );
 
