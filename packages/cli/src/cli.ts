@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { type Command, Context, GLOBAL_OPTIONS, type Noun, type Options } from "./command.js";
 import { access } from "./commands/access.js";
 import { check } from "./commands/check.js";
+import { applyNoun, diffNoun } from "./commands/apply.js";
 import { exportNoun } from "./commands/export.js";
 import { environments } from "./commands/environments.js";
 import { changeRequests } from "./commands/change-requests.js";
@@ -30,6 +31,8 @@ export const NOUNS: readonly Noun[] = [
   segments,
   check,
   exportNoun,
+  diffNoun,
+  applyNoun,
   events,
   webhooks,
   users,
@@ -280,6 +283,5 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     const expected = command.args ? `${commandLine} ${command.args}` : `${commandLine} without arguments`;
     throw new UsageError(`Wrong number of arguments: expected ${expected}.`, commandLine);
   }
-  await command.run(new Context(commandLine, positionals, values, io));
-  return EXIT.ok;
+  return (await command.run(new Context(commandLine, positionals, values, io))) ?? EXIT.ok;
 }

@@ -23,7 +23,9 @@ export interface Command {
   readonly args?: string;
   readonly summary: string;
   readonly options?: Options;
-  run(ctx: Context): Promise<void>;
+  /** Runs the command; an exit code other than 0 when its outcome is one (`diff`: changes), else nothing. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: most commands return nothing; void lets them say so.
+  run(ctx: Context): Promise<void | number>;
 }
 
 /** A noun with its verbs (`flags list`), or a noun that is a command itself (`check`). */
@@ -222,6 +224,11 @@ export class Context {
     return given ?? (this.io.env.FLAGSTAFF_ENVIRONMENT || undefined);
   }
 
+  /** The server's address: --url, else FLAGSTAFF_URL, else the default (for links to the console). */
+  serverUrl(): string {
+    return this.string("url") ?? (this.io.env.FLAGSTAFF_URL || DEFAULT_URL);
+  }
+
   /** The SDK client for --url/--key/--timeout/--environment or their environment variables. */
   client(): FlagstaffClient {
     this.clientInstance ??= this.makeClient(this.environment());
@@ -234,7 +241,7 @@ export class Context {
   }
 
   private makeClient(environment: string | undefined): FlagstaffClient {
-    const baseUrl = this.string("url") ?? (this.io.env.FLAGSTAFF_URL || DEFAULT_URL);
+    const baseUrl = this.serverUrl();
     let parsed: URL;
     try {
       parsed = new URL(baseUrl);

@@ -6,6 +6,8 @@ export const EXIT = {
   ok: 0,
   unexpected: 1,
   usage: 2,
+  /** `flagstaff diff`: the document differs from the project (there are changes to apply). */
+  changes: 2,
   notFound: 3,
   auth: 4,
   conflict: 5,
@@ -17,9 +19,13 @@ export const EXIT_CODE_HELP: readonly [number, string][] = [
   [EXIT.ok, "success (also for a check that answers disabled)"],
   [EXIT.unexpected, "unexpected error (500 internal, a bug, an answer that is not the API's)"],
   [EXIT.usage, "usage error: unknown command or option, missing or malformed argument"],
+  [EXIT.changes, "diff only: the document differs from the project (changes to apply; 0: none)"],
   [EXIT.notFound, "not found: any *_not_found (404)"],
   [EXIT.auth, "authentication or authorisation: 401 (no or bad key), 403 (role too low, other project or environment)"],
-  [EXIT.conflict, "conflict: 409 (project, flag, segment or environment exists; default environment; limit)"],
+  [
+    EXIT.conflict,
+    "conflict: 409 (project, flag, segment or environment exists; default environment; limit), 412 (changed since read)",
+  ],
   [EXIT.invalid, "invalid request: 400, 413, 415 (the server refused a value)"],
   [EXIT.unavailable, "server unavailable: connection refused, timeout, 503, 429, 502, 504"],
 ];
@@ -53,7 +59,7 @@ export function exitCodeForProblem(status: number, code: string): number {
   if (code === "invalid_argument") return EXIT.invalid;
   if (status === 404 || code === "not_found" || code.endsWith("_not_found")) return EXIT.notFound;
   if (status === 401 || status === 403) return EXIT.auth;
-  if (status === 409) return EXIT.conflict;
+  if (status === 409 || status === 412) return EXIT.conflict;
   if (status === 400 || status === 413 || status === 415) return EXIT.invalid;
   if (status === 429 || status === 502 || status === 503 || status === 504) return EXIT.unavailable;
   return EXIT.unexpected;

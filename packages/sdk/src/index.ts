@@ -67,7 +67,7 @@ export { EventsApi } from "./events.js";
 export { FlagsApi } from "./flags.js";
 export { KeysApi } from "./keys.js";
 export { type OfrepBulkAnswer, type OfrepBulkOptions, OfrepApi } from "./ofrep.js";
-export { ProjectsApi } from "./projects.js";
+export { type ApplyOptions, ProjectsApi } from "./projects.js";
 export { SegmentsApi } from "./segments.js";
 export { WebhooksApi } from "./webhooks.js";
 export {
@@ -134,6 +134,9 @@ export type {
   FlagstaffEvent,
   ProjectUsage,
   ProjectDocument,
+  ApplyResult,
+  PlanChange,
+  PlanField,
   DocumentFlag,
   DocumentConfiguration,
   DocumentSegment,
