@@ -172,6 +172,35 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(again.body.changes, []);
     });
 
+    test("environments' settings, the default and the order are applied", async () => {
+      await ok("POST", `${p}/environments`, { id: "qa", name: "QA" }, 201);
+      const { doc } = await exportOf();
+      const next = clone(doc);
+      next.environments.reverse();
+      next.environments[0].default = true;
+      next.environments[2].default = false;
+      Object.assign(next.environments[1], {
+        name: "Stage",
+        protected: true,
+        requiredApprovals: 2,
+        allowSelfApproval: true,
+      });
+      const res = await apply(next);
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(
+        res.body.changes.map((c: Doc) => `${c.id}: ${c.fields.map((f: Doc) => f.field).join()}`),
+        [
+          "qa: default,position",
+          // Moving qa first and staging second leaves production last.
+          "staging: name,protected,requiredApprovals,allowSelfApproval,position",
+        ],
+      );
+      const { $schema: _a, ...got } = (await exportOf()).doc;
+      const { $schema: _b, ...want } = next;
+      assert.deepEqual(got, want);
+      assert.deepEqual((await apply(next)).body.changes, []);
+    });
+
     test("If-Match with a stale revision is 412 and nothing is applied; the current one applies", async () => {
       const { doc, etag } = await exportOf();
       await ok("PATCH", `${p}/flags/checkout`, { status: "enabled" });
