@@ -421,6 +421,30 @@ for (const dialect of DIALECTS) {
       expectProblem(old, 412, "precondition_failed");
     });
 
+    test("a conflict on the configuration itself: two requests on one flag, the second applied after the first", async () => {
+      const t = await team(server);
+      await flag(server, t.project, "a");
+      await requireApprovals(server, t.project, "production", 1);
+      const first = await open(server, t.alice, t.project, {
+        environment: "production",
+        title: "On",
+        changes: [{ flag: "a", patch: { status: "enabled" } }],
+      });
+      const second = await open(server, t.alice, t.project, {
+        environment: "production",
+        title: "Half",
+        changes: [{ flag: "a", patch: { status: "conditional", percentageActors: 50 } }],
+      });
+      await review(server, t.bob, t.project, first.id, "approve");
+      await review(server, t.bob, t.project, second.id, "approve");
+      assert.equal((await apply(server, t.alice, t.project, first.id)).status, 200);
+      const res = await apply(server, t.alice, t.project, second.id);
+      expectProblem(res, 409, "change_request_conflict");
+      assert.equal(await statusIn(server, t.project, "a"), "enabled", "the first request's change stays");
+      const after = await server.request("GET", `${crs(t.project)}/${second.id}`);
+      assert.equal(after.body.state, "conflict");
+    });
+
     test("a change that can no longer be made fails the request, with the reason, and changes nothing", async () => {
       const t = await team(server);
       await flag(server, t.project, "f");
