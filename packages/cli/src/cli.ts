@@ -5,6 +5,7 @@ import { access } from "./commands/access.js";
 import { check } from "./commands/check.js";
 import { applyNoun, diffNoun } from "./commands/apply.js";
 import { exportNoun } from "./commands/export.js";
+import { importNoun } from "./commands/import.js";
 import { environments } from "./commands/environments.js";
 import { changeRequests } from "./commands/change-requests.js";
 import { events } from "./commands/events.js";
@@ -31,6 +32,7 @@ export const NOUNS: readonly Noun[] = [
   segments,
   check,
   exportNoun,
+  importNoun,
   diffNoun,
   applyNoun,
   events,

@@ -527,6 +527,7 @@ const OPERATIONS: readonly Operation[] = [
   { method: "GET", route: "/projects/:projectId/schedule", roles: READERS, success: 200 },
   // Flags as code (extension)
   { method: "GET", route: "/projects/:projectId/export", roles: READERS, success: 200 },
+  { method: "GET", route: "/projects/:projectId/flagd.json", roles: READERS, success: 200 },
   // Apply reaches every environment: the matrix's keys are bound to one, so only admin keys may
   // (project-apply.test.ts covers unbound write keys).
   {

@@ -1,6 +1,8 @@
 import { environmentRepository } from "../features/environments/environment.repository.js";
 import { type ApplyWrites, ProjectApply } from "../features/flags-as-code/project-apply.service.js";
+import { FlagdDocuments } from "../features/flags-as-code/flagd-document.js";
 import { ProjectDocuments } from "../features/flags-as-code/project-document.service.js";
+import { flagdRoutes } from "../http/routes/flagd.routes.js";
 import { projectDocumentRoutes } from "../http/routes/project-document.routes.js";
 import type { FeatureDeps, FeatureModule } from "./feature-module.js";
 
@@ -10,5 +12,12 @@ export function flagsAsCodeModule(
 ): FeatureModule<{ documents: ProjectDocuments; apply: ProjectApply }> {
   const documents = new ProjectDocuments(deps.db, deps.postgres);
   const apply = new ProjectApply(deps.db, deps.work, { ...deps.writes, environmentStore: environmentRepository });
-  return { services: { documents, apply }, routes: (app) => projectDocumentRoutes(app, documents, apply) };
+  const flagd = new FlagdDocuments(deps.db, deps.postgres);
+  return {
+    services: { documents, apply },
+    routes: (app) => {
+      projectDocumentRoutes(app, documents, apply);
+      flagdRoutes(app, flagd);
+    },
+  };
 }
