@@ -286,6 +286,71 @@ for (const dialect of DIALECTS) {
       assert.equal((await exportOf()).doc.flags[1].environments.staging.status, "enabled");
     });
 
+    test("approvals: a document cannot lower its own bar, a variant still served waits, many changes make several requests", async () => {
+      await ok("PATCH", `${p}/environments/production`, { requiredApprovals: 2 });
+      const { doc } = await exportOf();
+      // Lowering the environment's approvals and changing its flags in one document: the settings apply,
+      // the flags' changes still go through a request.
+      const lowered = clone(doc);
+      lowered.environments[0].requiredApprovals = 0;
+      lowered.flags[0].environments.production.status = "enabled";
+      const res = await apply(lowered);
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.changeRequests.length, 1);
+      assert.equal((await exportOf()).doc.flags[0].environments.production.status, "disabled");
+      await ok("POST", `${p}/change-requests/${res.body.changeRequests[0].id}/cancel`);
+      await ok("PATCH", `${p}/environments/production`, { requiredApprovals: 1 });
+
+      // Dropping a variant production still serves, while production's change waits: refused, and why.
+      await ok("PATCH", `${p}/environments/production`, { requiredApprovals: 0 });
+      await ok("PATCH", `${p}/flags/theme`, {
+        variants: [
+          { key: "light", value: "#fff" },
+          { key: "dark", value: "#000" },
+          { key: "blue", value: "#00f" },
+        ],
+      });
+      await ok("PATCH", `${p}/flags/theme`, { onVariant: "blue" });
+      await ok("PATCH", `${p}/environments/production`, { requiredApprovals: 1 });
+      const served = clone((await exportOf()).doc);
+      const theme = served.flags.find((f: Doc) => f.name === "theme");
+      theme.variants = theme.variants.filter((v: Doc) => v.key !== "blue");
+      theme.environments.production.onVariant = "light";
+      const refused = await apply(served);
+      expectProblem(refused, 409, "approval_required");
+      assert.match(refused.body.detail, /drops a variant that environment "production" still serves/);
+
+      // More than 100 configuration changes there: several requests, each of at most 100.
+      const many = clone((await exportOf()).doc);
+      for (let i = 0; i < 101; i++) {
+        const flag = clone(many.flags.find((f: Doc) => f.name === "checkout"));
+        flag.name = `bulk-${String(i).padStart(3, "0")}`;
+        flag.environments.production.status = "enabled";
+        many.flags.push(flag);
+      }
+      many.flags.sort((a: Doc, b: Doc) => (a.name < b.name ? -1 : 1));
+      const bulk = await apply(many);
+      assert.equal(bulk.status, 200, bulk.text);
+      assert.deepEqual(
+        bulk.body.changeRequests.map((r: Doc) => r.title),
+        ["Apply: 100 changes in production (1 of 2)", "Apply: 1 change in production (2 of 2)"],
+      );
+    });
+
+    test("a variant nothing serves is dropped in the same write, even from a flag of 50 variants", async () => {
+      const variants = Array.from({ length: 50 }, (_, i) => ({ key: `v${i}`, value: `value ${i}` }));
+      await ok("POST", `${p}/flags/wide`, { type: "string", variants }, 201);
+      const { doc } = await exportOf();
+      const next = clone(doc);
+      const wide = next.flags.find((f: Doc) => f.name === "wide");
+      wide.variants = [...wide.variants.filter((v: Doc) => v.key !== "v49"), { key: "v50", value: "value 50" }];
+      const res = await apply(next);
+      assert.equal(res.status, 200, res.text);
+      const { $schema: _a, ...got } = (await exportOf()).doc;
+      const { $schema: _b, ...want } = next;
+      assert.deepEqual(got, want);
+    });
+
     test("rights: each change needs the right its own route needs", async () => {
       const { doc } = await exportOf();
       const read = await createKey(server, project, "read");

@@ -1,4 +1,4 @@
-import { DESCRIPTION_MAX_LENGTH } from "@flagstaff/core";
+import { CHANGE_REQUEST_CHANGES_MAX, DESCRIPTION_MAX_LENGTH } from "@flagstaff/core";
 import type { ApplyResult, ProjectDocument } from "@flagstaff/core/schemas";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { isUniqueViolation } from "../../db/database.js";
@@ -41,6 +41,13 @@ class DryRunDone {
   constructor(readonly result: ApplyResult) {}
 }
 
+/** `list` in runs of at most `size`. */
+function chunks<T>(list: readonly T[], size: number): T[][] {
+  const runs: T[][] = [];
+  for (let at = 0; at < list.length; at += size) runs.push(list.slice(at, at + size));
+  return runs;
+}
+
 const NO_HOOKS: WriteHooks = { afterCommit: () => {}, afterRollback: () => {} };
 const EVERY_ENVIRONMENT = { environment: null, ownOnly: false } as const;
 
@@ -78,12 +85,13 @@ export class ProjectApply {
         };
       });
     } catch (error) {
-      // Names and ids are checked before each insert; one taken meanwhile (another project's segment id) is this.
+      // Names and ids are checked before each insert: one taken meanwhile, by a write elsewhere, is this.
       if (isUniqueViolation(error)) {
+        const segment = /segment/i.test(error instanceof Error ? error.message : "");
         throw new AppError(
           409,
-          "segment_exists",
-          "A segment id the document names was taken meanwhile; nothing was applied.",
+          segment ? "segment_exists" : "flag_exists",
+          `A ${segment ? "segment" : "flag"} the document creates was created meanwhile; nothing was applied. Export again and retry.`,
         );
       }
       throw error;
@@ -143,24 +151,55 @@ export class ProjectApply {
         pending.set(step.environment, list);
         continue;
       }
-      events.push(...(await this.make(trx, hooks, context, projectId, step)));
+      events.push(...(await this.madeOrExplained(trx, hooks, context, projectId, step, pending)));
     }
     const changeRequests: ApplyResult["changeRequests"] = [];
     for (const [environment, steps] of pending) {
-      const opened = await this.openRequest(
-        trx,
-        context,
-        projectId,
-        environment,
+      // A request holds at most CHANGE_REQUEST_CHANGES_MAX changes: more make several, reviewed apart.
+      const parts = chunks(
         steps.map((s) => s.step),
+        CHANGE_REQUEST_CHANGES_MAX,
       );
-      events.push(...opened.events);
-      changeRequests.push({ id: opened.result.id, environment, title: opened.result.title });
+      for (const [index, part] of parts.entries()) {
+        const opened = await this.openRequest(trx, context, projectId, environment, part, {
+          part: index + 1,
+          of: parts.length,
+        });
+        events.push(...opened.events);
+        changeRequests.push({ id: opened.result.id, environment, title: opened.result.title });
+      }
     }
     return {
       result: { dryRun: false, baseRevision: base, revision: base, changes: plan.changes, changeRequests },
       events,
     };
+  }
+
+  /**
+   * Makes a step; a variant the document drops that an environment requiring approvals still serves (its
+   * change waits for the request this apply opens) is explained as such.
+   */
+  private async madeOrExplained(
+    trx: Transaction<Database>,
+    hooks: WriteHooks,
+    context: WriteContext,
+    projectId: string,
+    step: Plan["steps"][number],
+    pending: ReadonlyMap<string, readonly { step: Extract<PlanStep, { op: "configure" }> }[]>,
+  ): Promise<readonly DomainEvent[]> {
+    try {
+      return await this.make(trx, hooks, context, projectId, step);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== "variant_in_use" || step.op !== "define-flag") throw error;
+      const waiting = [...pending].filter(([, steps]) => steps.some((s) => s.step.name === step.name));
+      if (waiting.length === 0) throw error;
+      const where = waiting.map(([environment]) => `"${environment}"`).join(", ");
+      throw new AppError(
+        409,
+        "approval_required",
+        `Flag "${step.name}": the document drops a variant that environment ${where} still serves, and its changes there wait for approval. Apply the document without dropping the variant, have the change request approved and applied, then drop it. (${error.message})`,
+      );
+    }
   }
 
   /** Makes one step of the plan through its feature's write: its events. */
@@ -215,6 +254,7 @@ export class ProjectApply {
     projectId: string,
     environment: string,
     steps: readonly Extract<PlanStep, { op: "configure" }>[],
+    numbered: { part: number; of: number },
   ) {
     const trial: WriteContext = { ...context, mayConfigureProtected: true, changeRequest: "trial" };
     await sql`savepoint flagstaff_apply_trial`.execute(trx);
@@ -226,7 +266,7 @@ export class ProjectApply {
     const found = await this.writes.environmentStore.findEnvironment(trx, projectId, environment);
     if (!found) throw environmentNotFound(environment);
     const flagsNamed = steps.map((s) => s.name);
-    const title = `Apply: ${steps.length} ${steps.length === 1 ? "change" : "changes"} in ${environment}`;
+    const title = `Apply: ${steps.length} ${steps.length === 1 ? "change" : "changes"} in ${environment}${numbered.of > 1 ? ` (${numbered.part} of ${numbered.of})` : ""}`;
     return this.writes.changeRequests.openIn(trx, context, projectId, found, {
       environment,
       title,

@@ -1,4 +1,4 @@
-import { compareText, defaultVariants, type RolloutPlan } from "@flagstaff/core";
+import { compareText, defaultVariants, NAME_MAX_LENGTH, type RolloutPlan } from "@flagstaff/core";
 import type {
   DocumentConfiguration,
   DocumentEnvironment,
@@ -190,28 +190,50 @@ function planEnvironments(current: ProjectDocument, desired: ProjectDocument): P
   return steps;
 }
 
-/** Segments created and changed (deleted ones go last, once no flag names them). */
-function planSegments(current: ProjectDocument, desired: ProjectDocument): Plan["steps"] {
+/** A segment's name as the server keeps it (segment.service.ts trims it). */
+const segmentNameOf = (segment: DocumentSegment) => segment.name.trim();
+
+/**
+ * A name a segment holds only while another takes its name within the same plan: its id, which no other
+ * segment of the document wants (ids are unique), cut to a name's length.
+ */
+const placeholderName = (id: string) => `~${id}`.slice(0, NAME_MAX_LENGTH);
+
+/**
+ * Segments created and changed (deleted ones go last, once no flag names them). A segment whose name the
+ * document gives another (a swap, or a new segment taking a pruned one's name) is first given a
+ * placeholder, so that no write on the way finds the name taken.
+ */
+function planSegments(current: ProjectDocument, desired: ProjectDocument, prune: boolean): Plan["steps"] {
   const steps: Plan["steps"] = [];
   const existing = new Map(current.segments.map((s) => [s.id, s]));
+  const wantedNames = new Map(desired.segments.map((s) => [segmentNameOf(s), s.id]));
+  const inDocument = new Set(desired.segments.map((s) => s.id));
+  for (const have of current.segments) {
+    const taker = wantedNames.get(have.name);
+    // A segment the document leaves out keeps its name unless it is pruned: then the name is taken (409).
+    if (taker !== undefined && taker !== have.id && (prune || inDocument.has(have.id))) {
+      steps.push({ op: "update-segment", id: have.id, input: { name: placeholderName(have.id) } });
+    }
+  }
   for (const want of desired.segments) {
     const have = existing.get(want.id);
     if (have === undefined) {
       const fields: PlanField[] = [
-        { field: "name", after: want.name },
+        { field: "name", after: segmentNameOf(want) },
         ...(want.description === "" ? [] : [{ field: "description", after: want.description }]),
         ...(want.conditions.length === 0 ? [] : [{ field: "conditions", after: want.conditions }]),
         ...setChanged("members", [], want.members ?? []),
       ];
       steps.push({
         op: "create-segment",
-        segment: want,
+        segment: { ...want, name: segmentNameOf(want) },
         change: { object: "segment", action: "create", id: want.id, fields },
       });
       continue;
     }
     const fields = [
-      ...changed("name", have.name, want.name),
+      ...changed("name", have.name, segmentNameOf(want)),
       ...changed("description", have.description, want.description),
       ...changed("conditions", have.conditions, want.conditions),
       // Listed members are planned only when the document lists them (exported with members=true).
@@ -300,6 +322,36 @@ function planConfiguration(
 }
 
 /**
+ * The variants of a flag that something names now: its configurations (on and off variants, what rules
+ * serve and split, a timed rollout's weights) and other flags' prerequisites on it.
+ */
+function variantsNamed(current: ProjectDocument, name: string): Set<string> {
+  const keys = new Set<string>();
+  const collect = (value: unknown): void => {
+    if (Array.isArray(value)) for (const item of value) collect(item);
+    else if (value !== null && typeof value === "object") {
+      for (const [key, inner] of Object.entries(value)) {
+        if (key === "variant" && typeof inner === "string") keys.add(inner);
+        else collect(inner);
+      }
+    }
+  };
+  for (const flag of current.flags) {
+    for (const configuration of Object.values(flag.environments)) {
+      if (flag.name === name) {
+        keys.add(configuration.onVariant).add(configuration.offVariant);
+        collect(configuration.rules);
+        collect(configuration.rolloutPlan);
+      }
+      for (const prerequisite of configuration.prerequisites) {
+        if (prerequisite.flag === name) for (const key of prerequisite.variants) keys.add(key);
+      }
+    }
+  }
+  return keys;
+}
+
+/**
  * The flags in an order that lets each environment's prerequisites be set one flag at a time: a flag after
  * those it requires in the document, so no step makes a cycle on the way to a document that has none.
  */
@@ -326,14 +378,21 @@ function prerequisiteOrder(flags: readonly DocumentFlag[], environment: string):
 /**
  * The plan from `current` (the project's document now, with members when `desired` lists any) to
  * `desired`: environments' settings, segments created and changed, flags created and their definitions
- * changed, each environment's configurations, then, with `prune`, the flags and segments the document
- * lacks deleted. A variant a configuration still serves is dropped from a definition only after the
- * configurations moved off it (a second write of the same change).
+ * changed, the configurations that lose prerequisites, then (with `prune`) the flags the document lacks
+ * deleted, the other configurations, the variants it drops removed and (with `prune`) the segments it
+ * lacks deleted. A variant a
+ * configuration still serves is dropped from a definition only after the configurations moved off it and
+ * the flags that required it were deleted (a second write of the same change).
  */
 export function planApply(current: ProjectDocument, desired: ProjectDocument, prune: boolean): Plan {
-  const steps: Plan["steps"] = [...planEnvironments(current, desired), ...planSegments(current, desired)];
+  const steps: Plan["steps"] = [...planEnvironments(current, desired), ...planSegments(current, desired, prune)];
   const existing = new Map(current.flags.map((f) => [f.name, f]));
+  // An environment that requires approvals now, or will once the document's settings are applied: its
+  // configurations change only through a change request (the document cannot lower its own bar).
   const approvals = new Map(desired.environments.map((e) => [e.id, e.requiredApprovals > 0]));
+  for (const environment of current.environments) {
+    if (environment.requiredApprovals > 0) approvals.set(environment.id, true);
+  }
   const finalVariants: Plan["steps"] = [];
   desired.flags.forEach((want, index) => {
     const have = existing.get(want.name);
@@ -380,9 +439,10 @@ export function planApply(current: ProjectDocument, desired: ProjectDocument, pr
       if (field.field !== "variants") (input as Record<string, unknown>)[field.field] = field.after;
     }
     if (fields.some((f) => f.field === "variants")) {
-      // Variants the document drops stay until the configurations stop serving them.
+      // Variants the document drops that something names now stay until it stops naming them.
       const kept = new Set(want.variants.map((v) => v.key));
-      const dropped = have.variants.filter((v) => !kept.has(v.key));
+      const named = variantsNamed(current, want.name);
+      const dropped = have.variants.filter((v) => !kept.has(v.key) && named.has(v.key));
       input.variants = [...want.variants, ...dropped] as UpdateFlagInput["variants"];
       if (dropped.length > 0) {
         finalVariants.push({
@@ -399,23 +459,41 @@ export function planApply(current: ProjectDocument, desired: ProjectDocument, pr
       change: { object: "flag", action: "update", id: want.name, fields },
     });
   });
+  // Prerequisites the document removes go first, in their own writes, then the flags pruned, then those it
+  // adds, a flag after those it requires: every graph on the way is then part of the document's, so no
+  // write on the way finds a cycle or a chain deeper than the document's.
+  const removals: Plan["steps"] = [];
+  const rest: Plan["steps"] = [];
   for (const environment of desired.environments) {
+    const approval = approvals.get(environment.id) === true;
     for (const want of prerequisiteOrder(desired.flags, environment.id)) {
       const configuration = want.environments[environment.id];
       // An environment the flag's entry leaves out keeps its configuration as it is.
       if (configuration === undefined) continue;
       const have = existing.get(want.name)?.environments[environment.id] ?? creationConfiguration(want);
-      const step = planConfiguration(
-        want.name,
-        environment.id,
-        have,
-        configuration,
-        approvals.get(environment.id) === true,
-      );
-      if (step) steps.push(step);
+      const step = planConfiguration(want.name, environment.id, have, configuration, approval);
+      if (step === undefined) continue;
+      const kept = new Set(configuration.prerequisites.map((p) => p.flag));
+      const dropped = have.prerequisites.some((p) => !kept.has(p.flag));
+      if (approval || !dropped) rest.push(step);
+      else if (configuration.prerequisites.every((p) => have.prerequisites.some((h) => h.flag === p.flag))) {
+        removals.push(step);
+      } else {
+        const prerequisites = have.prerequisites.filter((p) => kept.has(p.flag)) as UpdateFlagInput["prerequisites"];
+        removals.push({
+          op: "configure",
+          name: want.name,
+          environment: environment.id,
+          input: { prerequisites },
+          approval: false,
+        });
+        rest.push(step);
+      }
     }
   }
-  steps.push(...finalVariants);
+  steps.push(...removals);
+  // Pruned flags go before the prerequisites are added (their own may lengthen a chain) and before the
+  // variants the document drops (they may require one).
   if (prune) {
     const wantedFlags = new Set(desired.flags.map((f) => f.name));
     for (const flag of current.flags) {
@@ -426,6 +504,9 @@ export function planApply(current: ProjectDocument, desired: ProjectDocument, pr
         change: { object: "flag", action: "delete", id: flag.name, fields: [] },
       });
     }
+  }
+  steps.push(...rest, ...finalVariants);
+  if (prune) {
     const wantedSegments = new Set(desired.segments.map((s) => s.id));
     for (const segment of current.segments) {
       if (wantedSegments.has(segment.id)) continue;
