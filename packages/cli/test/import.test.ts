@@ -274,6 +274,52 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test("long names: the segments of targeting-key lists get ids that fit, the same on every import", async () => {
+      // The longest project id and flag name: <project>.flagd.<flag>.<n> would be 64 + 7 + 128 + 2 characters.
+      const project = `long-${dialect}-`.padEnd(64, "p");
+      await ok("POST", "/projects", { id: project, name: "Long" }, 201);
+      const name = "f".padEnd(128, "x");
+      const sibling = `${"f".padEnd(127, "x")}y`;
+      const targeting = {
+        if: [
+          { in: [{ var: "targetingKey" }, ["ann", "bob"]] },
+          "on",
+          { "==": [{ var: "targetingKey" }, "carl"] },
+          "on",
+          "off",
+        ],
+      };
+      const path = file("long.json", {
+        flags: {
+          [name]: { state: "ENABLED", variants: { on: true, off: false }, defaultVariant: "off", targeting },
+          [sibling]: { state: "ENABLED", variants: { on: true, off: false }, defaultVariant: "off", targeting },
+        },
+      });
+      const out = expectExit(await cli(project, "import", "--flagd", path), 0).stdout;
+      assert.match(out, /Applied: project .* is at revision r\d+\./);
+      const doc = (await ok("GET", `/projects/${project}/export?members=true`)) as Doc;
+      const ids = doc.segments.map((s: Doc) => s.id as string);
+      assert.equal(ids.length, 4);
+      assert.equal(new Set(ids).size, 4);
+      for (const id of ids) {
+        assert.ok(id.length <= 128, `${id}: ${id.length} characters`);
+        assert.ok(id.startsWith(`${project}.flagd.f`), id);
+      }
+      for (const segment of doc.segments) assert.ok(segment.name.length <= 128, segment.name);
+      // The same ids again: nothing to change.
+      assert.match(expectExit(await cli(project, "import", "--flagd", path), 0).stdout, /No changes/);
+      const key = await checkKey(project);
+      for (const [targetingKey, variant] of [
+        ["ann", "on"],
+        ["carl", "on"],
+        ["dora", "off"],
+      ] as const) {
+        const answered = await answers(key, { targetingKey });
+        assert.equal(answered[name], variant, targetingKey);
+        assert.equal(answered[sibling], variant, targetingKey);
+      }
+    });
+
     test("refusals name the flag and the construct, and change nothing", async () => {
       const project = `refuse-${dialect}`;
       await ok("POST", "/projects", { id: project, name: "Refuse" }, 201);
@@ -299,6 +345,49 @@ for (const dialect of DIALECTS) {
             defaultVariant: "a",
             targeting: { if: [true, "c"] },
           },
+          // A var's default holds where the attribute is missing: {"var": ["plan", "free"]} is "free" there.
+          fallback: {
+            state: "ENABLED",
+            variants: { a: "x", b: "y" },
+            defaultVariant: "a",
+            targeting: { if: [{ "==": [{ var: ["plan", "free"] }, "free"] }, "b"] },
+          },
+          base: {
+            state: "ENABLED",
+            variants: { on: true, off: false },
+            defaultVariant: "off",
+            targeting: { if: [{ "==": [{ var: "plan" }, "pro"] }, "on", "off"] },
+          },
+          // Where base is not on, flagd serves the default variant, true; Flagstaff's failed prerequisite, off.
+          guarded: {
+            state: "ENABLED",
+            variants: { yes: true, no: false },
+            defaultVariant: "yes",
+            targeting: {
+              if: [
+                { in: [{ $ref: "flag:base" }, ["on"]] },
+                { if: [{ "==": [{ var: "country" }, "de"] }, "no", "yes"] },
+                "yes",
+              ],
+            },
+          },
+          // Its guard reads an evaluator that is not base's targeting: flagd's guard always holds.
+          forged: {
+            state: "ENABLED",
+            variants: { a: "x", b: "y" },
+            defaultVariant: "a",
+            targeting: { if: [{ in: [{ $ref: "flag:other" }, ["on"]] }, "b", "a"] },
+          },
+          other: {
+            state: "ENABLED",
+            variants: { on: true, off: false },
+            defaultVariant: "off",
+            targeting: { if: [{ "==": [{ var: "plan" }, "pro"] }, "on", "off"] },
+          },
+        },
+        $evaluators: {
+          "flag:base": { if: [{ "==": [{ var: "plan" }, "pro"] }, "on", "off"] },
+          "flag:other": "on",
         },
       });
       const refused = expectExit(await cli(project, "import", "--flagd", path), 2).stderr;
@@ -307,7 +396,18 @@ for (const dialect of DIALECTS) {
       assert.match(refused, /flag caret: sem_ver with "\^"/);
       assert.match(refused, /flag math: .*\+/);
       assert.match(refused, /flag ghost: serves "c", which is not one of its variants/);
+      assert.match(refused, /flag fallback: a var with a default, \{"var":\["plan","free"\]\}/);
+      assert.match(
+        refused,
+        /flag guarded: a prerequisite guard whose failure serves the default variant "yes" \(true\)/,
+      );
+      assert.match(
+        refused,
+        /flag forged: a prerequisite on "other" whose evaluator flag:other is not that flag's targeting/,
+      );
       assert.doesNotMatch(refused, /flag fine/);
+      assert.doesNotMatch(refused, /flag base/);
+      assert.doesNotMatch(refused, /flag other/);
       assert.deepEqual((await ok("GET", `/projects/${project}/export`)).flags, []);
       assert.match(
         expectExit(await cli(project, "import", "--flagd", file("not.json", "{ nope")), 2).stderr,

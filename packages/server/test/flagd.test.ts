@@ -194,7 +194,8 @@ function randomProject(r: Random, base: Doc): Doc {
         })
       : [];
     const percentageActors = r.chance(0.45) ? r.pick(PERCENTAGES) : 0;
-    const percentageCalls = r.chance(0.15) ? r.pick(PERCENTAGES.slice(0, 7)) : 0;
+    // 0 % and 100 % too: a call rollout of 100 % draws nothing (every call is in it), and is compared exactly.
+    const percentageCalls = r.chance(0.15) ? r.pick(PERCENTAGES) : 0;
     const splitRules = rules.filter((rule) => "split" in rule.serve);
     const plan = r.chance(0.25)
       ? {
@@ -277,12 +278,13 @@ function engineOf(doc: Doc, environment: string) {
   }
   const members = new Map<string, Set<string>>(doc.segments.map((s: Doc) => [s.id, new Set(s.members ?? [])]));
   const conditions = new Map<string, Doc[]>(doc.segments.map((s: Doc) => [s.id, s.conditions]));
-  // No call rollout draws: an answer the call rollout would decide is told apart (percentageDecided).
+  // A draw in no call rollout but one of 100 % (which every draw is in): an answer a call rollout of less
+  // would decide is told apart (percentageDecided).
   const resolver: TargetingResolver = {
     isMember: (segment, actor) => members.get(segment)?.has(actor) === true,
     segmentConditions: (segment) => conditions.get(segment) as never,
     flag: (name) => flags.get(name),
-    random: () => 1,
+    random: () => 0.999_999,
   };
   const contextOf = (c: Doc) => {
     const { targetingKey, ...attributes } = c;
@@ -300,10 +302,16 @@ function engineOf(doc: Doc, environment: string) {
     }
     if (flag.status === "enabled") return false;
     const answer = evaluateFlag(flag, contextOf(context), resolver, { detail: true });
-    if (answer.reason === "SPLIT") return true;
+    // A rule's split decides by its bucket.
+    if (answer.reason === "SPLIT" && answer.rule !== "actor_rollout") return true;
+    // A call rollout of 100 % serves onVariant to every context the rules leave to the rollouts: no
+    // bucket or draw decides. Nor does an actor rollout of 100 % (every actor), nor one of 0 %.
+    const calls = flag.percentageCalls;
+    if (calls >= 100) return false;
+    if (answer.rule === "actor_rollout") return answer.threshold < 100_000;
     // Nothing held before the rollouts: the actor rollout's bucket (in force now) or a call's draw decided.
     const rollout = answer.threshold > 0 && answer.threshold < 100_000 && context.targetingKey !== undefined;
-    return answer.reason === "DEFAULT" && (rollout || flag.percentageCalls > 0);
+    return answer.reason === "DEFAULT" && (rollout || calls > 0);
   };
   return {
     flags,
@@ -496,6 +504,128 @@ for (const dialect of DIALECTS) {
       expectProblem(await server.request("GET", "/projects/none/flagd.json"), 404, "project_not_found");
       expectProblem(await server.request("GET", `${p}/flagd.json?environment=nowhere`), 404, "environment_not_found");
       expectProblem(await server.request("GET", `${p}/flagd.json?other=1`), 400, "invalid_request");
+    });
+
+    test("where no percentage decides, flagd serves what the server does: rollouts of 100 %, a pause ahead, actor fields", async () => {
+      const project = await createProject(server);
+      const p = `/projects/${project}`;
+      const base = (await ok("GET", `${p}/export`)) as Doc;
+      const flag = (name: string, configuration: Doc): Doc => ({
+        name,
+        description: "",
+        type: "boolean",
+        variants: [],
+        kind: "release",
+        permanent: false,
+        environments: {
+          production: {
+            status: "conditional",
+            percentageActors: 0,
+            percentageCalls: 0,
+            onVariant: "on",
+            offVariant: "off",
+            rules: [],
+            prerequisites: [],
+            actors: [],
+            segments: [],
+            ...configuration,
+          },
+        },
+      });
+      const flags = [
+        // Every call is in a call rollout of 100 %, with a targeting key or without (whatever the actors').
+        flag("calls-all", { percentageCalls: 100 }),
+        flag("calls-all-actors-some", { percentageCalls: 100, percentageActors: 25 }),
+        flag("calls-all-after-rule", {
+          percentageCalls: 100,
+          rules: [
+            {
+              id: "free",
+              conditions: [{ attribute: "plan", operator: "in", values: ["free"] }],
+              serve: { variant: "off" },
+            },
+          ],
+          rolloutPlan: { steps: [{ at: "2020-01-01T00:00:00.000Z", percentage: 50 }] },
+        }),
+        // A prerequisite that a call rollout of 100 % turns on.
+        flag("guarded", { status: "enabled", prerequisites: [{ flag: "calls-all", variants: ["on"] }] }),
+        // Every actor is in an actor rollout of 100 %; a context without one is not (no call rollout).
+        flag("actors-all", { percentageActors: 100 }),
+        // Paused ahead of its step: the step is not in force until its time (which the pause comes after).
+        flag("paused-ahead", {
+          rolloutPlan: {
+            steps: [{ at: "2090-01-01T00:00:00.000Z", percentage: 100 }],
+            pausedAt: "2095-01-01T00:00:00.000Z",
+          },
+        }),
+        // targetingKey and actorIds name a context's actors (OFREP), never attributes a rule reads.
+        flag("actor-fields", {
+          rules: [
+            {
+              id: "key",
+              conditions: [{ attribute: "targetingKey", operator: "in", values: ["ann"] }],
+              serve: { variant: "on" },
+            },
+            {
+              id: "by-key",
+              conditions: [],
+              serve: {
+                split: {
+                  bucketBy: "targetingKey",
+                  weights: [
+                    { variant: "on", weight: 100 },
+                    { variant: "off", weight: 0 },
+                  ],
+                },
+              },
+            },
+            {
+              id: "no-ids",
+              conditions: [{ attribute: "actorIds", operator: "present", values: [], negate: true }],
+              serve: { variant: "off" },
+            },
+          ],
+          percentageActors: 100,
+        }),
+      ];
+      const applied = await server.request("POST", `${p}/apply`, { body: { ...base, flags } });
+      assert.equal(applied.status, 200, applied.text);
+      const res = await server.request("GET", `${p}/flagd.json`);
+      assert.equal(res.status, 200, res.text);
+      const core = flagdOf(res.text);
+      assert.equal(res.body.flags["calls-all"].defaultVariant, "on");
+      assert.equal(res.body.flags["calls-all"].targeting, undefined, "a call rollout of 100 % always holds");
+      const check = await createKey(server, project, "check");
+      const contexts: Doc[] = [
+        {},
+        { plan: "pro" },
+        { plan: "free" },
+        { targetingKey: "ann" },
+        { targetingKey: "bob", plan: "free" },
+      ];
+      const expected: Record<string, string[]> = {
+        "calls-all": ["on", "on", "on", "on", "on"],
+        "calls-all-actors-some": ["on", "on", "on", "on", "on"],
+        "calls-all-after-rule": ["on", "on", "off", "on", "off"],
+        guarded: ["on", "on", "on", "on", "on"],
+        "actors-all": ["off", "off", "off", "on", "on"],
+        "paused-ahead": ["off", "off", "off", "off", "off"],
+        "actor-fields": ["off", "off", "off", "off", "off"],
+      };
+      for (const [i, context] of contexts.entries()) {
+        const bulk = await server.request("POST", "/ofrep/v1/evaluate/flags", { key: check.key, body: { context } });
+        assert.equal(bulk.status, 200, bulk.text);
+        for (const answer of bulk.body.flags as Doc[]) {
+          const where = `flag ${answer.key}, context ${JSON.stringify(context)}`;
+          assert.equal(answer.variant, expected[answer.key]?.[i], `${where}: the server`);
+          const theirs = flagdAnswer(core, "boolean", answer.key, context);
+          assert.equal(
+            theirs.variant,
+            answer.variant,
+            `${where}: flagd's file ${JSON.stringify(res.body.flags[answer.key])}`,
+          );
+        }
+      }
     });
 
     for (const seed of SEEDS) {

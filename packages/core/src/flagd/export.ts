@@ -167,6 +167,13 @@ function substitute(logic: Logic, text: Logic, value: Logic): Logic {
   return Object.fromEntries(keys.map((key) => [key, substitute(record[key] as Logic, text, value)]));
 }
 
+/**
+ * The context fields that name its actors (OFREP's `targetingKey` and `actorIds`), never attributes in
+ * Flagstaff: a condition or a split on an attribute of such a name finds it missing, where flagd's `var`
+ * would read the field.
+ */
+const ACTOR_FIELDS: ReadonlySet<string> = new Set(["targetingKey", "actorIds"]);
+
 /** A segment's membership: a listed member is the targeting key, or the segment's conditions all hold. */
 function segmentLogic(id: string, w: Writer): Logic {
   const segment = w.segments.get(id);
@@ -197,6 +204,8 @@ function conditionLogic(condition: Condition, w: Writer): Logic {
     return negate ? not(any) : any;
   }
   const attribute = condition.attribute as string;
+  // Flagstaff finds such an attribute missing: it fails the condition, negated or not (present negated holds).
+  if (ACTOR_FIELDS.has(attribute)) return operator === "present" && negate;
   if (attribute === "$now") {
     // The evaluation time in whole seconds: `before X` while now < X, `after X` once now > X.
     const instants = condition.values.map((v) => parseInstant(String(v)));
@@ -235,6 +244,9 @@ const thousandths = (weight: number) => Math.round(weight * 1000);
 
 /** A value that changes at the plan's steps: the last step passed decides, else the first. */
 function timeline(values: readonly { readonly from: number; readonly logic: Logic }[], initial: Logic): Logic {
+  // The same value at every step (a call rollout of 100 %, steps that repeat): no step changes anything.
+  const same = JSON.stringify(initial);
+  if (values.every((v) => JSON.stringify(v.logic) === same)) return initial;
   const branches: [Logic, Logic][] = [];
   for (let i = values.length - 1; i >= 0; i--) {
     const step = values[i] as { from: number; logic: Logic };
@@ -244,20 +256,18 @@ function timeline(values: readonly { readonly from: number; readonly logic: Logi
 }
 
 /**
- * The plan's steps as the export writes them: a paused plan's steps passed when it was paused are folded
- * in (the rest never come); a running plan's every step becomes a `$flagd.timestamp` condition, so that the
- * file is the same whatever the hour it is read (its ETag is the project's revision).
+ * The plan's steps as the export writes them, each a `$flagd.timestamp` condition, so that the file is the
+ * same whatever the hour it is read (its ETag is the project's revision): a running plan's every step, a
+ * paused plan's steps up to its pause (the rest never come). A step is in force once its time has passed
+ * (for a paused plan, also one before the pause that is still to come: a pause set ahead of time).
  */
-function planSteps(configuration: DocumentConfiguration): {
-  readonly folded: readonly RolloutStep[];
-  readonly timed: readonly RolloutStep[];
-} {
+function planSteps(configuration: DocumentConfiguration): readonly RolloutStep[] {
   const plan = configuration.rolloutPlan;
-  if (plan === undefined) return { folded: [], timed: [] };
+  if (plan === undefined) return [];
   const steps = plan.steps as readonly RolloutStep[];
-  if (plan.pausedAt === undefined) return { folded: [], timed: steps };
+  if (plan.pausedAt === undefined || plan.pausedAt === null) return steps;
   const paused = parseInstant(plan.pausedAt);
-  return { folded: steps.filter((s) => parseInstant(s.at) <= paused), timed: [] };
+  return steps.filter((s) => parseInstant(s.at) <= paused);
 }
 
 /** The variant a flag serves in the environment, as JsonLogic that always answers a variant key. */
@@ -278,13 +288,7 @@ function flagLogic(flag: DocumentFlag, w: Writer): Logic {
   const prerequisitesHold = and(prerequisites);
   if (c.status === "enabled") return ifChain([[prerequisitesHold, on]], off);
 
-  const { folded, timed } = planSteps(c);
-  let percentage = c.percentageActors;
-  const foldedWeights = new Map<string, readonly SplitWeight[]>();
-  for (const step of folded) {
-    if (isWeightsStep(step)) foldedWeights.set(step.ruleId, step.weights);
-    else percentage = step.percentage;
-  }
+  const timed = planSteps(c);
 
   const branches: [Logic, Logic][] = [];
   if (c.actors.length > 0) branches.push([{ in: [TARGETING_KEY, c.actors] }, on]);
@@ -296,6 +300,8 @@ function flagLogic(flag: DocumentFlag, w: Writer): Logic {
       continue;
     }
     const split = rule.serve.split;
+    // Nothing to bucket on, ever: the rule never decides.
+    if (split.bucketBy !== undefined && ACTOR_FIELDS.has(split.bucketBy)) continue;
     const by = split.bucketBy === undefined ? TARGETING_KEY : variable(split.bucketBy);
     if (split.bucketBy !== undefined) {
       w.notes.add("a split bucketed by an attribute holds for any value of it (Flagstaff: strings and integers)");
@@ -310,22 +316,25 @@ function flagLogic(flag: DocumentFlag, w: Writer): Logic {
     const steps = timed.filter((s) => isWeightsStep(s) && s.ruleId === rule.id);
     const serve = timeline(
       steps.map((s) => ({ from: stepSeconds(s.at), logic: write((s as WeightsStep).weights) })),
-      write(foldedWeights.get(rule.id) ?? split.weights),
+      write(split.weights),
     );
     // A split with nothing to bucket on does not decide: the next rule is asked.
     branches.push([and([conditions, present(by)]), serve]);
   }
 
   // The actor rollout, with the call rollout folded in as a share of actors (flagd draws nothing at random).
+  // A call rollout of 100 % draws nothing either: every call is in it, with a targeting key or without.
   const calls = c.percentageCalls;
-  if (calls > 0) {
+  if (calls > 0 && calls < 100) {
     w.notes.add(
       `the call rollout (${calls} % of calls) is exported as the same share of targeting keys, with the actor rollout`,
     );
   }
   const rollout = (actors: number): Logic => {
+    if (calls >= 100) return on;
     const share = actors * 1000 + (100 - actors) * calls * 10;
     if (share <= 0) return off;
+    // Every targeting key is in (an actor rollout of 100 %); without one, only a draw (0 < calls < 100) could be.
     if (share >= BUCKETS) return ifChain([[present(TARGETING_KEY), on]], off);
     return ifChain(
       [
@@ -343,7 +352,7 @@ function flagLogic(flag: DocumentFlag, w: Writer): Logic {
   const percentageSteps = timed.filter((s) => !isWeightsStep(s));
   const last = timeline(
     percentageSteps.map((s) => ({ from: stepSeconds(s.at), logic: rollout((s as { percentage: number }).percentage) })),
-    rollout(percentage),
+    rollout(c.percentageActors),
   );
   return ifChain([[prerequisitesHold, ifChain(branches, last)]], off);
 }

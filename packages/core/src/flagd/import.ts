@@ -1,4 +1,6 @@
-import { isFlagName } from "../contract/ids.js";
+import { isFlagName, SEGMENT_ID_MAX_LENGTH } from "../contract/ids.js";
+import { NAME_MAX_LENGTH } from "../contract/limits.js";
+import { crc32Utf8 } from "../rules/bucketing.js";
 import { parseInstant } from "../rules/values.js";
 import { parseSemver } from "../rules/semver.js";
 import type { Condition, Rule, SplitWeight, VariantValue } from "../rules/types.js";
@@ -75,10 +77,18 @@ function andDnf(parts: readonly Dnf[]): Dnf {
 }
 const orDnf = (parts: readonly Dnf[]): Dnf => parts.flat();
 
-/** The variable a `{"var": …}` reads, or undefined when the logic is not one. */
+/**
+ * The variable a `{"var": …}` reads, or undefined when the logic is not one. A `var` with a default
+ * (`{"var": ["plan", "free"]}`, the default read where the attribute is missing) is refused: Flagstaff's
+ * conditions and splits have no default for a missing attribute.
+ */
 function varName(logic: unknown): string | undefined {
   if (!isObject(logic) || Object.keys(logic).length !== 1 || !("var" in logic)) return undefined;
-  const name = Array.isArray(logic.var) ? logic.var[0] : logic.var;
+  const list = Array.isArray(logic.var);
+  const name = list ? (logic.var as unknown[])[0] : logic.var;
+  if (list && (logic.var as unknown[]).length > 1 && (logic.var as unknown[])[1] !== null) {
+    throw new Refusal(`a var with a default, ${show(logic)} (Flagstaff has no default for a missing attribute)`);
+  }
   return typeof name === "string" ? name : undefined;
 }
 
@@ -409,6 +419,7 @@ function prerequisitesOf(
   targeting: unknown,
   defaultVariant: string,
   flags: Record<string, unknown>,
+  evaluators: Record<string, unknown>,
   where: string,
 ): { prerequisites: { flag: string; variants: string[] }[]; rest: unknown } {
   const none = { prerequisites: [], rest: targeting };
@@ -425,6 +436,17 @@ function prerequisitesOf(
     const flag = key.slice("flag:".length);
     const definition = flags[flag];
     if (!isObject(definition)) throw new Refusal(`${where}: a prerequisite on ${show(flag)}, which is not in the file`);
+    // The guard reads the evaluator; Flagstaff evaluates the flag itself: they must be the same targeting.
+    const same =
+      definition.state === "ENABLED" &&
+      Object.hasOwn(evaluators, key) &&
+      JSON.stringify(resolveRefs(evaluators[key], evaluators)) ===
+        JSON.stringify(resolveRefs(definition.targeting, evaluators));
+    if (!same) {
+      throw new Refusal(
+        `${where}: a prerequisite on ${show(flag)} whose evaluator ${key} is not that flag's targeting (or the flag is not ENABLED)`,
+      );
+    }
     const v = variantsOf(flag, definition.variants);
     prerequisites.push({ flag, variants: list.map((x) => v.key(String(x))) });
   }
@@ -482,6 +504,29 @@ function variantsOf(name: string, raw: unknown): Variants {
     variants: entries.map(([key, value]) => ({ key, value: value as VariantValue })),
     key: (k) => k,
   };
+}
+
+/** Eight hex digits of a text's CRC-32: what tells apart names shortened to fit. */
+const digest = (text: string) => crc32Utf8(text).toString(16).padStart(8, "0");
+
+/**
+ * The id of a flag's `n`th segment of listed targeting keys: `<prefix>.<flag>.<n>`; when that is longer
+ * than a segment id may be, `<prefix>.<flag>` is cut short and followed by a digest of it whole
+ * (`.~<8 hex digits>.<n>`), so that it fits and stays the same on every import.
+ */
+function listSegmentId(prefix: string, flag: string, n: number): string {
+  const whole = `${prefix}.${flag}.${n}`;
+  if ([...whole].length <= SEGMENT_ID_MAX_LENGTH) return whole;
+  const tail = `.~${digest(`${prefix}.${flag}`)}.${n}`;
+  return [...`${prefix}.${flag}`].slice(0, SEGMENT_ID_MAX_LENGTH - tail.length).join("") + tail;
+}
+
+/** Its name, `<flag> (flagd list <n>)`, likewise cut short (with a digest) to a segment name's length. */
+function listSegmentName(flag: string, n: number): string {
+  const whole = `${flag} (flagd list ${n})`;
+  if (whole.length <= NAME_MAX_LENGTH) return whole;
+  const tail = ` ~${digest(flag)} (flagd list ${n})`;
+  return flag.slice(0, NAME_MAX_LENGTH - tail.length) + tail;
 }
 
 /**
@@ -549,7 +594,14 @@ export function fromFlagd(file: unknown, options: { readonly segmentPrefix?: str
           : { ...base, status: "enabled", onVariant: fallback, offVariant: other };
       } else {
         const where = `flag ${name}`;
-        const { prerequisites, rest } = prerequisitesOf(targeting, defaultVariant, file.flags, where);
+        const { prerequisites, rest } = prerequisitesOf(targeting, defaultVariant, file.flags, evaluators, where);
+        if (prerequisites.length > 0 && boolean && fallback === "on") {
+          // flagd serves the default variant (on) where a prerequisite fails; Flagstaff's failed
+          // prerequisite serves a boolean flag's offVariant, always off.
+          throw new Refusal(
+            `${where}: a prerequisite guard whose failure serves the default variant ${show(defaultVariant)} (true): a failed prerequisite serves off in Flagstaff`,
+          );
+        }
         const resolved = resolveRefs(rest, evaluators);
         const branches: { dnf: Dnf; serve: Serve }[] = [];
         branchesOf(resolved, where, TRUE, branches);
@@ -581,11 +633,11 @@ export function fromFlagd(file: unknown, options: { readonly segmentPrefix?: str
               let id = segmentOf.get(signature);
               if (id === undefined) {
                 segmentCount += 1;
-                id = `${prefix}.${name}.${segmentCount}`;
+                id = listSegmentId(prefix, name, segmentCount);
                 segmentOf.set(signature, id);
                 segments.push({
                   id,
-                  name: `${name} (flagd list ${segmentCount})`,
+                  name: listSegmentName(name, segmentCount),
                   description: `Listed targeting keys of flagd flag ${name}, imported`,
                   conditions: [],
                   members,
