@@ -16,7 +16,8 @@
 //      dry run is a refused apply, and neither changes anything;
 //   e. If-Match with a revision the project has moved past is 412 for the dry run and the apply, and nothing
 //      is applied.
-// A failure names its seed: ROUNDTRIP_SEED=<seed> runs that seed alone (ROUNDTRIP_CASES=<n> runs n seeds).
+// A failure names its seed: ROUNDTRIP_SEED=<seed> runs that seed alone; ROUNDTRIP_CASES=<n> runs n seeds (10 by
+// default, to keep the suite fast; 60 and 100 were run on SQLite while the planner was written).
 // The cases the property found, shrunk, are the last tests of the file: server bugs, open while they fail.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -711,7 +712,7 @@ async function unrelatedChange(server: TestServer, rng: Rng, project: string, do
 
 // ---------------------------------------------------------------------------------------------------
 
-const CASES = Number(process.env.ROUNDTRIP_CASES ?? 20);
+const CASES = Number(process.env.ROUNDTRIP_CASES ?? 10);
 const SEEDS = process.env.ROUNDTRIP_SEED
   ? [Number(process.env.ROUNDTRIP_SEED)]
   : Array.from({ length: CASES }, (_, i) => 0x5eed0000 + i * 7919);
