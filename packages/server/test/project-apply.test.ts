@@ -351,6 +351,26 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(got, want);
     });
 
+    test("a document of 1,200 new flags: 2,400 events in one write (past SQLite's bound-parameter limit)", async () => {
+      const { doc } = await exportOf();
+      const next = clone(doc);
+      const template = next.flags.find((f: Doc) => f.name === "checkout");
+      for (let i = 0; i < 1200; i++) {
+        const flag = clone(template);
+        flag.name = `many-${String(i).padStart(4, "0")}`;
+        flag.description = "";
+        flag.environments.staging.status = "enabled";
+        next.flags.push(flag);
+      }
+      next.flags.sort((a: Doc, b: Doc) => (a.name < b.name ? -1 : 1));
+      const res = await apply(next);
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.changes.length, 2400);
+      const page = await ok("GET", `${p}/events?limit=1`);
+      assert.equal(page.data[0].requestId, (await history()).find((e) => e.target.name === "many-1199")?.requestId);
+      assert.equal((await exportOf()).doc.flags.length, 1202);
+    });
+
     test("rights: each change needs the right its own route needs", async () => {
       const { doc } = await exportOf();
       const read = await createKey(server, project, "read");

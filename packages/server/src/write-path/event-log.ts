@@ -5,9 +5,20 @@ import type { EventActor, StoredEvent } from "./domain-events.js";
 // The history's writes: every write's events, stored in its transaction by the unit of work; a project's
 // history dropped with it; old events pruned. Reading it is the history feature's (features/history).
 
+/**
+ * Events a statement inserts at most: 15 columns a row, so 500 rows stay under every driver's bound-parameter
+ * limit (SQLite's 32,766). A write may make thousands (an applied project document).
+ */
+const EVENTS_PER_INSERT = 500;
+
 /** Stores events in the history, in the write's transaction. */
 export async function insertEvents(trx: Transaction<Database>, events: readonly StoredEvent[]): Promise<void> {
-  if (events.length === 0) return;
+  for (let at = 0; at < events.length; at += EVENTS_PER_INSERT) {
+    await insertSome(trx, events.slice(at, at + EVENTS_PER_INSERT));
+  }
+}
+
+async function insertSome(trx: Transaction<Database>, events: readonly StoredEvent[]): Promise<void> {
   await trx
     .insertInto("events")
     .values(
