@@ -63,7 +63,11 @@ export const GLOBAL_OPTIONS: Options = {
     type: "boolean",
     description: "Print raw JSON: lists as arrays of every page, errors as problem JSON on stderr",
   },
-  timeout: { type: "string", value: "<ms>", description: "Milliseconds each request may take (default 5000; 0: none)" },
+  timeout: {
+    type: "string",
+    value: "<ms>",
+    description: "Milliseconds each request may take (default 5000; diff, apply, import: 600000; 0: none)",
+  },
   help: { type: "boolean", short: "h", description: "Show help (of the whole CLI, a noun or a command)" },
   version: { type: "boolean", short: "V", description: "Print the version" },
 };
@@ -235,12 +239,21 @@ export class Context {
     return this.clientInstance;
   }
 
+  /**
+   * A client like `client()`'s for a request that may take long (applying a document of thousands of flags
+   * in one write): without --timeout, it waits `defaultTimeoutMs` rather than the usual 5 s, so it does not
+   * give up on a write that goes on and commits.
+   */
+  patientClient(defaultTimeoutMs: number): FlagstaffClient {
+    return this.makeClient(this.environment(), defaultTimeoutMs);
+  }
+
   /** A client like `client()`'s that acts on `environment` instead (a flag as it is there). */
   clientIn(environment: string): FlagstaffClient {
     return this.makeClient(environment);
   }
 
-  private makeClient(environment: string | undefined): FlagstaffClient {
+  private makeClient(environment: string | undefined, defaultTimeoutMs?: number): FlagstaffClient {
     const baseUrl = this.serverUrl();
     let parsed: URL;
     try {
@@ -258,7 +271,7 @@ export class Context {
     return new FlagstaffClient({
       baseUrl,
       apiKey: this.string("key") ?? (this.io.env.FLAGSTAFF_API_KEY || undefined),
-      timeoutMs: timeout === undefined ? undefined : Number(timeout),
+      timeoutMs: timeout === undefined ? defaultTimeoutMs : Number(timeout),
       environment,
     });
   }

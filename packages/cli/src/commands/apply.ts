@@ -30,6 +30,12 @@ async function readDocument(ctx: Context): Promise<ProjectDocument> {
 
 const MAX_VALUE = 200;
 
+/**
+ * How long diff and apply wait by default (without --timeout): a document of thousands of flags is planned
+ * and applied in one write that may take a minute; a client that gave up would not see it commit.
+ */
+export const APPLY_TIMEOUT_MS = 600_000;
+
 /** A value as the plan prints it: JSON, shortened past MAX_VALUE characters. */
 function shown(value: unknown): string {
   const text = JSON.stringify(value ?? null);
@@ -100,7 +106,7 @@ export const diffNoun: Noun = {
       const document = await readDocument(ctx);
       const project = ctx.project();
       const result = await ctx
-        .client()
+        .patientClient(APPLY_TIMEOUT_MS)
         .projects.apply(project, document, { dryRun: true, prune: ctx.boolean("prune"), ...ifMatchOf(ctx) });
       ctx.print(result, (r) => planText(r, project));
       return result.changes.length > 0 ? EXIT.changes : EXIT.ok;
@@ -124,7 +130,7 @@ export const applyNoun: Noun = {
     async run(ctx) {
       const document = await readDocument(ctx);
       const project = ctx.project();
-      const result = await ctx.client().projects.apply(project, document, {
+      const result = await ctx.patientClient(APPLY_TIMEOUT_MS).projects.apply(project, document, {
         dryRun: ctx.boolean("dry-run"),
         prune: ctx.boolean("prune"),
         ...ifMatchOf(ctx),

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { fromFlagd } from "@flagstaff/core/flagd";
 import type { ProjectDocument } from "@flagstaff/sdk";
 import type { Noun } from "../command.js";
-import { planText } from "./apply.js";
+import { APPLY_TIMEOUT_MS, planText } from "./apply.js";
 
 // `flagstaff import --flagd flags.json` (docs/flagd.md, "Import"): flagd's flag definitions made into the
 // project's flags, through the project's document: the imported flags' definitions and their configuration
@@ -61,7 +61,7 @@ export const importNoun: Noun = {
         );
       }
       const project = ctx.project();
-      const client = ctx.client();
+      const client = ctx.patientClient(APPLY_TIMEOUT_MS);
       const { value: document, etag } = await client.projects.export(project);
       const environment = ctx.environment() ?? document.environments.find((e) => e.default)?.id;
       if (environment === undefined || !document.environments.some((e) => e.id === environment)) {
